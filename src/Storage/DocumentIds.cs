@@ -118,8 +118,9 @@ public static class DocumentIds
 
     /// <summary>
     /// The id quoted for a message: control, format and unpaired surrogate characters escaped as
-    /// \uXXXX so a log line cannot be broken or reordered by them; long ids cut to a prefix
-    /// with their UTF-8 length given.
+    /// \uXXXX so a log line cannot be broken or reordered by them; ids over 64 chars cut to a
+    /// prefix with their UTF-8 length given (every too-long id is cut, so that rule's message
+    /// gets its length from here).
     /// </summary>
     internal static string Quote(string? id)
     {
@@ -227,8 +228,8 @@ public static class DocumentIds
             if (byteCount > MaxIdBytes)
             {
                 return new(id, DocumentValidationRule.IdTooLong,
-                    $"document id {Quote(id)} is {Encoding.UTF8.GetByteCount(id):N0} UTF-8 bytes; the limit is {MaxIdBytes} bytes " +
-                    "(characters outside ASCII take 2 to 4 bytes). Use a shorter id and keep long natural keys in the body.");
+                    $"document id {Quote(id)} is longer than the limit of {MaxIdBytes} UTF-8 bytes " +
+                    "(characters outside ASCII take 2 to 4 bytes each). Use a shorter id and keep long natural keys in the body.");
             }
         }
 

@@ -61,7 +61,7 @@ public sealed class DocumentIdsTests
         Assert.False(DocumentIds.TryValidate(id, out var error));
 
         Assert.Equal(DocumentValidationRule.IdTooLong, error.Rule);
-        Assert.Contains("is 513 UTF-8 bytes; the limit is 512 bytes", error.Message, StringComparison.Ordinal);
+        Assert.Contains("...' (truncated; 513 UTF-8 bytes) is longer than the limit of 512 UTF-8 bytes", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
