@@ -33,15 +33,14 @@ public sealed class DocumentIdsTests
         Assert.Contains($"document id is {described}", error.Message, StringComparison.Ordinal);
     }
 
+    // One unit of each UTF-8 length: ids made of them have far fewer chars than bytes.
+    public static TheoryData<string> UnitsOfEachUtf8Length => ["a", "é", "日", "\U0001F600"];
+
     [Theory]
-    [InlineData("é", 256)]
-    [InlineData("日", 170)]
-    [InlineData("\U0001F600", 128)]
-    [InlineData("a", 512)]
-    public void Validate_MultibyteIdOfExactly512Bytes_IsAccepted(string unit, int repeat)
+    [MemberData(nameof(UnitsOfEachUtf8Length))]
+    public void Validate_IdOfExactly512Utf8Bytes_IsAccepted(string unit)
     {
-        var id = Repeat(unit, repeat);
-        id += new string('x', 512 - Encoding.UTF8.GetByteCount(id));
+        var id = IdOfUtf8Bytes(unit, 512);
 
         DocumentIds.Validate(id);
 
@@ -49,14 +48,10 @@ public sealed class DocumentIdsTests
     }
 
     [Theory]
-    [InlineData("é", 256)]
-    [InlineData("日", 170)]
-    [InlineData("\U0001F600", 128)]
-    [InlineData("a", 512)]
-    public void TryValidate_MultibyteIdOf513Bytes_ReportsIdTooLongWithByteCount(string unit, int repeat)
+    [MemberData(nameof(UnitsOfEachUtf8Length))]
+    public void TryValidate_IdOf513Utf8Bytes_ReportsIdTooLongWithByteCount(string unit)
     {
-        var id = Repeat(unit, repeat);
-        id += new string('x', 513 - Encoding.UTF8.GetByteCount(id));
+        var id = IdOfUtf8Bytes(unit, 513);
 
         Assert.False(DocumentIds.TryValidate(id, out var error));
 
@@ -258,5 +253,11 @@ public sealed class DocumentIdsTests
         Assert.Equal(byBytes, byComparer);
     }
 
-    private static string Repeat(string unit, int count) => new StringBuilder().Insert(0, unit, count).ToString();
+    // As many copies of unit as fit in `bytes` UTF-8 bytes, topped up with ASCII to exactly that many.
+    private static string IdOfUtf8Bytes(string unit, int bytes)
+    {
+        var copies = bytes / Encoding.UTF8.GetByteCount(unit);
+        var id = new StringBuilder().Insert(0, unit, copies);
+        return id.Append('x', bytes - Encoding.UTF8.GetByteCount(id.ToString())).ToString();
+    }
 }
