@@ -21,19 +21,11 @@ public static class DocumentIds
     private const int DisplayChars = 64;
 
     /// <summary>Throws <see cref="DocumentValidationException"/> if <paramref name="id"/> breaks a rule.</summary>
-    public static void Validate([NotNull] string? id)
-    {
-        if (!Check(id, out _, out var error))
-        {
-            throw new DocumentValidationException(error);
-        }
-    }
+    public static void Validate([NotNull] string? id) => ValidatedByteCount(id);
 
     /// <summary>Checks <paramref name="id"/> without throwing; <paramref name="error"/> says what was wrong.</summary>
-    public static bool TryValidate([NotNullWhen(true)] string? id, [NotNullWhen(false)] out DocumentValidationError? error)
-    {
-        return Check(id, out _, out error);
-    }
+    public static bool TryValidate([NotNullWhen(true)] string? id, [NotNullWhen(false)] out DocumentValidationError? error) =>
+        Check(id, out _, out error);
 
     /// <summary>The part of <paramref name="id"/> before the first '/'; empty when there is no '/'.</summary>
     /// <remarks>
