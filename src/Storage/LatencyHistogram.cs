@@ -1,0 +1,237 @@
+using System.Diagnostics;
+using System.Numerics;
+
+namespace Indexing.Storage;
+
+/// <summary>Latency percentiles over a recent window; <see cref="Count"/> is 0 and all times zero when nothing was recorded.</summary>
+/// <param name="Count">How many latencies the window holds.</param>
+/// <param name="P50">Median: the upper edge of its bucket, at most <paramref name="Max"/>.</param>
+/// <param name="P90">90th percentile, reported like <paramref name="P50"/>.</param>
+/// <param name="P99">99th percentile, reported like <paramref name="P50"/>.</param>
+/// <param name="Max">Largest latency recorded in the window, exact.</param>
+public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan P90, TimeSpan P99, TimeSpan Max);
+
+/// <summary>
+/// Records foreground read latencies from any number of threads and answers percentiles over
+/// the last seconds, so the prefetcher can back off when a rebuild slows live reads.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Buckets are log-linear over microseconds: exact below 64 us, then 32 buckets per power of
+/// two, so a bucket is at most 1/32 (3.1%) wider than its lower edge. Values from 60 s up share
+/// the top bucket; <see cref="LatencySummary.Max"/> stays exact. Percentiles report the upper
+/// edge of their bucket, never more than the observed max, so they err high by under 3.1%.
+/// </para>
+/// <para>
+/// A ring of one-second slots holds the counts, keyed by whole seconds of the
+/// <see cref="TimeProvider"/>'s monotonic timestamp. A slot is cleared lazily by the first
+/// record of a new second that maps to it; records arriving during that clear wait for it.
+/// Recording is lock-free otherwise: one interlocked increment, plus a compare-and-swap when
+/// a new maximum is seen. Counts are only ever incremented or cleared, so they cannot go
+/// negative; a record can only go astray if its thread stalls for a whole turn of the ring
+/// (64 s) between reading the clock and counting, in which case it is dropped or counted in
+/// the newer second.
+/// </para>
+/// </remarks>
+public sealed class LatencyHistogram
+{
+    private const int SubBucketBits = 5;
+    private const int SubBucketCount = 1 << SubBucketBits;
+    private const long TopMicros = 60_000_000;
+
+    // More slots than the longest window, so a snapshot reading the oldest second of its window
+    // does not race that slot being cleared for a new second unless the snapshot takes seconds.
+    private const int SlotCount = 64;
+
+    private static readonly double _ticksPerStopwatchTick = (double)TimeSpan.TicksPerSecond / Stopwatch.Frequency;
+
+    private readonly TimeProvider _timeProvider;
+    private readonly long _timestampsPerSecond;
+    private readonly Slot[] _slots = new Slot[SlotCount];
+
+    /// <summary>Creates an empty histogram reading time from <paramref name="timeProvider"/> (default: the system clock).</summary>
+    public LatencyHistogram(TimeProvider? timeProvider = null)
+    {
+        _timeProvider = timeProvider ?? TimeProvider.System;
+        _timestampsPerSecond = _timeProvider.TimestampFrequency;
+        for (var i = 0; i < _slots.Length; i++)
+        {
+            _slots[i] = new Slot();
+        }
+    }
+
+    /// <summary>The longest window <see cref="Snapshot"/> accepts: 60 seconds.</summary>
+    public static TimeSpan MaxWindow { get; } = TimeSpan.FromSeconds(60);
+
+    internal static int BucketCount { get; } = BucketIndex(TopMicros) + 1;
+
+    /// <summary>Records one latency; a negative one (a clock quirk) counts as zero rather than throwing.</summary>
+    public void Record(TimeSpan elapsed) => RecordTimeSpanTicks(elapsed.Ticks);
+
+    /// <summary>Records one latency measured in <see cref="Stopwatch"/> ticks (<see cref="Stopwatch.GetTimestamp"/> differences).</summary>
+    public void RecordTicks(long stopwatchTicks) => RecordTimeSpanTicks((long)(stopwatchTicks * _ticksPerStopwatchTick));
+
+    /// <summary>Percentiles over the current second and the ones before it, <paramref name="window"/> rounded up to whole seconds.</summary>
+    /// <remarks>The current second is still filling, so a window of N seconds holds between N-1 and N seconds of records.</remarks>
+    public LatencySummary Snapshot(TimeSpan window)
+    {
+        if (window <= TimeSpan.Zero || window > MaxWindow)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(window),
+                window,
+                $"window is {window}; it must be more than zero and at most {MaxWindow.TotalSeconds:0} s, the history this histogram keeps. Pass a window in that range.");
+        }
+
+        var seconds = (window.Ticks + TimeSpan.TicksPerSecond - 1) / TimeSpan.TicksPerSecond;
+        var now = CurrentSecond();
+        Span<long> merged = stackalloc long[BucketCount];
+        long count = 0;
+        long maxTicks = 0;
+        for (var second = now - seconds + 1; second <= now; second++)
+        {
+            var slot = SlotFor(second);
+            if (slot.Second == second)
+            {
+                count += slot.AddCountsTo(merged);
+                maxTicks = Math.Max(maxTicks, slot.MaxTicks);
+            }
+        }
+
+        if (count == 0)
+        {
+            return default;
+        }
+
+        Span<TimeSpan> percentiles = stackalloc TimeSpan[3];
+        ReadOnlySpan<double> fractions = [0.50, 0.90, 0.99];
+        var next = 0;
+        long seen = 0;
+        // Every rank is at most count, the sum of merged, so the walk reaches all three.
+        for (var bucket = 0; next < fractions.Length; bucket++)
+        {
+            seen += merged[bucket];
+            while (next < fractions.Length && seen >= Rank(fractions[next], count))
+            {
+                var edgeTicks = BucketLimitMicros(bucket) * TimeSpan.TicksPerMicrosecond;
+                percentiles[next++] = TimeSpan.FromTicks(Math.Min(edgeTicks, maxTicks));
+            }
+        }
+
+        return new LatencySummary(count, percentiles[0], percentiles[1], percentiles[2], TimeSpan.FromTicks(maxTicks));
+    }
+
+    /// <summary>Bucket of a latency in whole microseconds; values from 60 s up share the top bucket.</summary>
+    internal static int BucketIndex(long micros)
+    {
+        micros = Math.Clamp(micros, 0, TopMicros);
+        if (micros < SubBucketCount)
+        {
+            return (int)micros;
+        }
+
+        // The top SubBucketBits + 1 bits of the value pick the bucket; the shift is the octave.
+        var shift = 63 - BitOperations.LeadingZeroCount((ulong)micros) - SubBucketBits;
+        return (shift << SubBucketBits) + (int)(micros >> shift);
+    }
+
+    /// <summary>Exclusive upper edge of a bucket, in microseconds.</summary>
+    internal static long BucketLimitMicros(int index)
+    {
+        if (index < 2 * SubBucketCount)
+        {
+            return index + 1;
+        }
+
+        var shift = (index >> SubBucketBits) - 1;
+        var sub = index - (shift << SubBucketBits);
+        return (long)(sub + 1) << shift;
+    }
+
+    private static long Rank(double fraction, long count) => Math.Max(1, (long)Math.Ceiling(fraction * count));
+
+    private void RecordTimeSpanTicks(long ticks)
+    {
+        ticks = Math.Max(ticks, 0);
+        var second = CurrentSecond();
+        var slot = SlotFor(second);
+        if (slot.Claim(second))
+        {
+            slot.Add(ticks);
+        }
+    }
+
+    private long CurrentSecond() => _timeProvider.GetTimestamp() / _timestampsPerSecond;
+
+    private Slot SlotFor(long second) => _slots[(int)(second & (SlotCount - 1))];
+
+    private sealed class Slot
+    {
+        private const long Unused = long.MinValue;
+        private const long Clearing = long.MinValue + 1;
+
+        private readonly long[] _counts = new long[BucketCount];
+        private long _second = Unused;
+        private long _maxTicks;
+
+        public long Second => Volatile.Read(ref _second);
+
+        public long MaxTicks => Volatile.Read(ref _maxTicks);
+
+        // Makes the slot hold `second`, clearing what an older second left. False when the
+        // slot already holds a later second: the caller stalled a whole turn of the ring.
+        public bool Claim(long second)
+        {
+            var spin = new SpinWait();
+            while (true)
+            {
+                var current = Volatile.Read(ref _second);
+                if (current == second)
+                {
+                    return true;
+                }
+
+                if (current == Clearing)
+                {
+                    spin.SpinOnce();
+                }
+                else if (current > second)
+                {
+                    return false;
+                }
+                else if (Interlocked.CompareExchange(ref _second, Clearing, current) == current)
+                {
+                    Array.Clear(_counts);
+                    Volatile.Write(ref _maxTicks, 0);
+                    Volatile.Write(ref _second, second);
+                    return true;
+                }
+            }
+        }
+
+        public void Add(long ticks)
+        {
+            // Max first, so a snapshot that sees the count also sees a max at least this large.
+            long max;
+            while (ticks > (max = Volatile.Read(ref _maxTicks))
+                && Interlocked.CompareExchange(ref _maxTicks, ticks, max) != max)
+            {
+            }
+
+            Interlocked.Increment(ref _counts[BucketIndex(ticks / TimeSpan.TicksPerMicrosecond)]);
+        }
+
+        public long AddCountsTo(Span<long> merged)
+        {
+            long total = 0;
+            for (var i = 0; i < _counts.Length; i++)
+            {
+                var count = Interlocked.Read(ref _counts[i]);
+                merged[i] += count;
+                total += count;
+            }
+
+            return total;
+        }
+    }
+}

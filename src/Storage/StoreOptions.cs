@@ -1,0 +1,113 @@
+using System.Globalization;
+
+namespace Indexing.Storage;
+
+/// <summary>Settings of the document store (configuration section <c>Storage</c>), validated when built.</summary>
+/// <remarks>
+/// Only the constructor sets values, so an instance that exists is a valid one; there is no
+/// <c>with</c>/init path that could skip the checks. Ranges exist to catch unit mistakes
+/// (a MiB figure given as bytes, a stray extra zero) before they reach the engine.
+/// </remarks>
+public sealed class StoreOptions
+{
+    /// <summary>Default <see cref="MaxDocumentBytes"/>: 64 MiB.</summary>
+    internal const long DefaultMaxDocumentBytes = 64L << 20;
+
+    /// <summary>Smallest allowed <see cref="MaxDocumentBytes"/>: 1 KiB.</summary>
+    internal const long MaxDocumentBytesFloor = 1L << 10;
+
+    /// <summary>Largest allowed <see cref="MaxDocumentBytes"/>: 1 GiB.</summary>
+    internal const long MaxDocumentBytesCeiling = 1L << 30;
+
+    /// <summary>Default <see cref="BlockCacheBytes"/>: 256 MiB.</summary>
+    internal const long DefaultBlockCacheBytes = 256L << 20;
+
+    /// <summary>Smallest non-zero <see cref="BlockCacheBytes"/>: 1 MiB.</summary>
+    /// <remarks>
+    /// The engine splits its cache into dozens of shards; below about 1 MiB each shard holds
+    /// only a handful of blocks, which is no cache in effect. Use 0 to say so outright.
+    /// </remarks>
+    internal const long BlockCacheBytesFloor = 1L << 20;
+
+    /// <summary>Largest allowed <see cref="BlockCacheBytes"/>: 1 TiB.</summary>
+    internal const long BlockCacheBytesCeiling = 1L << 40;
+
+    internal const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
+    internal const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
+
+    /// <summary>Builds options, throwing <see cref="ArgumentOutOfRangeException"/> for a value out of range.</summary>
+    /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
+    /// <param name="syncWrites">Whether each write waits for the write-ahead log to reach disk.</param>
+    /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
+    /// <param name="directReadsForScans">Whether full scans bypass the OS page cache.</param>
+    public StoreOptions(
+        long maxDocumentBytes = DefaultMaxDocumentBytes,
+        bool syncWrites = true,
+        long blockCacheBytes = DefaultBlockCacheBytes,
+        bool directReadsForScans = false)
+    {
+        if (maxDocumentBytes is < MaxDocumentBytesFloor or > MaxDocumentBytesCeiling)
+        {
+            throw OutOfRange(
+                nameof(maxDocumentBytes),
+                MaxDocumentBytesSetting,
+                maxDocumentBytes,
+                $"from {ByteSize.Format(MaxDocumentBytesFloor)} to {ByteSize.Format(MaxDocumentBytesCeiling)}",
+                DefaultMaxDocumentBytes);
+        }
+
+        if (blockCacheBytes != 0 && blockCacheBytes is < BlockCacheBytesFloor or > BlockCacheBytesCeiling)
+        {
+            throw OutOfRange(
+                nameof(blockCacheBytes),
+                BlockCacheBytesSetting,
+                blockCacheBytes,
+                $"0 (no block cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
+                DefaultBlockCacheBytes);
+        }
+
+        MaxDocumentBytes = maxDocumentBytes;
+        SyncWrites = syncWrites;
+        BlockCacheBytes = blockCacheBytes;
+        DirectReadsForScans = directReadsForScans;
+    }
+
+    /// <summary>The defaults: 64 MiB documents, synced writes, 256 MiB block cache, cached scans.</summary>
+    public static StoreOptions Default { get; } = new();
+
+    /// <summary>Largest UTF-8 body a document may have, in bytes.</summary>
+    public long MaxDocumentBytes { get; }
+
+    /// <summary>
+    /// Whether each write waits for the write-ahead log to reach disk. On by default: the store is
+    /// the source of truth, and the indexes are rebuilt from it, so a lost write is lost for good.
+    /// </summary>
+    public bool SyncWrites { get; }
+
+    /// <summary>Size of the engine's block cache in bytes; 0 means no block cache.</summary>
+    public long BlockCacheBytes { get; }
+
+    /// <summary>
+    /// Whether full scans (index rebuilds) read with direct I/O so they do not evict the pages
+    /// live reads depend on. Off by default: it only pays off when the data is much larger than RAM.
+    /// </summary>
+    public bool DirectReadsForScans { get; }
+
+    /// <summary>The effective configuration, e.g. "MaxDocumentBytes=64 MiB, SyncWrites=true, ...".</summary>
+    public override string ToString()
+    {
+        var cache = BlockCacheBytes == 0 ? "0 B (none)" : ByteSize.FormatExact(BlockCacheBytes);
+        return string.Create(
+            CultureInfo.InvariantCulture,
+            $"MaxDocumentBytes={ByteSize.FormatExact(MaxDocumentBytes)}, SyncWrites={(SyncWrites ? "true" : "false")}, " +
+            $"BlockCacheBytes={cache}, DirectReadsForScans={(DirectReadsForScans ? "true" : "false")}");
+    }
+
+    private static ArgumentOutOfRangeException OutOfRange(
+        string parameter, string setting, long value, string allowed, long defaultValue) =>
+        new(
+            parameter,
+            value,
+            $"{setting} is {ByteSize.FormatExact(value)}; it must be {allowed}. " +
+            $"Set {setting} within that range, or leave it out for the default of {ByteSize.Format(defaultValue)}.");
+}

@@ -1,0 +1,86 @@
+namespace Indexing.Storage.Tests;
+
+public sealed class StoreOptionsTests
+{
+    [Fact]
+    public void Constructor_NoArguments_UsesDocumentedDefaults()
+    {
+        var options = new StoreOptions();
+
+        Assert.Equal(64L << 20, options.MaxDocumentBytes);
+        Assert.True(options.SyncWrites);
+        Assert.Equal(256L << 20, options.BlockCacheBytes);
+        Assert.False(options.DirectReadsForScans);
+    }
+
+    [Fact]
+    public void Default_IsTheParameterlessInstance()
+    {
+        Assert.Equal(new StoreOptions().ToString(), StoreOptions.Default.ToString());
+    }
+
+    [Theory]
+    [InlineData(1024L)]
+    [InlineData(1L << 30)]
+    public void Constructor_MaxDocumentBytesAtBounds_IsAccepted(long value)
+    {
+        Assert.Equal(value, new StoreOptions(maxDocumentBytes: value).MaxDocumentBytes);
+    }
+
+    [Theory]
+    [InlineData(0L, "0 B")]
+    [InlineData(-1L, "-1 B")]
+    [InlineData(1023L, "1023 B")]
+    [InlineData((1L << 30) + 1, "1.0 GiB (1,073,741,825 B)")]
+    public void Constructor_MaxDocumentBytesOutOfRange_ThrowsNamingSettingValueAndRange(long value, string shown)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(maxDocumentBytes: value));
+
+        Assert.Equal("maxDocumentBytes", error.ParamName);
+        Assert.Equal(value, error.ActualValue);
+        Assert.Contains("Storage:MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
+        Assert.Contains("from 1 KiB to 1 GiB", error.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(1L << 20)]
+    [InlineData(1L << 40)]
+    public void Constructor_BlockCacheBytesZeroOrInRange_IsAccepted(long value)
+    {
+        Assert.Equal(value, new StoreOptions(blockCacheBytes: value).BlockCacheBytes);
+    }
+
+    [Theory]
+    [InlineData(-1L)]
+    [InlineData(256L)]
+    [InlineData((1L << 20) - 1)]
+    [InlineData((1L << 40) + (1L << 30))]
+    public void Constructor_BlockCacheBytesOutOfRange_ThrowsNamingSettingValueAndRange(long value)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(blockCacheBytes: value));
+
+        Assert.Equal("blockCacheBytes", error.ParamName);
+        Assert.Contains("Storage:BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("0 (no block cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ToString_Defaults_ListsEffectiveConfiguration()
+    {
+        Assert.Equal(
+            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReadsForScans=false",
+            new StoreOptions().ToString());
+    }
+
+    [Fact]
+    public void ToString_CustomValues_ShowsExactBytesAndDisabledCache()
+    {
+        var options = new StoreOptions(
+            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReadsForScans: true);
+
+        Assert.Equal(
+            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReadsForScans=true",
+            options.ToString());
+    }
+}
