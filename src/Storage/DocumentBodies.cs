@@ -24,6 +24,8 @@ public static class DocumentBodies
     /// <summary>Deepest nesting of objects and arrays a body may have.</summary>
     public const int MaxDepth = 64;
 
+    private const int MaxPooledBufferBytes = 1 << 20;
+
     private static readonly JsonReaderOptions _readerOptions = new()
     {
         CommentHandling = JsonCommentHandling.Disallow,
@@ -85,7 +87,11 @@ public static class DocumentBodies
 
         // Each char is at most three UTF-8 bytes (a surrogate pair is four for two chars).
         var capacity = (int)Math.Min(Math.Min(3L * json.Length, maxDocumentBytes + 1), Array.MaxLength);
-        var buffer = ArrayPool<byte>.Shared.Rent(capacity);
+        // Only small buffers come from the shared pool: it keeps what it is given back (up to
+        // 1 GiB arrays) until memory pressure, and a bulk load of large bodies must not leave
+        // hundreds of MiB parked there.
+        var pooled = capacity <= MaxPooledBufferBytes;
+        var buffer = pooled ? ArrayPool<byte>.Shared.Rent(capacity) : new byte[capacity];
         try
         {
             var status = Utf8.FromUtf16(json, buffer.AsSpan(0, capacity), out var read, out var written, replaceInvalidSequences: false);
@@ -113,7 +119,10 @@ public static class DocumentBodies
         }
         finally
         {
-            ArrayPool<byte>.Shared.Return(buffer);
+            if (pooled)
+            {
+                ArrayPool<byte>.Shared.Return(buffer);
+            }
         }
     }
 
