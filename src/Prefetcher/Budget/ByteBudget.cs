@@ -61,65 +61,39 @@ internal sealed class ByteBudget : IDisposable
         _limit = limitBytes;
     }
 
-    public long Limit
-    {
-        get { lock (_lock) { return _limit; } }
-    }
+    // Each reading takes the lock once; read Snapshot() for several values that must agree.
+    public long Limit => Snapshot().Limit;
 
-    public long InFlightBytes
-    {
-        get { lock (_lock) { return _inFlight; } }
-    }
+    public long InFlightBytes => Snapshot().InFlightBytes;
 
-    public long BufferedBytes
-    {
-        get { lock (_lock) { return _buffered; } }
-    }
+    public long BufferedBytes => Snapshot().BufferedBytes;
 
-    // Largest InFlight + Buffered ever observed, except a lone oversized admission (see
-    // LargestOversizedAdmission). Overcommits count here: they really did exceed the budget.
-    // Measured against the limit in force at the time, so after SetLimit lowers the limit it may
-    // exceed the current Limit.
-    public long HighWaterMarkBytes
-    {
-        get { lock (_lock) { return _highWaterMark; } }
-    }
+    public int WaitingCount => Snapshot().WaitingCount;
 
-    public long LargestOversizedAdmission
-    {
-        get { lock (_lock) { return _largestOversized; } }
-    }
+    public long HighWaterMarkBytes => Snapshot().HighWaterMarkBytes;
 
-    // Reads whose actual size exceeded their reservation. Sizes come from the same snapshot as the
-    // data, so anything but zero points at a sizing bug upstream.
-    public long Overcommits
-    {
-        get { lock (_lock) { return _overcommits; } }
-    }
+    public long LargestOversizedAdmission => Snapshot().LargestOversizedAdmission;
 
-    public int WaitingCount
-    {
-        get { lock (_lock) { return _waitingCount; } }
-    }
+    public long Overcommits => Snapshot().Overcommits;
 
-    // Reservations that had to queue, and their summed time in the queue (cancelled or closed
-    // waiters are not counted).
-    public long WaitedReservations
-    {
-        get { lock (_lock) { return _waitedReservations; } }
-    }
+    public long WaitedReservations => Snapshot().WaitedReservations;
 
-    public TimeSpan TotalWaitTime
-    {
-        get { lock (_lock) { return Stopwatch.GetElapsedTime(0, _waitTimestampTicks); } }
-    }
+    public TimeSpan TotalWaitTime => Snapshot().TotalWaitTime;
 
     public ByteBudgetSnapshot Snapshot()
     {
         lock (_lock)
         {
             return new ByteBudgetSnapshot(
-                _limit, _inFlight, _buffered, _waitingCount, _highWaterMark, _largestOversized, _overcommits);
+                _limit,
+                _inFlight,
+                _buffered,
+                _waitingCount,
+                _highWaterMark,
+                _largestOversized,
+                _overcommits,
+                _waitedReservations,
+                Stopwatch.GetElapsedTime(0, _waitTimestampTicks));
         }
     }
 

@@ -19,8 +19,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void TryReserve_DoesNotFit_ReturnsFalseAndChangesNothing()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(60));
+        using var budget = Holding(60);
 
         Assert.False(budget.TryReserve(41));
 
@@ -42,8 +41,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_DoesNotFit_WaitsUntilBytesAreReleased()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(80));
+        using var budget = Holding(80);
 
         var reservation = budget.ReserveAsync(30, CancellationToken.None).AsTask();
         Assert.False(reservation.IsCompleted);
@@ -63,8 +61,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_BigHeadWaiter_LaterSmallWaitersQueueBehindIt()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(50));
+        using var budget = Holding(50);
         var big = budget.ReserveAsync(90, CancellationToken.None).AsTask();
         var small = budget.ReserveAsync(20, CancellationToken.None).AsTask();
 
@@ -84,8 +81,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_SeveralWaiters_AdmittedInArrivalOrderAsTheyFit()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(100));
+        using var budget = Holding(100);
         var first = budget.ReserveAsync(40, CancellationToken.None).AsTask();
         var second = budget.ReserveAsync(40, CancellationToken.None).AsTask();
         var third = budget.ReserveAsync(40, CancellationToken.None).AsTask();
@@ -114,8 +110,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_OversizedWhileOthersHeld_WaitsUntilUsageIsZeroAndBlocksOthers()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(10));
+        using var budget = Holding(10);
         var oversized = budget.ReserveAsync(250, CancellationToken.None).AsTask();
         var small = budget.ReserveAsync(10, CancellationToken.None).AsTask();
 
@@ -140,8 +135,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_HeadWaiterCancelled_NextWaiterThatNowFitsIsAdmitted()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(50));
+        using var budget = Holding(50);
         using var cts = new CancellationTokenSource();
         var big = budget.ReserveAsync(90, cts.Token).AsTask();
         var small = budget.ReserveAsync(30, CancellationToken.None).AsTask();
@@ -159,8 +153,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_MiddleWaiterCancelled_LeavesQueueWithoutBytesOrReordering()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(100));
+        using var budget = Holding(100);
         using var cts = new CancellationTokenSource();
         var head = budget.ReserveAsync(60, CancellationToken.None).AsTask();
         var middle = budget.ReserveAsync(30, cts.Token).AsTask();
@@ -195,8 +188,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task ReserveAsync_CancelledAfterAdmission_KeepsTheReservation()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(100));
+        using var budget = Holding(100);
         using var cts = new CancellationTokenSource();
         var reservation = budget.ReserveAsync(40, cts.Token).AsTask();
 
@@ -210,8 +202,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task SetLimit_Raised_AdmitsWaitersThatNowFit()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(100));
+        using var budget = Holding(100);
         var waiter = budget.ReserveAsync(50, CancellationToken.None).AsTask();
 
         budget.SetLimit(150);
@@ -224,8 +215,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task SetLimit_Lowered_KeepsHeldBytesAndStopsAdmissionsUntilUsageDrops()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(80));
+        using var budget = Holding(80);
 
         budget.SetLimit(50);
 
@@ -244,19 +234,17 @@ public sealed class ByteBudgetTests
     [Fact]
     public void CompleteRead_SmallerThanReserved_BuffersActualAndFreesTheRest()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(70));
+        using var budget = Holding(70);
 
         budget.CompleteRead(70, 50);
 
-        Assert.Equal(new ByteBudgetSnapshot(100, 0, 50, 0, 70, 0, 0), budget.Snapshot());
+        Assert.Equal(new ByteBudgetSnapshot(100, 0, 50, 0, 70, 0, 0, 0, TimeSpan.Zero), budget.Snapshot());
     }
 
     [Fact]
     public void CompleteRead_LargerThanReserved_AccountsActualAndCountsOvercommit()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(90));
+        using var budget = Holding(90);
 
         budget.CompleteRead(90, 120);
 
@@ -269,8 +257,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void CancelRead_ReturnsReservation()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(70));
+        using var budget = Holding(70);
 
         budget.CancelRead(70);
 
@@ -281,8 +268,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void Release_PartOfBuffered_LeavesTheRestBuffered()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(70));
+        using var budget = Holding(70);
         budget.CompleteRead(70, 70);
 
         budget.Release(20);
@@ -294,8 +280,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void Release_MoreThanBuffered_ThrowsNamingBothAmounts()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(10));
+        using var budget = Holding(10);
         budget.CompleteRead(10, 10);
 
         var error = Assert.Throws<InvalidOperationException>(() => budget.Release(11));
@@ -308,8 +293,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void CompleteRead_MoreThanInFlight_ThrowsAndChangesNothing()
     {
-        using var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(10));
+        using var budget = Holding(10);
 
         var error = Assert.Throws<InvalidOperationException>(() => budget.CompleteRead(11, 11));
 
@@ -336,8 +320,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public async Task Close_PendingWaiters_FailWithObjectDisposed()
     {
-        var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(100));
+        var budget = Holding(100);
         var first = budget.ReserveAsync(10, CancellationToken.None).AsTask();
         var second = budget.ReserveAsync(10, CancellationToken.None).AsTask();
 
@@ -352,8 +335,7 @@ public sealed class ByteBudgetTests
     [Fact]
     public void Dispose_Twice_LaterReservationsThrowButReturnsStillAccount()
     {
-        var budget = new ByteBudget(100);
-        Assert.True(budget.TryReserve(30));
+        var budget = Holding(30);
 
         budget.Dispose();
         budget.Dispose();
@@ -435,5 +417,13 @@ public sealed class ByteBudgetTests
         // With a limit of ten average reads for eight producers, queueing is certain in practice
         // (about a thousand waits per run); zero would mean the test stopped exercising waiters.
         Assert.True(budget.WaitedReservations > 0);
+    }
+
+    // A 100-byte budget with some bytes already reserved: the usual starting point.
+    private static ByteBudget Holding(long inFlightBytes)
+    {
+        var budget = new ByteBudget(100);
+        Assert.True(budget.TryReserve(inFlightBytes));
+        return budget;
     }
 }
