@@ -1,0 +1,100 @@
+namespace Indexing.Prefetcher;
+
+// How ReadPlanner cuts the key space, validated when built so a bad combination fails at startup
+// rather than as odd task sizes mid-run. Immutable; share freely between threads.
+internal sealed class PlanOptions
+{
+    public const long KiB = 1024;
+    public const long MiB = 1024 * KiB;
+    public const int DefaultMaxDocumentsPerTask = 4096;
+
+    public PlanOptions(
+        long defaultTaskBytes,
+        long minTaskBytes,
+        long maxTaskBytes,
+        int maxDocumentsPerTask,
+        long largeDocumentThresholdBytes)
+    {
+        if (minTaskBytes < 1)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(minTaskBytes), minTaskBytes, $"minTaskBytes is {minTaskBytes}; it must be at least 1.");
+        }
+
+        if (maxTaskBytes < minTaskBytes)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(maxTaskBytes), maxTaskBytes, $"maxTaskBytes ({maxTaskBytes}) must be at least minTaskBytes ({minTaskBytes}).");
+        }
+
+        if (defaultTaskBytes < minTaskBytes || defaultTaskBytes > maxTaskBytes)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(defaultTaskBytes),
+                defaultTaskBytes,
+                $"defaultTaskBytes ({defaultTaskBytes}) must lie in [minTaskBytes, maxTaskBytes] = [{minTaskBytes}, {maxTaskBytes}].");
+        }
+
+        if (maxDocumentsPerTask < 1)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(maxDocumentsPerTask), maxDocumentsPerTask, $"maxDocumentsPerTask is {maxDocumentsPerTask}; it must be at least 1.");
+        }
+
+        if (largeDocumentThresholdBytes < 1)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(largeDocumentThresholdBytes),
+                largeDocumentThresholdBytes,
+                $"largeDocumentThresholdBytes is {largeDocumentThresholdBytes}; it must be at least 1.");
+        }
+
+        DefaultTaskBytes = defaultTaskBytes;
+        MinTaskBytes = minTaskBytes;
+        MaxTaskBytes = maxTaskBytes;
+        MaxDocumentsPerTask = maxDocumentsPerTask;
+        LargeDocumentThresholdBytes = largeDocumentThresholdBytes;
+    }
+
+    // Target before any throughput is measured (and whenever no target delegate is given).
+    public long DefaultTaskBytes { get; }
+
+    // Floor for a measured target: below it, per-task overhead (a MultiGet call, scheduling)
+    // outweighs the I/O, e.g. when a stall drives the measured throughput towards zero.
+    public long MinTaskBytes { get; }
+
+    // Ceiling for a measured target, so several tasks always fit the budget at once.
+    public long MaxTaskBytes { get; }
+
+    // Bounds one MultiGet's key count (and the ids a task holds), however small the documents.
+    public int MaxDocumentsPerTask { get; }
+
+    // A document bigger than this is a task of its own, read apart from the small ones.
+    public long LargeDocumentThresholdBytes { get; }
+
+    // Derives options from the byte budget:
+    //   LargeDocumentThresholdBytes = clamp(budget / 16, 1 MiB, 64 MiB): a document worth a
+    //     sixteenth of the budget is read alone, so it never holds back a batch of small ones.
+    //   MaxTaskBytes = min(budget / 4, 64 MiB), at least 1: four or more tasks fit the budget at
+    //     once, and 64 MiB is already ~50-100 ms of I/O at 0.6-1.3 GB/s.
+    //   MinTaskBytes = min(64 KiB, MaxTaskBytes).
+    //   DefaultTaskBytes = min(budget / 16, 4 MiB) clamped to [Min, Max]: about sixteen tasks in
+    //     flight until a throughput is measured, each modest enough for a slow disk.
+    //   MaxDocumentsPerTask = 4096.
+    public static PlanOptions ForBudget(long budgetBytes)
+    {
+        if (budgetBytes < 1)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(budgetBytes), budgetBytes, $"budgetBytes is {budgetBytes}; the budget must be at least 1 byte.");
+        }
+
+        var max = Math.Max(1, Math.Min(budgetBytes / 4, 64 * MiB));
+        var min = Math.Min(64 * KiB, max);
+        var fallback = Math.Clamp(Math.Min(budgetBytes / 16, 4 * MiB), min, max);
+        var large = Math.Clamp(budgetBytes / 16, 1 * MiB, 64 * MiB);
+        return new PlanOptions(fallback, min, max, DefaultMaxDocumentsPerTask, large);
+    }
+
+    public long ClampTarget(long targetBytes) => Math.Clamp(targetBytes, MinTaskBytes, MaxTaskBytes);
+}

@@ -1,0 +1,126 @@
+using System.Collections.Immutable;
+using System.Runtime.InteropServices;
+
+namespace Indexing.Prefetcher;
+
+// Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with
+// sizes spanning 2 KB to 20 MB, equal counts would make tasks differ by four orders of magnitude
+// in I/O time and in budget. Consumes the metadata scan lazily and yields each task as soon as it
+// is cut, so only one task's ids are held at a time, however large the snapshot.
+//
+// Rules, in order, per document:
+//   1. A document bigger than LargeDocumentThresholdBytes flushes the task being built and becomes
+//      a task of its own (IsLargeDocument).
+//   2. The task being built is cut before a document that would take it past its target bytes,
+//      or when it already holds MaxDocumentsPerTask documents. A task always holds at least one
+//      document, so one document above the target (but not large) is a task alone.
+//   3. The target is read when a task starts: from the delegate if given (the controller sizes
+//      tasks to the measured throughput, so it changes during the run), else DefaultTaskBytes;
+//      either way clamped to [MinTaskBytes, MaxTaskBytes].
+// The scan must be strictly increasing in UTF-8 byte order (RocksDB's order); the planner checks
+// each id against the previous one and throws InvalidOperationException naming both otherwise.
+//
+// Threading: each enumeration is independent and single-threaded; the target delegate is called
+// on the enumerating thread.
+internal static class ReadPlanner
+{
+    public static IEnumerable<ReadTask> Plan(
+        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
+    {
+        ArgumentNullException.ThrowIfNull(keyOrdered);
+        ArgumentNullException.ThrowIfNull(options);
+        return PlanLazily(keyOrdered, options, targetTaskBytes);
+    }
+
+    private static IEnumerable<ReadTask> PlanLazily(
+        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
+    {
+        var pending = new PendingTask(Math.Min(options.MaxDocumentsPerTask, 1024));
+        var sequence = 0L;
+        string? previousId = null;
+        foreach (var document in keyOrdered)
+        {
+            Validate(document, previousId);
+            previousId = document.Id;
+
+            if (document.SizeBytes > options.LargeDocumentThresholdBytes)
+            {
+                if (pending.Count > 0)
+                {
+                    yield return pending.Cut(sequence++);
+                }
+
+                yield return new ReadTask(
+                    sequence++, document.Id, document.Id, 1, document.SizeBytes, IsLargeDocument: true, TargetBytes: 0, [document.Id]);
+                continue;
+            }
+
+            if (pending.Count > 0
+                && (pending.Count == options.MaxDocumentsPerTask || pending.Bytes + document.SizeBytes > pending.TargetBytes))
+            {
+                yield return pending.Cut(sequence++);
+            }
+
+            if (pending.Count == 0)
+            {
+                pending.TargetBytes = options.ClampTarget(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes);
+            }
+
+            pending.Add(document);
+        }
+
+        if (pending.Count > 0)
+        {
+            yield return pending.Cut(sequence);
+        }
+    }
+
+    private static void Validate(DocumentMeta document, string? previousId)
+    {
+        if (document.Id is null)
+        {
+            throw new InvalidOperationException(
+                $"The metadata scan returned a document without an id after '{previousId}'; every document needs its key.");
+        }
+
+        if (document.SizeBytes < 0)
+        {
+            throw new InvalidOperationException(
+                $"The metadata scan returned size {document.SizeBytes} for '{document.Id}'; sizes must be zero or more.");
+        }
+
+        if (previousId is not null && Utf8KeyOrder.Compare(previousId, document.Id) >= 0)
+        {
+            throw new InvalidOperationException(
+                $"The metadata scan is out of key order: '{document.Id}' follows '{previousId}', but ids must be strictly increasing in UTF-8 byte order.");
+        }
+    }
+
+    // The task being built. Its id buffer is reused across tasks; each cut copies the ids into an
+    // exact-size immutable array, one allocation per task rather than per document.
+    private sealed class PendingTask(int capacity)
+    {
+        private readonly List<string> _ids = new(capacity);
+
+        public int Count => _ids.Count;
+
+        public long Bytes { get; private set; }
+
+        public long TargetBytes { get; set; }
+
+        public void Add(DocumentMeta document)
+        {
+            _ids.Add(document.Id);
+            Bytes += document.SizeBytes;
+        }
+
+        public ReadTask Cut(long sequence)
+        {
+            var ids = ImmutableArray.Create<string>(CollectionsMarshal.AsSpan(_ids));
+            var task = new ReadTask(sequence, ids[0], ids[^1], ids.Length, Bytes, IsLargeDocument: false, TargetBytes, ids);
+            _ids.Clear();
+            Bytes = 0;
+            return task;
+        }
+    }
+}

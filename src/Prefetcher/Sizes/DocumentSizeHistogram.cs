@@ -1,0 +1,279 @@
+using System.Diagnostics;
+using System.Numerics;
+
+namespace Indexing.Prefetcher;
+
+// Owns a decayed histogram of recent document sizes, for the controller (how big are tasks in
+// documents, how much budget does a typical read need) and the pressure view (is a giant in flight).
+//
+// Buckets are log-linear: exact below 32 bytes, then 16 sub-buckets per power of two up to 4 GiB,
+// so any bucket is at most 1/16 (6.25%) of its values wide; one overflow bucket holds 4 GiB and
+// above. Reported percentiles are interpolated inside their bucket (never outside its bounds) and
+// clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
+//
+// Decay: the controller calls Decay(factor) once per tick; every weight is multiplied by factor,
+// so a size recorded t ticks ago weighs factor^t (FactorForHalfLife turns a half-life into a factor).
+// Weights under MinWeight are dropped to zero so long runs never compute on denormals.
+//
+// "Recent" maximum and largest id: the largest document recorded during the current tick and the
+// previous RecentWindowTicks - 1 ticks, i.e. a size stops counting after RecentWindowTicks calls to
+// Decay (40 ticks of 250 ms = 10 s by default). It is exact, not decayed, so one giant seen long
+// ago ages out completely instead of lingering at a fraction of its weight. If nothing was recorded
+// in the window, Max is 0 and percentiles come from the decayed weights alone, unclamped.
+//
+// Threading: Record/RecordBatch from any number of reader threads, Decay from the controller,
+// Snapshot from anyone; one lock guards everything (a Record is a few adds under it).
+internal sealed class DocumentSizeHistogram
+{
+    public const int DefaultRecentWindowTicks = 40;
+
+    private const int SubBucketBits = 4;
+    private const int SubBucketCount = 1 << SubBucketBits;
+    private const int OverflowExponent = 32;
+    private const long OverflowBytes = 1L << OverflowExponent;
+    private const int OverflowIndex = (OverflowExponent - SubBucketBits + 1) * SubBucketCount;
+    private const double MinWeight = 1e-6;
+
+    internal const int BucketCount = OverflowIndex + 1;
+
+    private readonly Lock _lock = new();
+    private readonly double[] _weights = new double[BucketCount];
+    private readonly RecentSlot[] _recent;
+    private double _weightedCount;
+    private int _currentSlot;
+
+    public DocumentSizeHistogram(int recentWindowTicks = DefaultRecentWindowTicks)
+    {
+        if (recentWindowTicks < 1)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(recentWindowTicks), recentWindowTicks, $"recentWindowTicks is {recentWindowTicks}; the recent window must span at least 1 tick.");
+        }
+
+        _recent = new RecentSlot[recentWindowTicks];
+    }
+
+    public int RecentWindowTicks => _recent.Length;
+
+    // The per-tick factor that halves a weight every halfLife, e.g. 10 s at 250 ms ticks -> 0.5^0.025.
+    public static double FactorForHalfLife(TimeSpan halfLife, TimeSpan tick)
+    {
+        if (halfLife <= TimeSpan.Zero || tick <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(halfLife), $"halfLife ({halfLife}) and tick ({tick}) must both be positive.");
+        }
+
+        return Math.Pow(0.5, tick / halfLife);
+    }
+
+    public void Record(long sizeBytes, string documentId)
+    {
+        ThrowIfNegative(sizeBytes);
+        ArgumentNullException.ThrowIfNull(documentId);
+        var index = BucketIndex(sizeBytes);
+        lock (_lock)
+        {
+            _weights[index] += 1;
+            _weightedCount += 1;
+            OfferRecentLocked(sizeBytes, documentId);
+        }
+    }
+
+    // One lock for a whole task's documents. Validated before anything is recorded, so a bad
+    // element leaves the histogram unchanged.
+    public void RecordBatch(ReadOnlySpan<long> sizesBytes, ReadOnlySpan<string> documentIds)
+    {
+        if (sizesBytes.Length != documentIds.Length)
+        {
+            throw new ArgumentException(
+                $"RecordBatch got {sizesBytes.Length} sizes but {documentIds.Length} ids; each size needs its document's id.",
+                nameof(documentIds));
+        }
+
+        if (sizesBytes.IsEmpty)
+        {
+            return;
+        }
+
+        var largest = 0;
+        for (var i = 0; i < sizesBytes.Length; i++)
+        {
+            ThrowIfNegative(sizesBytes[i]);
+            ArgumentNullException.ThrowIfNull(documentIds[i], nameof(documentIds));
+            if (sizesBytes[i] > sizesBytes[largest])
+            {
+                largest = i;
+            }
+        }
+
+        lock (_lock)
+        {
+            foreach (var size in sizesBytes)
+            {
+                _weights[BucketIndex(size)] += 1;
+            }
+
+            _weightedCount += sizesBytes.Length;
+            OfferRecentLocked(sizesBytes[largest], documentIds[largest]);
+        }
+    }
+
+    // One controller tick: ages every weight by factor (in (0, 1]; 1 only advances the recent
+    // window) and drops the sizes recorded RecentWindowTicks ticks ago from the recent maximum.
+    public void Decay(double factor)
+    {
+        if (!(factor > 0 && factor <= 1))
+        {
+            throw new ArgumentOutOfRangeException(nameof(factor), factor, $"factor is {factor}; a decay factor must be in (0, 1].");
+        }
+
+        lock (_lock)
+        {
+            var total = 0.0;
+            var weights = _weights.AsSpan();
+            for (var i = 0; i < weights.Length; i++)
+            {
+                var weight = weights[i] * factor;
+                if (weight < MinWeight)
+                {
+                    weight = 0;
+                }
+
+                weights[i] = weight;
+                total += weight;
+            }
+
+            // Re-summed rather than scaled, so rounding drift and dropped weights cannot accumulate.
+            _weightedCount = total;
+            _currentSlot = (_currentSlot + 1) % _recent.Length;
+            _recent[_currentSlot] = default;
+        }
+    }
+
+    public SizeDistribution Snapshot()
+    {
+        lock (_lock)
+        {
+            var recent = default(RecentSlot);
+            foreach (var slot in _recent)
+            {
+                if (slot.Id is not null && (recent.Id is null || slot.Bytes > recent.Bytes))
+                {
+                    recent = slot;
+                }
+            }
+
+            if (_weightedCount <= 0)
+            {
+                return new SizeDistribution(0, 0, 0, recent.Bytes, recent.Id, 0);
+            }
+
+            var ceiling = recent.Id is null ? long.MaxValue : recent.Bytes;
+            Span<double> quantiles = [0.5, 0.9, 0.99];
+            Span<long> values = stackalloc long[quantiles.Length];
+            Percentiles(_weights, _weightedCount, quantiles, values, ceiling);
+            return new SizeDistribution(values[0], values[1], values[2], recent.Bytes, recent.Id, _weightedCount);
+        }
+    }
+
+    internal static int BucketIndex(long sizeBytes)
+    {
+        Debug.Assert(sizeBytes >= 0, "Sizes are validated before bucketing.");
+        if (sizeBytes >= OverflowBytes)
+        {
+            return OverflowIndex;
+        }
+
+        // Values below 2 * SubBucketCount map to themselves (shift 0); above, the shift keeps the
+        // leading bit plus SubBucketBits bits, and each shift step adds SubBucketCount buckets.
+        var shift = Math.Max(0, BitOperations.Log2((ulong)sizeBytes) - SubBucketBits);
+        return (shift << SubBucketBits) + (int)(sizeBytes >> shift);
+    }
+
+    // Inclusive bounds of a bucket's values. The overflow bucket's upper bound is open-ended;
+    // callers clamp it (to the recent maximum).
+    internal static (long Lower, long Upper) BucketBounds(int index)
+    {
+        if (index >= OverflowIndex)
+        {
+            return (OverflowBytes, long.MaxValue);
+        }
+
+        if (index < 2 * SubBucketCount)
+        {
+            return (index, index);
+        }
+
+        var shift = (index >> SubBucketBits) - 1;
+        var lower = (long)((index & (SubBucketCount - 1)) + SubBucketCount) << shift;
+        return (lower, lower + (1L << shift) - 1);
+    }
+
+    // One pass over the buckets for all quantiles (ascending).
+    private static void Percentiles(
+        ReadOnlySpan<double> weights, double total, ReadOnlySpan<double> quantiles, Span<long> values, long ceiling)
+    {
+        var next = 0;
+        var cumulative = 0.0;
+        var lastNonEmpty = 0;
+        for (var i = 0; i < weights.Length && next < quantiles.Length; i++)
+        {
+            var weight = weights[i];
+            if (weight <= 0)
+            {
+                continue;
+            }
+
+            lastNonEmpty = i;
+            while (next < quantiles.Length && cumulative + weight >= quantiles[next] * total)
+            {
+                var fraction = Math.Clamp((quantiles[next] * total - cumulative) / weight, 0, 1);
+                values[next++] = ValueInBucket(i, fraction, ceiling);
+            }
+
+            cumulative += weight;
+        }
+
+        // Rounding can leave the top quantiles just short of the total: they belong to the last bucket.
+        for (; next < quantiles.Length; next++)
+        {
+            values[next] = ValueInBucket(lastNonEmpty, 1, ceiling);
+        }
+    }
+
+    // Interpolates linearly by rank inside the bucket (never outside its bounds), then clamps to
+    // the recent maximum. The open-ended overflow bucket ends at the recent maximum, if known.
+    private static long ValueInBucket(int index, double fraction, long ceiling)
+    {
+        var (lower, upper) = BucketBounds(index);
+        if (index == OverflowIndex)
+        {
+            upper = ceiling == long.MaxValue ? lower : Math.Max(lower, ceiling);
+        }
+
+        var value = Math.Min(lower + (long)(fraction * (upper - lower + 1)), upper);
+        return Math.Min(value, ceiling);
+    }
+
+    private void OfferRecentLocked(long sizeBytes, string documentId)
+    {
+        ref var slot = ref _recent[_currentSlot];
+        if (slot.Id is null || sizeBytes > slot.Bytes)
+        {
+            slot = new RecentSlot(sizeBytes, documentId);
+        }
+    }
+
+    private static void ThrowIfNegative(long sizeBytes)
+    {
+        if (sizeBytes < 0)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(sizeBytes), sizeBytes, $"sizeBytes is {sizeBytes}; a document size must be zero or more.");
+        }
+    }
+
+    // The largest document recorded during one tick; Id is null while the tick recorded nothing.
+    private readonly record struct RecentSlot(long Bytes, string? Id);
+}
