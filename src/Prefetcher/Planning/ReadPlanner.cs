@@ -1,6 +1,8 @@
 using System.Collections.Immutable;
 using System.Runtime.InteropServices;
 
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 // Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with
@@ -89,7 +91,7 @@ internal static class ReadPlanner
                 $"The metadata scan returned size {document.SizeBytes} for '{document.Id}'; sizes must be zero or more.");
         }
 
-        if (previousId is not null && Utf8KeyOrder.Compare(previousId, document.Id) >= 0)
+        if (previousId is not null && DocumentIds.CompareKeyOrder(previousId, document.Id) >= 0)
         {
             throw new InvalidOperationException(
                 $"The metadata scan is out of key order: '{document.Id}' follows '{previousId}', but ids must be strictly increasing in UTF-8 byte order.");
