@@ -64,12 +64,6 @@ internal abstract class WindowedExtremum
         return _count == 0 ? null : _items[_head].Value;
     }
 
-    public void Clear()
-    {
-        _head = 0;
-        _count = 0;
-    }
-
     /// <summary>True when <paramref name="candidate"/> is at least as extreme as <paramref name="incumbent"/>.</summary>
     protected abstract bool Supersedes(double candidate, double incumbent);
 
