@@ -1,0 +1,55 @@
+using System.Globalization;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Formats the numbers that appear in controller reasons, option summaries and the disk model's
+/// description. Reasons are read by people on the admin page and quoted in benchmark results, so
+/// they use one fixed, culture-independent style: decimal MB (10^6 bytes) for rates, as disk
+/// vendors quote them, and binary KiB/MiB for sizes, as buffers are allocated.
+/// Stateless; safe from any thread.
+/// </summary>
+internal static class ControlText
+{
+    private const double BytesPerMegabyte = 1_000_000;
+    private const double BytesPerKibibyte = 1024;
+    private const double BytesPerMebibyte = 1024 * 1024;
+
+    /// <summary>
+    /// "12.4 ms" below a second ("1.56 ms" below 10 ms, so that a p99 just over its target does
+    /// not read "1.6 ms > 1.6 ms"), "1.2 s" from there, "10 min" for whole minutes.
+    /// </summary>
+    public static string Duration(TimeSpan value)
+    {
+        if (value >= TimeSpan.FromMinutes(1) && value.Ticks % TimeSpan.TicksPerMinute == 0)
+        {
+            return Invariant($"{value.TotalMinutes:0} min");
+        }
+        if (value >= TimeSpan.FromSeconds(1))
+        {
+            return Invariant($"{value.TotalSeconds:0.0} s");
+        }
+        return value < TimeSpan.FromMilliseconds(10)
+            ? Invariant($"{value.TotalMilliseconds:0.0#} ms")
+            : Invariant($"{value.TotalMilliseconds:0.0} ms");
+    }
+
+    public static string Rate(double bytesPerSecond) => Invariant($"{bytesPerSecond / BytesPerMegabyte:0.#} MB/s");
+
+    public static string Size(long bytes) => bytes switch
+    {
+        >= 1024 * 1024 => Invariant($"{bytes / BytesPerMebibyte:0.##} MiB"),
+        >= 1024 => Invariant($"{bytes / BytesPerKibibyte:0.##} KiB"),
+        _ => Invariant($"{bytes} B"),
+    };
+
+    /// <summary>A fraction as a whole percentage: 0.93 → "93%".</summary>
+    public static string Percent(double fraction) => Invariant($"{fraction * 100:0}%");
+
+    /// <summary>A relative change with its sign: 0.18 → "+18%", -0.02 → "-2%", -0.004 → "+0%" (adding 0.0 turns -0 into 0).</summary>
+    public static string Change(double fraction) => Invariant($"{Math.Round(fraction * 100) + 0.0:+0;-0;+0}%");
+
+    public static string Factor(double value) => Invariant($"{value:0.0#}x");
+
+    public static string Invariant(FormattableString text) => text.ToString(CultureInfo.InvariantCulture);
+}

@@ -1,0 +1,35 @@
+namespace Indexing.Prefetcher;
+
+internal enum ControllerDecisionKind
+{
+    /// <summary>The first decision: concurrency is the configured initial value.</summary>
+    Start,
+
+    /// <summary>Concurrency went up (+1, or back up after a failed downward probe).</summary>
+    Grow,
+
+    /// <summary>Concurrency went down: a limit, the foreground, queueing, or a downward probe.</summary>
+    Cut,
+
+    /// <summary>Concurrency stays (or steps back after a probe that did not pay).</summary>
+    Hold,
+}
+
+/// <summary>
+/// What the controller decided for the next tick. <see cref="Reason"/> is one line for people
+/// ("cut: foreground p99 4.1 ms > 2.6 ms"); <see cref="TargetTaskBytes"/> is what the planner
+/// should aim for when it cuts the next read task.
+/// </summary>
+internal readonly record struct ControllerDecision(
+    int Concurrency,
+    ControllerDecisionKind Kind,
+    string Reason,
+    long TargetTaskBytes,
+    bool ThrottledByForeground);
+
+/// <summary>One remembered decision, for the admin page.</summary>
+internal readonly record struct ControllerHistoryEntry(
+    TimeSpan At,
+    int Concurrency,
+    ControllerDecisionKind Kind,
+    string Reason);

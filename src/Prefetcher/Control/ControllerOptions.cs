@@ -1,0 +1,134 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>. An immutable
+/// value; <see cref="Validate"/> runs when a component is built from it, so an invalid setting
+/// fails at start-up with every problem named. <see cref="ToString"/> states the effective
+/// configuration (defaults resolved) for logs and benchmark results.
+/// </summary>
+internal sealed record ControllerOptions
+{
+    /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
+    public const int AbsoluteMaxConcurrency = 64;
+
+    /// <summary>
+    /// Four readers per core keeps the CPU side (decompression, copying) from becoming the limit
+    /// while reads wait on the device; 64 bounds memory and open iterators on big machines.
+    /// </summary>
+    public static int DefaultMaxConcurrency => Math.Min(4 * Environment.ProcessorCount, AbsoluteMaxConcurrency);
+
+    public int InitialConcurrency { get; init; } = 2;
+
+    public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
+
+    /// <summary>Relative throughput gain a +1 step must show to be kept (0.05 = +5%).</summary>
+    public double GrowthMinGain { get; init; } = 0.05;
+
+    /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
+    public TimeSpan SettleTime { get; init; } = TimeSpan.FromMilliseconds(500);
+
+    /// <summary>How long throughput is averaged at one concurrency before it is compared.</summary>
+    public TimeSpan MeasureTime { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>A probe whose result is not yet clear of the minimum gain measures on, up to this long.</summary>
+    public TimeSpan MaxMeasureTime { get; init; } = TimeSpan.FromSeconds(4);
+
+    /// <summary>How long to stay at a concurrency that neighbours did not beat before probing again.</summary>
+    public TimeSpan PlateauTime { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Read latency per MiB above this multiple of its windowed minimum means reads are queueing.</summary>
+    public double LatencyInflationLimit { get; init; } = 2.0;
+
+    /// <summary>
+    /// Window of the minimum latency per MiB (the un-queued baseline). Also how long a throughput
+    /// measured at some concurrency is trusted when the queueing rule compares against it.
+    /// </summary>
+    public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>Multiplier applied to concurrency on a queueing cut.</summary>
+    public double QueueingCutFactor { get; init; } = 0.75;
+
+    /// <summary>Foreground target = this factor x the learned idle foreground p99 (unless <see cref="ForegroundTarget"/> is set).</summary>
+    public double ForegroundTargetFactor { get; init; } = 1.3;
+
+    /// <summary>An explicit foreground p99 target; replaces the learned one.</summary>
+    public TimeSpan? ForegroundTarget { get; init; }
+
+    /// <summary>Window over which the idle foreground baseline is the minimum observed p99.</summary>
+    public TimeSpan ForegroundBaselineWindow { get; init; } = TimeSpan.FromMinutes(10);
+
+    /// <summary>Multiplier applied to concurrency when the foreground misses its target.</summary>
+    public double ForegroundCutFactor { get; init; } = 0.5;
+
+    /// <summary>After a cut, no further cut or growth until its effect shows.</summary>
+    public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
+
+    /// <summary>Buffered bytes at or above this share of the budget: the indexer is the bottleneck.</summary>
+    public double BufferFullFraction { get; init; } = 0.9;
+
+    /// <summary>The indexer counts as busy (never starved) when it waited less than this share of a tick...</summary>
+    public double BusyConsumerMaxWaitFraction { get; init; } = 0.01;
+
+    /// <summary>...while at least this share of the budget is buffered; then more readers cannot help.</summary>
+    public double BusyConsumerMinBufferedFraction { get; init; } = 0.1;
+
+    /// <summary>Read tasks are sized to about this much I/O for one stream.</summary>
+    public TimeSpan TargetTaskDuration { get; init; } = TimeSpan.FromMilliseconds(75);
+
+    public long MinTaskBytes { get; init; } = 256 * 1024;
+
+    public long MaxTaskBytes { get; init; } = 64 * 1024 * 1024;
+
+    /// <summary>Task size before any throughput was measured (75 ms at a typical 60 MB/s stream).</summary>
+    public long InitialTaskBytes { get; init; } = 4 * 1024 * 1024;
+
+    /// <summary>Window of the per-stream throughput maximum used for task sizing.</summary>
+    public TimeSpan TaskSizingWindow { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
+    public ControllerOptions Validate()
+    {
+        var problems = new OptionProblems(nameof(ControllerOptions));
+        problems.InRange(MaxConcurrency, 1, AbsoluteMaxConcurrency, nameof(MaxConcurrency));
+        problems.InRange(InitialConcurrency, 1, MaxConcurrency, nameof(InitialConcurrency));
+        problems.InRange(GrowthMinGain, 0, 1, nameof(GrowthMinGain));
+        problems.Positive(SettleTime, nameof(SettleTime));
+        problems.Positive(MeasureTime, nameof(MeasureTime));
+        problems.Require(MaxMeasureTime >= MeasureTime, $"{nameof(MaxMeasureTime)} must be at least {nameof(MeasureTime)}");
+        problems.Positive(PlateauTime, nameof(PlateauTime));
+        problems.InRange(LatencyInflationLimit, 1.01, 100, nameof(LatencyInflationLimit));
+        problems.Positive(LatencyBaselineWindow, nameof(LatencyBaselineWindow));
+        problems.Require(QueueingCutFactor is > 0 and < 1, $"{nameof(QueueingCutFactor)} must be in (0, 1) (was {QueueingCutFactor})");
+        problems.InRange(ForegroundTargetFactor, 1.01, 100, nameof(ForegroundTargetFactor));
+        problems.Require(ForegroundTarget is null || ForegroundTarget > TimeSpan.Zero, $"{nameof(ForegroundTarget)} must be positive when set");
+        problems.Positive(ForegroundBaselineWindow, nameof(ForegroundBaselineWindow));
+        problems.Require(ForegroundCutFactor is > 0 and < 1, $"{nameof(ForegroundCutFactor)} must be in (0, 1) (was {ForegroundCutFactor})");
+        problems.Require(CooldownAfterCut >= TimeSpan.Zero, $"{nameof(CooldownAfterCut)} must not be negative");
+        problems.Require(BufferFullFraction is > 0 and <= 1, $"{nameof(BufferFullFraction)} must be in (0, 1] (was {BufferFullFraction})");
+        problems.InRange(BusyConsumerMaxWaitFraction, 0, 1, nameof(BusyConsumerMaxWaitFraction));
+        problems.InRange(BusyConsumerMinBufferedFraction, 0, 1, nameof(BusyConsumerMinBufferedFraction));
+        problems.Positive(TargetTaskDuration, nameof(TargetTaskDuration));
+        problems.Require(MinTaskBytes > 0 && MinTaskBytes <= MaxTaskBytes, $"{nameof(MinTaskBytes)} must be positive and at most {nameof(MaxTaskBytes)}");
+        problems.Require(InitialTaskBytes >= MinTaskBytes && InitialTaskBytes <= MaxTaskBytes, $"{nameof(InitialTaskBytes)} must be within [{nameof(MinTaskBytes)}, {nameof(MaxTaskBytes)}]");
+        problems.Positive(TaskSizingWindow, nameof(TaskSizingWindow));
+        problems.ThrowIfAny();
+        return this;
+    }
+
+    public override string ToString()
+    {
+        var foreground = ForegroundTarget is { } target
+            ? $"foreground p99 target {ControlText.Duration(target)}"
+            : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
+        return
+            $"controller: L {InitialConcurrency}..{MaxConcurrency} ({Environment.ProcessorCount} cores), " +
+            $"keep +1 if >= {ControlText.Change(GrowthMinGain)} MB/s, settle {ControlText.Duration(SettleTime)}, " +
+            $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
+            $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
+            $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
+            $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
+            $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
+            $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ControlText.Size(MinTaskBytes)}, {ControlText.Size(MaxTaskBytes)}], " +
+            $"first {ControlText.Size(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+    }
+}

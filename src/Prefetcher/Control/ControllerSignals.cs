@@ -1,0 +1,56 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// What the prefetcher measured during one controller tick (about 250 ms), handed to
+/// <see cref="ConcurrencyController.Decide"/>. Counters cover the tick only; levels
+/// (buffered, in flight) are taken at its end. A plain value: built and consumed on the tick loop.
+/// </summary>
+internal readonly record struct ControllerSignals
+{
+    /// <summary>End of the tick, as time since the pipeline started.</summary>
+    public required TimeSpan Now { get; init; }
+
+    /// <summary>Length of the tick (the caller jitters it; the controller works with the real length).</summary>
+    public required TimeSpan TickDuration { get; init; }
+
+    /// <summary>Bytes of documents whose reads completed during the tick.</summary>
+    public long BytesDelivered { get; init; }
+
+    public long DocumentsDelivered { get; init; }
+
+    /// <summary>
+    /// Median over the reads completed during the tick of (read latency / MiB read); null when no
+    /// read completed. Per MiB so that tasks of different sizes compare; the median so that a
+    /// page-cache hit or a stray slow read does not move it.
+    /// </summary>
+    public TimeSpan? ReadLatencyPerMiB { get; init; }
+
+    public int ReadsCompleted { get; init; }
+
+    /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
+    public double ConsumerWaitFraction { get; init; }
+
+    /// <summary>Bytes read and waiting for the indexer.</summary>
+    public long BufferedBytes { get; init; }
+
+    /// <summary>Bytes reserved by reads still in flight.</summary>
+    public long InFlightBytes { get; init; }
+
+    /// <summary>The byte budget buffered and in-flight bytes share.</summary>
+    public long BudgetBytes { get; init; }
+
+    /// <summary>The process is under memory pressure: do not add readers.</summary>
+    public bool MemoryHigh { get; init; }
+
+    /// <summary>The store's live p99 latency of foreground Gets, or null when there were none.</summary>
+    public TimeSpan? ForegroundP99 { get; init; }
+
+    /// <summary>A configured max MB/s rethrottle, not the disk, is what limits reads now.</summary>
+    public bool RateLimited { get; init; }
+
+    /// <summary>
+    /// The live concurrency limit (an operator may lower or raise it at run time); null means only
+    /// <see cref="ControllerOptions.MaxConcurrency"/> applies. The lower of the two wins.
+    /// </summary>
+    public int? MaxConcurrency { get; init; }
+}

@@ -1,0 +1,63 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Parameters of the modelled network-attached cloud disk (see <see cref="NetworkDiskModel"/> and
+/// <see cref="NetworkDiskModelClock"/>). It is a model, not a measurement: local disks here are fast
+/// and the page cache hides I/O, so tests and benchmarks add the delays such a disk would have.
+/// Immutable; <see cref="Validate"/> runs when a model is built from it. <see cref="ToString"/>
+/// states every parameter, because benchmark results quote it.
+/// <para>
+/// The service-time formula lives only in <see cref="ServiceTime"/>: both model forms use it.
+/// </para>
+/// </summary>
+internal sealed record NetworkDiskModelOptions
+{
+    public TimeSpan RequestLatency { get; init; } = TimeSpan.FromMilliseconds(2);
+
+    /// <summary>Bandwidth of one request stream (60 MB/s, decimal, as cloud disks are quoted).</summary>
+    public long StreamBandwidthBytesPerSecond { get; init; } = 60_000_000;
+
+    /// <summary>At most this many requests are serviced at once; more wait FIFO, so their latency inflates.</summary>
+    public int UsefulQueueDepth { get; init; } = 16;
+
+    /// <summary>Optional whole-device cap shared by the requests in service; null = none.</summary>
+    public long? DeviceBandwidthBytesPerSecond { get; init; }
+
+    public NetworkDiskModelOptions Validate()
+    {
+        var problems = new OptionProblems(nameof(NetworkDiskModelOptions));
+        problems.Require(RequestLatency >= TimeSpan.Zero, $"{nameof(RequestLatency)} must not be negative (was {RequestLatency})");
+        problems.Require(StreamBandwidthBytesPerSecond > 0, $"{nameof(StreamBandwidthBytesPerSecond)} must be positive");
+        problems.InRange(UsefulQueueDepth, 1, 4096, nameof(UsefulQueueDepth));
+        problems.Require(DeviceBandwidthBytesPerSecond is null or > 0, $"{nameof(DeviceBandwidthBytesPerSecond)} must be positive when set");
+        problems.ThrowIfAny();
+        return this;
+    }
+
+    /// <summary>
+    /// Time one request of <paramref name="bytes"/> holds its slot:
+    /// RequestLatency + bytes / effective stream bandwidth, where the effective bandwidth is
+    /// min(stream, device / <paramref name="activeRequests"/>). The device share is fixed when the
+    /// request is admitted (counting itself among the active ones) rather than re-divided as
+    /// others come and go: exact sharing would need every completion rescheduled on each
+    /// admission, and admission-time sharing keeps both model forms simple and identical.
+    /// </summary>
+    public TimeSpan ServiceTime(long bytes, int activeRequests)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(bytes);
+        ArgumentOutOfRangeException.ThrowIfLessThan(activeRequests, 1);
+        double bandwidth = StreamBandwidthBytesPerSecond;
+        if (DeviceBandwidthBytesPerSecond is { } device)
+        {
+            bandwidth = Math.Min(bandwidth, (double)device / activeRequests);
+        }
+        return RequestLatency + TimeSpan.FromTicks((long)Math.Round(bytes * TimeSpan.TicksPerSecond / bandwidth));
+    }
+
+    public override string ToString()
+    {
+        var device = DeviceBandwidthBytesPerSecond is { } cap ? $"device cap {ControlText.Rate(cap)}" : "no device cap";
+        return $"network disk model: {ControlText.Duration(RequestLatency)} per request, " +
+            $"{ControlText.Rate(StreamBandwidthBytesPerSecond)} per stream, useful queue depth {UsefulQueueDepth}, {device}";
+    }
+}

@@ -1,0 +1,344 @@
+using static Indexing.Prefetcher.ControllerDecisionKind;
+
+namespace Indexing.Prefetcher.Tests;
+
+public sealed class ConcurrencyControllerTests
+{
+    private static readonly TimeSpan Cooldown = new ControllerOptions().CooldownAfterCut;
+
+    private static ControllerDriver Driver(int initial = 2, int max = 32) =>
+        new(new ControllerOptions { InitialConcurrency = initial, MaxConcurrency = max });
+
+    private static Func<ControllerSignals, ControllerSignals> Foreground(double milliseconds) =>
+        s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(milliseconds) };
+
+    /// <summary>A driver whose controller has seen 1 s of foreground Gets at 2 ms p99 (learned target 2.6 ms).</summary>
+    private static ControllerDriver AfterIdleForeground(int initial, TimeSpan? explicitTarget = null)
+    {
+        var driver = new ControllerDriver(new ControllerOptions
+        {
+            InitialConcurrency = initial,
+            MaxConcurrency = 32,
+            ForegroundTarget = explicitTarget,
+        });
+        driver.Run(TimeSpan.FromSeconds(1), Foreground(2));
+        return driver;
+    }
+
+    [Fact]
+    public void Decide_FirstTick_StartsAtInitialConcurrency()
+    {
+        var driver = Driver(initial: 3);
+
+        var decision = driver.Tick();
+
+        Assert.Equal(new ControllerDecision(3, Start, "start: L=3", decision.TargetTaskBytes, false), decision);
+    }
+
+    [Fact]
+    public void Decide_ThroughputScalesUpToAKnee_GrowsOneStepAtATimeAndStopsThere()
+    {
+        var driver = Driver();
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 6);
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(60));
+
+        for (var i = 1; i < decisions.Count; i++)
+        {
+            if (decisions[i].Decision.Kind == Grow)
+            {
+                Assert.Equal(decisions[i - 1].Decision.Concurrency + 1, decisions[i].Decision.Concurrency);
+            }
+        }
+        Assert.Contains(decisions, d => d.Decision.Reason == "grow: +20% MB/s at L=6 over 5, probing 7");
+        Assert.Contains(decisions, d => d.Decision.Reason == "hold: L=7 gained +0% < 5%, back to 6");
+        Assert.InRange(decisions.Max(d => d.Decision.Concurrency), 6, 7);
+        Assert.InRange(decisions.Skip(decisions.Count / 2).Min(d => d.Decision.Concurrency), 5, 6);
+    }
+
+    [Fact]
+    public void Decide_ProbeGainsBelowMinimum_StepsBackAndHoldsForThePlateau()
+    {
+        var driver = Driver();
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 3) * (l > 3 ? 1.02 : 1);
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(40));
+
+        var back = decisions.FindIndex(d => d.Decision.Reason == "hold: L=4 gained +2% < 5%, back to 3");
+        Assert.True(back >= 0);
+        var plateauEnd = decisions[back].At + new ControllerOptions().PlateauTime;
+        var during = decisions.Skip(back + 1).TakeWhile(d => d.At < plateauEnd).ToList();
+        Assert.NotEmpty(during);
+        Assert.All(during, d => Assert.Equal((Hold, 3), (d.Decision.Kind, d.Decision.Concurrency)));
+        // After the plateau the next probe looks downwards, and finds L=2 clearly worse.
+        Assert.Contains(decisions, d => d.At >= plateauEnd && d.Decision.Reason.StartsWith("cut: probing L=2", StringComparison.Ordinal));
+        Assert.Contains(decisions, d => d.Decision.Reason == "hold: L=2 delivered -33% vs L=3, back to 3");
+    }
+
+    [Fact]
+    public void Decide_ForegroundP99AboveLearnedTarget_HalvesConcurrency()
+    {
+        var driver = AfterIdleForeground(initial: 8);
+
+        var decision = driver.Tick(Foreground(4.1));
+
+        Assert.Equal((Cut, 4, true), (decision.Kind, decision.Concurrency, decision.ThrottledByForeground));
+        Assert.Equal("cut: foreground p99 4.1 ms > 2.6 ms", decision.Reason);
+    }
+
+    [Fact]
+    public void Decide_AfterForegroundCut_NeitherGrowsNorCutsUntilCooldownEnds()
+    {
+        var driver = AfterIdleForeground(initial: 8);
+        var cut = driver.Tick(Foreground(5));
+        var cutAt = driver.Now;
+
+        var cooling = driver.Run(Cooldown - ControllerDriver.TickLength, Foreground(5));
+        var after = driver.Tick(Foreground(5));
+
+        Assert.Equal(4, cut.Concurrency);
+        Assert.All(cooling, d =>
+        {
+            Assert.Equal((Hold, 4, true), (d.Decision.Kind, d.Decision.Concurrency, d.Decision.ThrottledByForeground));
+            Assert.StartsWith("hold: cooldown", d.Decision.Reason, StringComparison.Ordinal);
+        });
+        Assert.Equal(cutAt + Cooldown, driver.Now);
+        Assert.Equal((Cut, 2), (after.Kind, after.Concurrency));
+    }
+
+    [Fact]
+    public void Decide_ForegroundBackUnderTarget_GrowsAgainAfterCooldown()
+    {
+        var driver = AfterIdleForeground(initial: 8);
+        driver.Tick(Foreground(5));
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(10), Foreground(2));
+
+        var firstGrow = decisions.First(d => d.Decision.Kind == Grow);
+        Assert.True(firstGrow.At >= decisions[0].At + Cooldown - ControllerDriver.TickLength);
+        Assert.Equal(5, firstGrow.Decision.Concurrency);
+        Assert.False(firstGrow.Decision.ThrottledByForeground);
+    }
+
+    [Fact]
+    public void Decide_ExplicitForegroundTarget_ReplacesTheLearnedOne()
+    {
+        var driver = AfterIdleForeground(initial: 8, explicitTarget: TimeSpan.FromMilliseconds(10));
+
+        var under = driver.Tick(Foreground(8));
+        var over = driver.Tick(Foreground(11));
+
+        Assert.Equal(8, under.Concurrency);
+        Assert.Equal(("cut: foreground p99 11.0 ms > 10.0 ms", 4), (over.Reason, over.Concurrency));
+    }
+
+    [Fact]
+    public void Decide_OneUnusuallyLowForegroundSample_DoesNotTightenTheTarget()
+    {
+        var driver = Driver(initial: 8);
+        foreach (var p99 in new[] { 2.0, 2.0, 0.5, 2.0 })
+        {
+            driver.Tick(Foreground(p99));
+        }
+
+        var decision = driver.Tick(Foreground(2.5));
+
+        Assert.Equal(8, decision.Concurrency);
+        Assert.False(decision.ThrottledByForeground);
+    }
+
+    [Fact]
+    public void Decide_ForegroundOverTargetAtOneReader_HoldsThrottled()
+    {
+        var driver = AfterIdleForeground(initial: 1);
+
+        var decision = driver.Tick(Foreground(9));
+
+        Assert.Equal((Hold, 1, true), (decision.Kind, decision.Concurrency, decision.ThrottledByForeground));
+        Assert.Equal("hold: foreground p99 9.0 ms > 2.6 ms at L=1", decision.Reason);
+    }
+
+    [Fact]
+    public void Decide_LatencyPerMiBFarAboveItsMinimum_CutsByTheQueueingFactor()
+    {
+        var driver = Driver(initial: 24);
+        driver.BytesPerSecondAt = _ => 800e6;
+        driver.Run(TimeSpan.FromMilliseconds(500));
+
+        var decision = driver.Tick(s => s with { ReadLatencyPerMiB = TimeSpan.FromMilliseconds(12.4) });
+        var next = driver.Tick(s => s with { ReadLatencyPerMiB = TimeSpan.FromMilliseconds(12.4) });
+
+        Assert.Equal((Cut, 18), (decision.Kind, decision.Concurrency));
+        Assert.Equal("cut: latency/MiB 3.1x its minimum (12.4 ms vs 4.0 ms)", decision.Reason);
+        Assert.Equal((Hold, 18), (next.Kind, next.Concurrency));
+        Assert.StartsWith("hold: cooldown", next.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Decide_LatencyInflatesButHigherConcurrencyDeliversMore_DoesNotCut()
+    {
+        var driver = Driver();
+        var latency = (int l) => TimeSpan.FromMilliseconds(4 * Math.Max(1, l / 2.0));
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(30), s => s with { ReadLatencyPerMiB = latency(driver.Controller.Concurrency) });
+
+        Assert.DoesNotContain(decisions, d => d.Decision.Reason.Contains("latency/MiB", StringComparison.Ordinal));
+        Assert.True(driver.Controller.Concurrency >= 8, $"L={driver.Controller.Concurrency}");
+    }
+
+    [Fact]
+    public void Decide_TooFewReadsForAMedian_IgnoresLatency()
+    {
+        var driver = Driver(initial: 8);
+        driver.Run(TimeSpan.FromMilliseconds(500));
+
+        var decision = driver.Tick(s => s with { ReadLatencyPerMiB = TimeSpan.FromMilliseconds(100), ReadsCompleted = 2 });
+
+        Assert.Equal((Hold, 8), (decision.Kind, decision.Concurrency));
+    }
+
+    [Theory]
+    [InlineData(0.93, 0.5, "hold: indexer is the bottleneck (buffered 93% of budget)")]
+    [InlineData(0.30, 0.0, "hold: indexer is the bottleneck (it waited 0%, buffered 30% of budget)")]
+    public void Decide_IndexerIsTheBottleneck_HoldsAndSaysSo(double bufferedFraction, double waitFraction, string reason)
+    {
+        var driver = Driver();
+        driver.Tick();
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(30), s => s with
+        {
+            BufferedBytes = (long)(s.BudgetBytes * bufferedFraction),
+            ConsumerWaitFraction = waitFraction,
+        });
+
+        Assert.All(decisions, d => Assert.Equal(new ControllerDecision(2, Hold, reason, d.Decision.TargetTaskBytes, false), d.Decision));
+    }
+
+    [Fact]
+    public void Decide_IndexerWaitsWithLittleBuffered_KeepsClimbing()
+    {
+        var driver = Driver();
+
+        driver.Run(TimeSpan.FromSeconds(10), s => s with { BufferedBytes = s.BudgetBytes / 20, ConsumerWaitFraction = 0.3 });
+
+        Assert.True(driver.Controller.Concurrency > 4);
+    }
+
+    [Theory]
+    [InlineData(true, false, "hold: memory high")]
+    [InlineData(false, true, "hold: rate-limited by the max MB/s setting")]
+    public void Decide_MemoryHighOrRateLimited_Holds(bool memoryHigh, bool rateLimited, string reason)
+    {
+        var driver = Driver();
+        driver.Tick();
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(20), s => s with { MemoryHigh = memoryHigh, RateLimited = rateLimited });
+
+        Assert.All(decisions, d => Assert.Equal((Hold, 2, reason), (d.Decision.Kind, d.Decision.Concurrency, d.Decision.Reason)));
+    }
+
+    [Fact]
+    public void Decide_LiveLimitLoweredBelowConcurrency_ClampsAtOnce()
+    {
+        var driver = Driver(initial: 8);
+        driver.Tick();
+
+        var decision = driver.Tick(s => s with { MaxConcurrency = 4 });
+
+        Assert.Equal((Cut, 4, "cut: limit 4"), (decision.Kind, decision.Concurrency, decision.Reason));
+    }
+
+    [Fact]
+    public void Decide_LiveLimitRaisedAgain_GrowsWithoutWaitingForAPlateau()
+    {
+        var driver = Driver();
+        var limited = driver.Run(TimeSpan.FromSeconds(20), s => s with { MaxConcurrency = 4 });
+        var raisedAt = driver.Now;
+
+        var raised = driver.Run(TimeSpan.FromSeconds(10));
+
+        Assert.All(limited, d => Assert.True(d.Decision.Concurrency <= 4));
+        var firstGrow = raised.First(d => d.Decision.Kind == Grow);
+        Assert.Equal(5, firstGrow.Decision.Concurrency);
+        Assert.True(firstGrow.At - raisedAt <= TimeSpan.FromSeconds(2), $"grew only {firstGrow.At - raisedAt} after the raise");
+        Assert.True(driver.Controller.Concurrency >= 7);
+    }
+
+    [Fact]
+    public void Decide_OptionsMaximumBelowLiveLimit_OptionsWin()
+    {
+        var driver = Driver(max: 3);
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(30), s => s with { MaxConcurrency = 10 });
+
+        Assert.Equal(3, decisions.Max(d => d.Decision.Concurrency));
+    }
+
+    [Fact]
+    public void Decide_MeasuredStreams_SizesTasksTo75MillisecondsEach()
+    {
+        var driver = Driver();
+        driver.BytesPerSecondAt = l => 60e6 * l;
+
+        var decision = driver.Tick();
+
+        Assert.Equal(4_500_000, decision.TargetTaskBytes, tolerance: 1);
+        Assert.Equal(decision.TargetTaskBytes, driver.Controller.TargetTaskBytes);
+    }
+
+    [Fact]
+    public void History_SteadyHolds_AreKeptOnce()
+    {
+        var driver = Driver();
+
+        driver.Run(TimeSpan.FromSeconds(10), s => s with { MemoryHigh = true });
+
+        Assert.Equal(
+            [(Start, "start: L=2"), (Hold, "hold: memory high")],
+            driver.Controller.History.Select(e => (e.Kind, e.Reason)));
+    }
+
+    [Fact]
+    public void History_ManyChanges_KeepsTheLast50OldestFirst()
+    {
+        var driver = Driver();
+        var tick = 0;
+
+        driver.Run(TimeSpan.FromSeconds(30), s => ++tick % 2 == 0 ? s with { MemoryHigh = true } : s with { RateLimited = true });
+
+        var history = driver.Controller.History;
+        Assert.Equal(50, history.Length);
+        Assert.Equal(driver.Now, history[^1].At);
+        Assert.Equal(driver.Now - (49 * ControllerDriver.TickLength), history[0].At);
+    }
+
+    [Fact]
+    public void History_Snapshot_DoesNotChangeWithLaterDecisions()
+    {
+        var driver = Driver();
+        driver.Tick();
+        var snapshot = driver.Controller.History;
+
+        driver.Run(TimeSpan.FromSeconds(10));
+
+        Assert.Single(snapshot);
+        Assert.True(driver.Controller.History.Length > 1);
+    }
+
+    [Fact]
+    public void Decide_TimeGoesBackwards_Throws()
+    {
+        var driver = Driver();
+        driver.Tick();
+
+        Assert.Throws<ArgumentException>(() => driver.Tick(s => s with { Now = TimeSpan.Zero }));
+    }
+
+    [Fact]
+    public void Decide_NonPositiveTick_Throws()
+    {
+        var driver = Driver();
+
+        Assert.Throws<ArgumentException>(() => driver.Tick(s => s with { TickDuration = TimeSpan.Zero }));
+    }
+}

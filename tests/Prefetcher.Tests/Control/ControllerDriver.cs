@@ -1,0 +1,50 @@
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// Feeds a <see cref="ConcurrencyController"/> one 250 ms tick at a time from a simple model of
+/// the readers: by default each of L readers delivers 50 MB/s at 4 ms per MiB, the indexer is
+/// starved (waits the whole tick) and nothing else is going on. Tests adjust the signals per tick.
+/// </summary>
+internal sealed class ControllerDriver(ControllerOptions options)
+{
+    public static readonly TimeSpan TickLength = TimeSpan.FromMilliseconds(250);
+
+    public ConcurrencyController Controller { get; } = new(options);
+
+    public TimeSpan Now { get; private set; }
+
+    /// <summary>Delivered bytes per second as a function of L.</summary>
+    public Func<int, double> BytesPerSecondAt { get; set; } = l => 50e6 * l;
+
+    public List<(TimeSpan At, ControllerDecision Decision)> Decisions { get; } = [];
+
+    public ControllerDecision Tick(Func<ControllerSignals, ControllerSignals>? adjust = null)
+    {
+        Now += TickLength;
+        var signals = new ControllerSignals
+        {
+            Now = Now,
+            TickDuration = TickLength,
+            BytesDelivered = (long)(BytesPerSecondAt(Controller.Concurrency) * TickLength.TotalSeconds),
+            ReadLatencyPerMiB = TimeSpan.FromMilliseconds(4),
+            ReadsCompleted = 10,
+            ConsumerWaitFraction = 1,
+            BudgetBytes = 1L << 30,
+        };
+        var decision = Controller.Decide(adjust?.Invoke(signals) ?? signals);
+        Decisions.Add((Now, decision));
+        return decision;
+    }
+
+    /// <summary>Ticks for <paramref name="duration"/>; returns the decisions made meanwhile.</summary>
+    public List<(TimeSpan At, ControllerDecision Decision)> Run(TimeSpan duration, Func<ControllerSignals, ControllerSignals>? adjust = null)
+    {
+        var first = Decisions.Count;
+        var end = Now + duration;
+        while (Now < end)
+        {
+            Tick(adjust);
+        }
+        return Decisions[first..];
+    }
+}

@@ -1,0 +1,67 @@
+namespace Indexing.Prefetcher.Tests;
+
+public sealed class ControllerOptionsTests
+{
+    [Fact]
+    public void Validate_Defaults_PassWithMaximumFromCoreCount()
+    {
+        var options = new ControllerOptions().Validate();
+
+        Assert.Equal(Math.Min(4 * Environment.ProcessorCount, 64), options.MaxConcurrency);
+        Assert.Equal(2, options.InitialConcurrency);
+    }
+
+    [Fact]
+    public void Validate_SeveralInvalidSettings_NamesEveryOne()
+    {
+        var options = new ControllerOptions
+        {
+            MaxConcurrency = 65,
+            QueueingCutFactor = 1.5,
+            SettleTime = TimeSpan.Zero,
+            MinTaskBytes = 0,
+        };
+
+        var error = Assert.Throws<ArgumentException>(() => options.Validate());
+
+        foreach (var name in new[] { "MaxConcurrency", "QueueingCutFactor", "SettleTime", "MinTaskBytes" })
+        {
+            Assert.Contains(name, error.Message);
+        }
+    }
+
+    [Fact]
+    public void Validate_InitialAboveMaximum_Throws()
+    {
+        var options = new ControllerOptions { InitialConcurrency = 9, MaxConcurrency = 8 };
+
+        Assert.Contains("InitialConcurrency", Assert.Throws<ArgumentException>(() => options.Validate()).Message);
+    }
+
+    [Fact]
+    public void Constructor_InvalidOptions_Throws()
+    {
+        Assert.Throws<ArgumentException>(() => new ConcurrencyController(new ControllerOptions { GrowthMinGain = -0.1 }));
+    }
+
+    [Fact]
+    public void ToString_StatesTheEffectiveConfiguration()
+    {
+        var text = new ControllerOptions { MaxConcurrency = 8 }.ToString();
+
+        Assert.Contains("L 2..8", text);
+        Assert.Contains(">= +5% MB/s", text);
+        Assert.Contains("latency/MiB > 2.0x its 30.0 s minimum", text);
+        Assert.Contains("foreground p99 target 1.3x its 10 min minimum", text);
+        Assert.Contains("cooldown 2.0 s", text);
+        Assert.Contains("tasks 75.0 ms of I/O in [256 KiB, 64 MiB]", text);
+    }
+
+    [Fact]
+    public void ToString_ExplicitForegroundTarget_IsStated()
+    {
+        var text = new ControllerOptions { ForegroundTarget = TimeSpan.FromMilliseconds(10) }.ToString();
+
+        Assert.Contains("foreground p99 target 10.0 ms,", text);
+    }
+}

@@ -1,0 +1,285 @@
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// Deterministic discrete-event simulation of the prefetcher in virtual time: documents of a
+/// size shape are grouped into read tasks of the controller's target size, up to L readers submit
+/// them to the virtual disk model (<see cref="NetworkDiskModelClock"/>) under a byte budget
+/// (reserved at submission, released as the indexer consumes), the indexer drains the buffer at a
+/// fixed rate, and every jittered tick the real <see cref="ConcurrencyController"/> decides from
+/// signals computed exactly as the pipeline would. Same setup and seed, same run.
+/// </summary>
+internal sealed class PrefetchSimulation
+{
+    private const double BytesPerMiB = 1024 * 1024;
+
+    private readonly SimulationSetup _setup;
+    private readonly Random _random;
+    private readonly NetworkDiskModelClock _disk;
+    private readonly ConcurrencyController? _controller;
+    private readonly ReadTaskSizer? _fixedSizer;
+    private readonly PriorityQueue<SimEvent, (TimeSpan At, long Sequence)> _events = new();
+
+    private readonly List<(TimeSpan, int)> _concurrencySteps = [];
+    private readonly List<(TimeSpan, double)> _consumedAtTicks = [(TimeSpan.Zero, 0)];
+    private readonly List<(TimeSpan, ControllerDecision)> _decisions = [];
+    private readonly List<double> _tickLatenciesPerMiB = [];
+
+    private long _sequence;
+    private TimeSpan _now;
+    private int _concurrency;
+    private long _taskBytes;
+    private long _nextDocument;
+    private (long Bytes, int Documents)? _pendingTask;
+    private int _readsInFlight;
+    private long _inFlightBytes;
+    private double _bufferedBytes;
+    private TimeSpan? _wakeAt;
+
+    private long _bytesRead;
+    private long _documentsRead;
+    private double _bytesConsumed;
+    private TimeSpan _consumerWaited;
+
+    private TimeSpan _lastTick;
+    private long _tickBytes;
+    private long _tickDocuments;
+    private TimeSpan _tickWaitedAtStart;
+
+    private PrefetchSimulation(SimulationSetup setup)
+    {
+        _setup = setup;
+        _random = new Random(setup.Seed);
+        _disk = new NetworkDiskModelClock(setup.Disk);
+        if (setup.FixedConcurrency is { } fixedConcurrency)
+        {
+            _fixedSizer = new ReadTaskSizer(setup.Controller);
+            _concurrency = fixedConcurrency;
+            _taskBytes = _fixedSizer.TargetBytes(TimeSpan.Zero, fixedConcurrency, setup.BudgetBytes);
+        }
+        else
+        {
+            _controller = new ConcurrencyController(setup.Controller);
+            _concurrency = _controller.Concurrency;
+            _taskBytes = _controller.TargetTaskBytes;
+        }
+        _concurrencySteps.Add((TimeSpan.Zero, _concurrency));
+    }
+
+    private enum EventKind
+    {
+        Tick,
+        ReadCompleted,
+        BudgetFreed,
+    }
+
+    private bool ReadBound => double.IsPositiveInfinity(_setup.IndexingBytesPerSecond);
+
+    private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _pendingTask is null;
+
+    public static SimulationResult Run(SimulationSetup setup) => new PrefetchSimulation(setup).Run();
+
+    private SimulationResult Run()
+    {
+        ScheduleNextTick();
+        Submit();
+        var end = _setup.Duration;
+        while (_events.TryDequeue(out var next, out var at))
+        {
+            if (at.At > end)
+            {
+                break;
+            }
+            Consume(at.At);
+            switch (next.Kind)
+            {
+                case EventKind.ReadCompleted:
+                    Completed(next);
+                    break;
+                case EventKind.Tick:
+                    Tick();
+                    break;
+                case EventKind.BudgetFreed:
+                    _wakeAt = null;
+                    break;
+            }
+            Submit();
+            if (CollectionRead && _readsInFlight == 0)
+            {
+                // Everything is read: the run ends when the indexer has drained the buffer.
+                end = ReadBound ? _now : _now + Seconds(_bufferedBytes / _setup.IndexingBytesPerSecond);
+                break;
+            }
+        }
+        Consume(end);
+        return new SimulationResult(
+            ReadBound,
+            end, _bytesRead, _bytesConsumed, _documentsRead, _consumerWaited,
+            _concurrencySteps, _consumedAtTicks, _decisions);
+    }
+
+    /// <summary>The indexer drains the buffer at its rate up to <paramref name="until"/>, waiting when it is empty.</summary>
+    private void Consume(TimeSpan until)
+    {
+        var span = until - _now;
+        var elapsed = span.TotalSeconds;
+        _now = until;
+        if (ReadBound)
+        {
+            // Infinitely fast indexer: it takes data the moment it arrives and otherwise waits.
+            _consumerWaited += span;
+            return;
+        }
+        var capacity = _setup.IndexingBytesPerSecond * elapsed;
+        if (_bufferedBytes >= capacity)
+        {
+            _bufferedBytes -= capacity;
+            _bytesConsumed += capacity;
+            return;
+        }
+        _consumerWaited += Seconds(elapsed - (_bufferedBytes / _setup.IndexingBytesPerSecond));
+        _bytesConsumed += _bufferedBytes;
+        _bufferedBytes = 0;
+    }
+
+    private void Completed(SimEvent read)
+    {
+        _readsInFlight--;
+        _inFlightBytes -= read.Bytes;
+        _bytesRead += read.Bytes;
+        _documentsRead += read.Documents;
+        _tickBytes += read.Bytes;
+        _tickDocuments += read.Documents;
+        _tickLatenciesPerMiB.Add((_now - read.SubmittedAt).Ticks * BytesPerMiB / read.Bytes);
+        if (ReadBound)
+        {
+            _bytesConsumed += read.Bytes;
+        }
+        else
+        {
+            _bufferedBytes += read.Bytes;
+        }
+    }
+
+    /// <summary>Readers below L take the next task while the budget has room for it.</summary>
+    private void Submit()
+    {
+        while (_readsInFlight < _concurrency)
+        {
+            if (_pendingTask is null)
+            {
+                if (CollectionRead)
+                {
+                    return;
+                }
+                _pendingTask = NextTask();
+            }
+            var task = _pendingTask.Value;
+            var reserved = _inFlightBytes + _bufferedBytes;
+            // A task larger than the whole budget may still run alone, or nothing would ever read it.
+            if (reserved + task.Bytes > _setup.BudgetBytes && reserved > 0)
+            {
+                WakeWhenBudgetFrees(reserved + task.Bytes - _setup.BudgetBytes);
+                return;
+            }
+            var completion = _disk.Submit(_now, task.Bytes);
+            Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents));
+            _readsInFlight++;
+            _inFlightBytes += task.Bytes;
+            _pendingTask = null;
+        }
+    }
+
+    private (long Bytes, int Documents) NextTask()
+    {
+        long bytes = 0;
+        var documents = 0;
+        while (bytes < _taskBytes && !(_setup.DocumentCount is { } count && _nextDocument >= count))
+        {
+            bytes += _setup.Shape.NextSize(_random, _nextDocument++);
+            documents++;
+        }
+        return (bytes, documents);
+    }
+
+    private void WakeWhenBudgetFrees(double bytesNeeded)
+    {
+        // Completions re-check by themselves; only the indexer's steady draining needs a wake-up.
+        if (ReadBound || bytesNeeded > _bufferedBytes)
+        {
+            return;
+        }
+        var at = _now + Seconds(bytesNeeded / _setup.IndexingBytesPerSecond) + TimeSpan.FromTicks(1);
+        if (_wakeAt is null || at < _wakeAt)
+        {
+            _wakeAt = at;
+            Schedule(at, new SimEvent(EventKind.BudgetFreed, _now, 0, 0));
+        }
+    }
+
+    private void Tick()
+    {
+        var duration = _now - _lastTick;
+        var waited = _consumerWaited - _tickWaitedAtStart;
+        var signals = new ControllerSignals
+        {
+            Now = _now,
+            TickDuration = duration,
+            BytesDelivered = _tickBytes,
+            DocumentsDelivered = _tickDocuments,
+            ReadLatencyPerMiB = MedianLatencyPerMiB(),
+            ReadsCompleted = _tickLatenciesPerMiB.Count,
+            ConsumerWaitFraction = Math.Clamp(waited / duration, 0, 1),
+            BufferedBytes = (long)_bufferedBytes,
+            InFlightBytes = _inFlightBytes,
+            BudgetBytes = _setup.BudgetBytes,
+            ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, _disk.OutstandingAt(_now)),
+            MaxConcurrency = _setup.LiveMaxConcurrency?.Invoke(_now),
+        };
+        var before = _concurrency;
+        if (_controller is not null)
+        {
+            var decision = _controller.Decide(signals);
+            _decisions.Add((_now, decision));
+            _concurrency = decision.Concurrency;
+            _taskBytes = decision.TargetTaskBytes;
+        }
+        else
+        {
+            _fixedSizer!.Observe(_now, _tickBytes, duration, _concurrency);
+            _taskBytes = _fixedSizer.TargetBytes(_now, _concurrency, _setup.BudgetBytes);
+        }
+        if (_concurrency != before)
+        {
+            _concurrencySteps.Add((_now, _concurrency));
+        }
+        _consumedAtTicks.Add((_now, _bytesConsumed));
+        _lastTick = _now;
+        _tickBytes = 0;
+        _tickDocuments = 0;
+        _tickLatenciesPerMiB.Clear();
+        _tickWaitedAtStart = _consumerWaited;
+        ScheduleNextTick();
+    }
+
+    private TimeSpan? MedianLatencyPerMiB()
+    {
+        if (_tickLatenciesPerMiB.Count == 0)
+        {
+            return null;
+        }
+        _tickLatenciesPerMiB.Sort();
+        return TimeSpan.FromTicks((long)_tickLatenciesPerMiB[_tickLatenciesPerMiB.Count / 2]);
+    }
+
+    private void ScheduleNextTick()
+    {
+        var jitter = 1 + (_setup.TickJitter * ((2 * _random.NextDouble()) - 1));
+        Schedule(_now + (_setup.Tick * jitter), new SimEvent(EventKind.Tick, _now, 0, 0));
+    }
+
+    private void Schedule(TimeSpan at, SimEvent e) => _events.Enqueue(e, (at, _sequence++));
+
+    private static TimeSpan Seconds(double seconds) => TimeSpan.FromTicks((long)Math.Ceiling(seconds * TimeSpan.TicksPerSecond));
+
+    private readonly record struct SimEvent(EventKind Kind, TimeSpan SubmittedAt, long Bytes, int Documents);
+}

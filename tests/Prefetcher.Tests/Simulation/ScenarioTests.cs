@@ -1,0 +1,117 @@
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>The controller against the simulated pipeline in situations it must handle.</summary>
+public sealed class ScenarioTests(ITestOutputHelper output)
+{
+    private static readonly TimeSpan Cooldown = new ControllerOptions().CooldownAfterCut;
+
+    [Fact]
+    public void Simulation_ForegroundP99CrossesTarget_HalvesAndDoesNotGrowDuringCooldown()
+    {
+        var busyFrom = TimeSpan.FromSeconds(30);
+        var busyUntil = TimeSpan.FromSeconds(40);
+        var result = PrefetchSimulation.Run(new SimulationSetup
+        {
+            Duration = TimeSpan.FromSeconds(60),
+            ForegroundP99 = (now, _) => TimeSpan.FromMilliseconds(now >= busyFrom && now < busyUntil ? 5 : 1),
+        });
+        Print(result);
+
+        var first = result.Decisions.First(d => d.At >= busyFrom);
+        var before = result.Decisions.Last(d => d.At < busyFrom).Decision.Concurrency;
+        Assert.Equal(ControllerDecisionKind.Cut, first.Decision.Kind);
+        Assert.Equal(before / 2, first.Decision.Concurrency);
+        Assert.True(first.Decision.ThrottledByForeground);
+        Assert.Contains("foreground p99 5.0 ms > 1.3 ms", first.Decision.Reason);
+        var foregroundCuts = result.Decisions.Where(d => d.Decision.Reason.StartsWith("cut: foreground", StringComparison.Ordinal)).ToList();
+        Assert.True(foregroundCuts.Count >= 3, "the signal stays high, so L keeps halving after each cooldown");
+        foreach (var cut in foregroundCuts)
+        {
+            Assert.DoesNotContain(result.Decisions, d => d.At > cut.At && d.At < cut.At + Cooldown && d.Decision.Kind == ControllerDecisionKind.Grow);
+        }
+        Assert.Equal(1, result.MaxConcurrency(busyUntil - TimeSpan.FromSeconds(1), busyUntil));
+        Assert.Contains(result.Decisions, d => d.At > busyUntil && d.Decision.Kind == ControllerDecisionKind.Grow);
+    }
+
+    [Fact]
+    public void Simulation_ForegroundSlowsWithDiskLoad_SettlesWhereTheTargetHolds()
+    {
+        // Foreground Gets share the disk: each outstanding request adds 0.1 ms to their p99. Learned
+        // at L=2 (~1.2 ms), the 1.3x target allows roughly 5-6 requests outstanding.
+        var result = PrefetchSimulation.Run(new SimulationSetup
+        {
+            Duration = TimeSpan.FromSeconds(120),
+            ForegroundP99 = (_, outstanding) => TimeSpan.FromMilliseconds(1 + (0.1 * outstanding)),
+        });
+        Print(result);
+
+        Assert.Contains(result.Decisions, d => d.Decision.ThrottledByForeground);
+        Assert.InRange(result.MeanConcurrency(TimeSpan.FromSeconds(60), TimeSpan.FromSeconds(120)), 2, 6);
+        Assert.Equal(6, result.MaxConcurrency(TimeSpan.FromSeconds(30), TimeSpan.FromSeconds(120)));
+    }
+
+    [Fact]
+    public void Simulation_IndexerSlowerThanReads_DoesNotGrow()
+    {
+        var setup = new SimulationSetup
+        {
+            Duration = TimeSpan.FromSeconds(30),
+            BudgetBytes = 128 * SimulationSetup.MiB,
+            IndexingBytesPerSecond = 25e6,
+        };
+        var result = PrefetchSimulation.Run(setup);
+        Print(result);
+
+        Assert.Equal(setup.Controller.InitialConcurrency, result.MaxConcurrency(TimeSpan.Zero, setup.Duration));
+        Assert.Contains(result.Decisions, d => d.Decision.Reason.Contains("indexer is the bottleneck", StringComparison.Ordinal));
+        Assert.True(result.StallFraction < 0.05, $"the indexer should almost never wait, waited {result.StallFraction:P1}");
+    }
+
+    [Fact]
+    public void Simulation_StartedAboveUsefulDepth_CutsForLatencyAndComesDown()
+    {
+        var setup = new SimulationSetup
+        {
+            Duration = TimeSpan.FromSeconds(60),
+            Disk = new NetworkDiskModelOptions { UsefulQueueDepth = 4 },
+            Controller = new ControllerOptions { MaxConcurrency = 32, InitialConcurrency = 32 },
+        };
+        var result = PrefetchSimulation.Run(setup);
+        Print(result);
+
+        var firstCut = result.Decisions.First(d => d.Decision.Kind == ControllerDecisionKind.Cut);
+        Assert.StartsWith("cut: latency/MiB", firstCut.Decision.Reason, StringComparison.Ordinal);
+        Assert.True(firstCut.At < TimeSpan.FromSeconds(2), $"first cut only at {firstCut.At}");
+        Assert.InRange(result.MeanConcurrency(TimeSpan.FromSeconds(40), setup.Duration), 1, 8);
+    }
+
+    [Fact]
+    public void Simulation_LiveLimitLoweredThenRaised_ClampsThenGrowsAgain()
+    {
+        var lowFrom = TimeSpan.FromSeconds(30);
+        var lowUntil = TimeSpan.FromSeconds(45);
+        var result = PrefetchSimulation.Run(new SimulationSetup
+        {
+            Duration = TimeSpan.FromSeconds(60),
+            LiveMaxConcurrency = now => now >= lowFrom && now < lowUntil ? 4 : null,
+        });
+        Print(result);
+
+        var clamp = result.Decisions.First(d => d.At >= lowFrom).Decision;
+        Assert.Equal(4, clamp.Concurrency);
+        Assert.Equal("cut: limit 4", clamp.Reason);
+        Assert.True(result.MaxConcurrency(lowFrom + TimeSpan.FromSeconds(0.5), lowUntil) <= 4);
+        Assert.True(result.MaxConcurrency(lowUntil, TimeSpan.FromSeconds(60)) > 4);
+    }
+
+    private void Print(SimulationResult result)
+    {
+        output.WriteLine(result.Summary("run"));
+        foreach (var (at, decision) in result.Decisions.Where(d => d.Decision.Kind != ControllerDecisionKind.Hold || !d.Decision.Reason.Contains("measuring")))
+        {
+            output.WriteLine($"{at.TotalSeconds:0.00} L={decision.Concurrency} {decision.Kind} {decision.Reason}");
+        }
+    }
+}

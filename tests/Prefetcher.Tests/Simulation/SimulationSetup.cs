@@ -1,0 +1,93 @@
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>One simulated indexing run: disk model, documents, budget, indexer speed, controller.</summary>
+internal sealed record SimulationSetup
+{
+    public const long MiB = 1024 * 1024;
+
+    public NetworkDiskModelOptions Disk { get; init; } = new();
+
+    public DocumentShape Shape { get; init; } = DocumentShape.Uniform4K;
+
+    /// <summary>Documents in the collection; null = endless (the run ends at <see cref="Duration"/>).</summary>
+    public long? DocumentCount { get; init; }
+
+    public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(60);
+
+    public long BudgetBytes { get; init; } = 512 * MiB;
+
+    /// <summary>How fast the indexer consumes bytes; infinity = the run is read-bound.</summary>
+    public double IndexingBytesPerSecond { get; init; } = double.PositiveInfinity;
+
+    /// <summary>Run at this concurrency (tasks still sized like the controller does) instead of adapting.</summary>
+    public int? FixedConcurrency { get; init; }
+
+    /// <summary>The machine running tests has few cores; the modelled disk wants more readers than 4 per core.</summary>
+    public ControllerOptions Controller { get; init; } = new() { MaxConcurrency = 32 };
+
+    /// <summary>Scripted foreground p99 from (virtual now, disk requests outstanding); null = no foreground traffic.</summary>
+    public Func<TimeSpan, int, TimeSpan?>? ForegroundP99 { get; init; }
+
+    /// <summary>Scripted live concurrency limit by virtual time; null = none.</summary>
+    public Func<TimeSpan, int?>? LiveMaxConcurrency { get; init; }
+
+    public TimeSpan Tick { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>Each tick lasts Tick x (1 ± this), drawn from the seeded random source.</summary>
+    public double TickJitter { get; init; } = 0.1;
+
+    public int Seed { get; init; } = 1;
+}
+
+/// <summary>What a simulated run delivered, and how concurrency moved.</summary>
+internal sealed record SimulationResult(
+    bool ReadBound,
+    TimeSpan Elapsed,
+    long BytesRead,
+    double BytesConsumed,
+    long DocumentsRead,
+    TimeSpan ConsumerWaited,
+    IReadOnlyList<(TimeSpan At, int Concurrency)> ConcurrencySteps,
+    IReadOnlyList<(TimeSpan At, double BytesConsumed)> ConsumedAtTicks,
+    IReadOnlyList<(TimeSpan At, ControllerDecision Decision)> Decisions)
+{
+    public double BytesPerSecond => BytesConsumed / Elapsed.TotalSeconds;
+
+    public double StallFraction => ConsumerWaited / Elapsed;
+
+    /// <summary>Bytes consumed per second between two tick times.</summary>
+    public double BytesPerSecondBetween(TimeSpan from, TimeSpan to)
+    {
+        var first = ConsumedAtTicks.Last(x => x.At <= from);
+        var last = ConsumedAtTicks.Last(x => x.At <= to);
+        return (last.BytesConsumed - first.BytesConsumed) / (last.At - first.At).TotalSeconds;
+    }
+
+    /// <summary>Time-weighted mean concurrency over [from, to).</summary>
+    public double MeanConcurrency(TimeSpan from, TimeSpan to)
+    {
+        double weighted = 0;
+        for (var i = 0; i < ConcurrencySteps.Count; i++)
+        {
+            var start = Max(ConcurrencySteps[i].At, from);
+            var end = Min(i + 1 < ConcurrencySteps.Count ? ConcurrencySteps[i + 1].At : to, to);
+            if (end > start)
+            {
+                weighted += (end - start).TotalSeconds * ConcurrencySteps[i].Concurrency;
+            }
+        }
+        return weighted / (to - from).TotalSeconds;
+    }
+
+    public int MaxConcurrency(TimeSpan from, TimeSpan to) => ConcurrencySteps
+        .Where((step, i) => step.At < to && (i + 1 == ConcurrencySteps.Count || ConcurrencySteps[i + 1].At > from))
+        .Max(step => step.Concurrency);
+
+    /// <summary>One line: MB/s, mean L, consumer stall (meaningless read-bound: an infinitely fast indexer always waits).</summary>
+    public string Summary(string label) => FormattableString.Invariant(
+        $"{label}: {BytesPerSecond / 1e6:0} MB/s, mean L {MeanConcurrency(TimeSpan.Zero, Elapsed):0.0}, consumer stall {(ReadBound ? "n/a" : FormattableString.Invariant($"{StallFraction * 100:0.0}%"))} ({BytesConsumed / 1e9:0.0} GB in {Elapsed.TotalSeconds:0.0} s)");
+
+    private static TimeSpan Max(TimeSpan a, TimeSpan b) => a > b ? a : b;
+
+    private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
+}
