@@ -288,6 +288,25 @@ public sealed class FieldExtractorTests
     }
 
     [Fact]
+    public void Extract_NumbersAndBoolsIntoAWarmBuffer_AllocateNothing()
+    {
+        var extractor = new FieldExtractor(Definition(
+            Long("quantity", "lines[].quantity"), Double("price", "lines[].price"), Bool("vip", "customer.vip"), Long("number", "number")));
+        var buffer = extractor.CreateBuffer();
+        var document = Encoding.UTF8.GetBytes(Order);
+        extractor.Extract(document, buffer);
+
+        var before = GC.GetAllocatedBytesForCurrentThread();
+        for (var i = 0; i < 100; i++)
+        {
+            extractor.Extract(document, buffer);
+        }
+
+        Assert.Equal(0, GC.GetAllocatedBytesForCurrentThread() - before);
+        Assert.Equal(["2", "10", "1"], buffer.Values("quantity"));
+    }
+
+    [Fact]
     public void Extract_ReusedBuffer_HoldsOnlyTheLastDocument()
     {
         var extractor = new FieldExtractor(Definition(Keyword("tags", "tags[]"), Long("n", "n")));
