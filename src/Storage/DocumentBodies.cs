@@ -102,7 +102,7 @@ public static class DocumentBodies
                 error = status == OperationStatus.DestinationTooSmall || size > maxDocumentBytes
                     ? TooLarge(id, size, maxDocumentBytes)
                     : new(id, DocumentValidationRule.BodyInvalidUtf8,
-                        $"document {DocumentIds.Quote(id)} body contains an unpaired surrogate U+{(int)json[read]:X4} at char index {read}, " +
+                        $"document {MessageText.Quote(id)} body contains an unpaired surrogate U+{(int)json[read]:X4} at char index {read}, " +
                         "which has no UTF-8 form; bodies must be valid Unicode text. Fix what built the string (often text cut in the middle of a character).");
                 return false;
             }
@@ -144,14 +144,14 @@ public static class DocumentBodies
             var offset = FirstInvalidUtf8(utf8Json);
             var sample = utf8Json.Slice(offset, Math.Min(4, utf8Json.Length - offset));
             return new(id, DocumentValidationRule.BodyInvalidUtf8,
-                $"document {DocumentIds.Quote(id)} body is not valid UTF-8 at byte offset {offset} (bytes from there: {FormatHex(sample)}); " +
+                $"document {MessageText.Quote(id)} body is not valid UTF-8 at byte offset {offset} (bytes from there: {FormatHex(sample)}); " +
                 "bodies must be UTF-8 JSON. Re-encode it as UTF-8 (a Latin-1 or UTF-16 file is the usual cause).");
         }
 
         if (utf8Json.StartsWith("\uFEFF"u8))
         {
             return new(id, DocumentValidationRule.BodyByteOrderMark,
-                $"document {DocumentIds.Quote(id)} body starts with a UTF-8 byte order mark (EF BB BF); bodies are stored and served byte " +
+                $"document {MessageText.Quote(id)} body starts with a UTF-8 byte order mark (EF BB BF); bodies are stored and served byte " +
                 "for byte and JSON forbids the mark. Remove those 3 bytes (save the file as UTF-8 without BOM).");
         }
 
@@ -177,7 +177,7 @@ public static class DocumentBodies
             var line = (exception.LineNumber ?? 0) + 1;
             var column = (exception.BytePositionInLine ?? 0) + 1;
             return new(id, DocumentValidationRule.BodyMalformedJson,
-                $"document {DocumentIds.Quote(id)} body is not well-formed JSON at line {line}, byte {column}: {Reason(exception)}. " +
+                $"document {MessageText.Quote(id)} body is not well-formed JSON at line {line}, byte {column}: {Reason(exception)}. " +
                 $"Bodies are strict JSON (no comments, trailing commas, single quotes or NaN; depth at most {MaxDepth}); fix the body at that position.");
         }
 
@@ -196,13 +196,13 @@ public static class DocumentBodies
             _ => root.ToString(),
         };
         return new(id, DocumentValidationRule.BodyNotObject,
-            $"document {DocumentIds.Quote(id)} body is {what}, not a JSON object; a document body must be an object {{...}}. " +
+            $"document {MessageText.Quote(id)} body is {what}, not a JSON object; a document body must be an object {{...}}. " +
             "Wrap the value in an object, e.g. {\"value\": ...}.");
     }
 
     private static DocumentValidationError TooLarge(string id, long size, long maxDocumentBytes) =>
         new(id, DocumentValidationRule.BodyTooLarge,
-            $"document {DocumentIds.Quote(id)} is {ByteSize.FormatExact(size)} as UTF-8; the limit is {ByteSize.FormatExact(maxDocumentBytes)} " +
+            $"document {MessageText.Quote(id)} is {ByteSize.FormatExact(size)} as UTF-8; the limit is {ByteSize.FormatExact(maxDocumentBytes)} " +
             $"({StoreOptions.MaxDocumentBytesSetting}). Split the document, move large binary data out of it, or raise {StoreOptions.MaxDocumentBytesSetting}.");
 
     // The reader's message ends with its own " LineNumber: 0 | BytePositionInLine: 9." suffix,

@@ -18,8 +18,6 @@ public static class DocumentIds
     /// <summary>Largest id length in UTF-8 bytes; also the buffer size that fits any key.</summary>
     public const int MaxIdBytes = 512;
 
-    private const int DisplayChars = 64;
-
     /// <summary>Throws <see cref="DocumentValidationException"/> if <paramref name="id"/> breaks a rule.</summary>
     public static void Validate([NotNull] string? id) => ValidatedByteCount(id);
 
@@ -55,7 +53,7 @@ public static class DocumentIds
         if (destination.Length < count)
         {
             throw new ArgumentException(
-                $"destination has {destination.Length} bytes, but the key for id {Quote(id)} is {count} bytes; " +
+                $"destination has {destination.Length} bytes, but the key for id {MessageText.Quote(id)} is {count} bytes; " +
                 $"pass a buffer of at least {nameof(MaxIdBytes)} ({MaxIdBytes}) bytes.",
                 nameof(destination));
         }
@@ -108,59 +106,6 @@ public static class DocumentIds
         return KeyRank(x[common]).CompareTo(KeyRank(y[common]));
     }
 
-    /// <summary>
-    /// The id quoted for a message: control, format and unpaired surrogate characters escaped as
-    /// \uXXXX so a log line cannot be broken or reordered by them; ids over 64 chars cut to a
-    /// prefix with their UTF-8 length given (every too-long id is cut, so that rule's message
-    /// gets its length from here).
-    /// </summary>
-    internal static string Quote(string? id)
-    {
-        if (id is null)
-        {
-            return "(null)";
-        }
-
-        var shown = id.Length <= DisplayChars ? id.Length : DisplayChars;
-        if (shown < id.Length && char.IsHighSurrogate(id[shown - 1]))
-        {
-            shown--;
-        }
-
-        var text = new StringBuilder(shown + 16).Append('\'');
-        for (var i = 0; i < shown; i++)
-        {
-            var c = id[i];
-            var paired = char.IsHighSurrogate(c) && i + 1 < id.Length && char.IsLowSurrogate(id[i + 1]);
-            if (paired)
-            {
-                text.Append(c).Append(id[++i]);
-            }
-            else if (c is '\\' or '\'')
-            {
-                text.Append('\\').Append(c);
-            }
-            else if (char.IsControl(c) || char.IsSurrogate(c) || IsInvisibleLayout(c))
-            {
-                text.Append(CultureInfo.InvariantCulture, $"\\u{(int)c:X4}");
-            }
-            else
-            {
-                text.Append(c);
-            }
-        }
-
-        text.Append('\'');
-        if (shown < id.Length)
-        {
-            // Encoding.UTF8 counts an unpaired surrogate as its 3-byte replacement, which is close enough here.
-            text.Insert(text.Length - 1, "...")
-                .Append(CultureInfo.InvariantCulture, $" (truncated; {Encoding.UTF8.GetByteCount(id):N0} UTF-8 bytes)");
-        }
-
-        return text.ToString();
-    }
-
     /// <summary>Whether <paramref name="id"/> is valid; if not, the first broken rule reading left to right.</summary>
     /// <remarks>
     /// Stops as soon as the running UTF-8 count passes <see cref="MaxIdBytes"/>, so a huge
@@ -186,7 +131,7 @@ public static class DocumentIds
         if (id[0] == '/')
         {
             return new(id, DocumentValidationRule.IdEmptyCollection,
-                $"document id {Quote(id)} starts with '/', so its collection (the part before the first '/') would be empty; " +
+                $"document id {MessageText.Quote(id)} starts with '/', so its collection (the part before the first '/') would be empty; " +
                 "ids look like 'orders/17', or 'settings' for a document in no collection. Remove the leading '/'.");
         }
 
@@ -196,7 +141,7 @@ public static class DocumentIds
             if (char.IsControl(c))
             {
                 return new(id, DocumentValidationRule.IdControlCharacter,
-                    $"document id {Quote(id)} contains control character U+{(int)c:X4} at char index {i}; ids must not contain " +
+                    $"document id {MessageText.Quote(id)} contains control character U+{(int)c:X4} at char index {i}; ids must not contain " +
                     "control characters (U+0000-U+001F, U+007F-U+009F). Remove it, or percent-encode it if it is part of a natural key.");
             }
 
@@ -205,7 +150,7 @@ public static class DocumentIds
                 if (!char.IsHighSurrogate(c) || i + 1 == id.Length || !char.IsLowSurrogate(id[i + 1]))
                 {
                     return new(id, DocumentValidationRule.IdInvalidUnicode,
-                        $"document id {Quote(id)} contains an unpaired surrogate U+{(int)c:X4} at char index {i}, which has no UTF-8 form; " +
+                        $"document id {MessageText.Quote(id)} contains an unpaired surrogate U+{(int)c:X4} at char index {i}, which has no UTF-8 form; " +
                         "ids must be valid Unicode text. Fix what built the id (often a string cut in the middle of a character).");
                 }
 
@@ -220,7 +165,7 @@ public static class DocumentIds
             if (byteCount > MaxIdBytes)
             {
                 return new(id, DocumentValidationRule.IdTooLong,
-                    $"document id {Quote(id)} is longer than the limit of {MaxIdBytes} UTF-8 bytes " +
+                    $"document id {MessageText.Quote(id)} is longer than the limit of {MaxIdBytes} UTF-8 bytes " +
                     "(characters outside ASCII take 2 to 4 bytes each). Use a shorter id and keep long natural keys in the body.");
             }
         }
@@ -250,7 +195,4 @@ public static class DocumentIds
     // valid string the first differing code unit then decides the UTF-8 byte order.
     private static int KeyRank(char c) => char.IsSurrogate(c) ? c + 0x10000 : c;
 
-    private static bool IsInvisibleLayout(char c) =>
-        CharUnicodeInfo.GetUnicodeCategory(c) is UnicodeCategory.Format
-            or UnicodeCategory.LineSeparator or UnicodeCategory.ParagraphSeparator;
 }

@@ -4,6 +4,8 @@ using System.Text.Encodings.Web;
 using System.Text.Json;
 using System.Text.Unicode;
 
+using Indexing.Storage;
+
 namespace Indexing.Indexer;
 
 // The JSON form:

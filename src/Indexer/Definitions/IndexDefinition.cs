@@ -1,6 +1,8 @@
 using System.Collections.Immutable;
 using System.Text;
 
+using Indexing.Storage;
+
 namespace Indexing.Indexer;
 
 /// <summary>An index: its name, the collection it covers and its fields. Immutable and validated.</summary>

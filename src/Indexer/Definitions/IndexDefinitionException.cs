@@ -1,6 +1,8 @@
 using System.Collections.Immutable;
 using System.Text;
 
+using Indexing.Storage;
+
 namespace Indexing.Indexer;
 
 /// <summary>One thing wrong with an index definition.</summary>

@@ -2,6 +2,8 @@ using System.Globalization;
 using System.Text;
 using System.Text.Json;
 
+using Indexing.Storage;
+
 namespace Indexing.Indexer;
 
 // What each field type takes from a JSON scalar, and why it refuses the rest.

@@ -142,7 +142,7 @@ public sealed class IndexDefinitionParseTests
         Assert.Equal("name", problem.Location);
         Assert.Contains(reason, problem.Message, StringComparison.Ordinal);
         Assert.Contains("1 to 64 characters from a-z, 0-9, '_' and '-'", problem.Message, StringComparison.Ordinal);
-        Assert.Contains(name.Length <= 64 ? $"'{name}'" : "(65 chars)", problem.Message, StringComparison.Ordinal);
+        Assert.Contains(name.Length <= 64 ? $"'{name}'" : "(truncated; 65 UTF-8 bytes)", problem.Message, StringComparison.Ordinal);
     }
 
     [Theory]
