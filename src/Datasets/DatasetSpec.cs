@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Text;
 
+using Indexing.Storage;
+
 namespace Indexing.Datasets;
 
 /// <summary>What to generate: shape, how much, seed, collection, size cap. Validated when built.</summary>
@@ -100,9 +102,9 @@ public sealed class DatasetSpec
         {
             throw new ArgumentOutOfRangeException(
                 nameof(maxDocumentBytes), maxDocumentBytes,
-                $"maxDocumentBytes is {maxDocumentBytes} ({ByteText.Format(maxDocumentBytes)}); it must be from " +
-                $"{ByteText.Format(MaxDocumentBytesFloor)} to {ByteText.Format(MaxDocumentBytesCeiling)}. " +
-                $"Keep it at or below the store's limit (64 MiB by default); the default is {ByteText.Format(DefaultMaxDocumentBytes)}.");
+                $"maxDocumentBytes is {maxDocumentBytes} ({ByteSize.Format(maxDocumentBytes)}); it must be from " +
+                $"{ByteSize.Format(MaxDocumentBytesFloor)} to {ByteSize.Format(MaxDocumentBytesCeiling)}. " +
+                $"Keep it at or below the store's limit (64 MiB by default); the default is {ByteSize.Format(DefaultMaxDocumentBytes)}.");
         }
 
         CheckCollection(collection);
@@ -154,11 +156,11 @@ public sealed class DatasetSpec
         if (TargetTotalBytes is { } bytes)
         {
             text.Append(DocumentCount is null
-                ? string.Create(CultureInfo.InvariantCulture, $"{ByteText.Format(bytes)} (about {PlannedDocumentCount} docs)")
-                : $" or {ByteText.Format(bytes)}, whichever first");
+                ? string.Create(CultureInfo.InvariantCulture, $"{ByteSize.Format(bytes)} (about {PlannedDocumentCount} docs)")
+                : $" or {ByteSize.Format(bytes)}, whichever first");
         }
 
-        return text.Append(CultureInfo.InvariantCulture, $", seed {Seed}, collection {Collection}, max document {ByteText.Format(MaxDocumentBytes)}")
+        return text.Append(CultureInfo.InvariantCulture, $", seed {Seed}, collection {Collection}, max document {ByteSize.Format(MaxDocumentBytes)}")
             .ToString();
     }
 

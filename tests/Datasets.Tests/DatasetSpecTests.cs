@@ -105,17 +105,4 @@ public sealed class DatasetSpecTests
 
         Assert.Equal(digits, spec.IdDigits);
     }
-
-    [Theory]
-    [InlineData(0L, "0 B")]
-    [InlineData(512L, "512 B")]
-    [InlineData(4096L, "4 KiB")]
-    [InlineData(4097L, "4.0 KiB")]
-    [InlineData(1_048_575L, "1.0 MiB")]
-    [InlineData(32L << 20, "32 MiB")]
-    [InlineData((3L << 30) / 2, "1.5 GiB")]
-    public void ByteText_Format_BinaryUnits(long bytes, string expected)
-    {
-        Assert.Equal(expected, ByteText.Format(bytes));
-    }
 }

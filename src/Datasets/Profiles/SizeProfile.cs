@@ -1,6 +1,8 @@
 using System.Globalization;
 using System.Text;
 
+using Indexing.Storage;
+
 namespace Indexing.Datasets;
 
 /// <summary>How big the documents of a collection are, and how size changes along key order.</summary>
@@ -46,7 +48,7 @@ public sealed record SizeProfile(
     public override string ToString()
     {
         var text = new StringBuilder();
-        text.Append(CultureInfo.InvariantCulture, $"{Count:N0} documents, {ByteText.Format(TotalBytes)} in total, mean {ByteText.Format(MeanBytes)}")
+        text.Append(CultureInfo.InvariantCulture, $"{Count:N0} documents, {ByteSize.Format(TotalBytes)} in total, mean {ByteSize.Format((long)Math.Round(MeanBytes))}")
             .AppendLine();
         if (Count == 0)
         {
@@ -69,7 +71,7 @@ public sealed record SizeProfile(
             var mean = DecileMeanBytes[i];
             var bar = widest <= 0 ? 0 : (int)Math.Round(BarWidth * mean / widest);
             var tenth = string.Create(CultureInfo.InvariantCulture, $"{i * 10}-{(i + 1) * 10}%");
-            text.Append(CultureInfo.InvariantCulture, $"  {tenth,7}  {ByteText.Format(mean),10}  ")
+            text.Append(CultureInfo.InvariantCulture, $"  {tenth,7}  {ByteSize.Format((long)Math.Round(mean)),10}  ")
                 .Append('#', Math.Max(bar, mean > 0 ? 1 : 0))
                 .AppendLine();
         }
@@ -78,5 +80,5 @@ public sealed record SizeProfile(
     }
 
     private static void Row(StringBuilder text, string label, long bytes) =>
-        text.Append(CultureInfo.InvariantCulture, $"  {label}  {ByteText.Format(bytes),10}").AppendLine();
+        text.Append(CultureInfo.InvariantCulture, $"  {label}  {ByteSize.Format(bytes),10}").AppendLine();
 }
