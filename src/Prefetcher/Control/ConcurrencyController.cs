@@ -116,6 +116,13 @@ internal sealed class ConcurrencyController
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
         var before = _concurrency;
         var step = Choose(signals, limit);
+        if (step.Concurrency > limit)
+        {
+            // Every rule keeps to the limit; this guard keeps a rule that forgets (a step back
+            // to where a probe started, from before the limit fell) from running readers the
+            // operator has taken away.
+            step = step with { Concurrency = limit, Reason = $"{step.Reason} (clamped to limit {limit})" };
+        }
         _lastLimit = limit;
         _lastNow = signals.Now;
         _concurrency = step.Concurrency;
@@ -321,7 +328,7 @@ internal sealed class ConcurrencyController
         return _phase switch
         {
             ClimbPhase.ProbeUp => AfterProbeUp(now, throughput, limit),
-            ClimbPhase.ProbeDown => AfterProbeDown(now, throughput),
+            ClimbPhase.ProbeDown => AfterProbeDown(now, throughput, limit),
             _ => StartProbe(now, throughput, limit),
         };
     }
@@ -368,7 +375,7 @@ internal sealed class ConcurrencyController
         return new Step(l + 1, Grow, $"grow: {gained} over {from}, probing {l + 1}", Cause.Probe);
     }
 
-    private Step AfterProbeDown(TimeSpan now, double throughput)
+    private Step AfterProbeDown(TimeSpan now, double throughput, int limit)
     {
         var l = _concurrency;
         var from = _baseConcurrency;
@@ -378,7 +385,10 @@ internal sealed class ConcurrencyController
         if (throughput * (1 + _options.GrowthMinGain) <= _baseThroughput)
         {
             EnterPlateau(now, probeUpNext: true);
-            return new Step(from, Hold, $"hold: L={l} delivered {change}, back to {from}", Cause.Plateau);
+            // The limit may have fallen to this L while it was measured: then the step back is not ours to take.
+            return from > limit
+                ? Stay($"hold: L={l} delivered {change}, stays at limit {limit}", Cause.Plateau)
+                : new Step(from, Hold, $"hold: L={l} delivered {change}, back to {from}", Cause.Plateau);
         }
         SetBase(l, throughput);
         if (l == 1)

@@ -265,6 +265,50 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_LiveLimitLoweredDuringFailingDownwardProbe_StaysAtTheLimit()
+    {
+        // Pinned at 4 by the live limit, the first probe goes down to 3 (which delivers 25% less).
+        var driver = Driver(initial: 4);
+        while (!driver.Tick(s => s with { MaxConcurrency = 4 }).Reason.StartsWith("cut: probing L=3", StringComparison.Ordinal))
+        {
+        }
+
+        // The operator lowers the limit to 3 while L=3 is measured: the probe fails, but 4 is no longer allowed.
+        var decisions = driver.Run(TimeSpan.FromSeconds(10), s => s with { MaxConcurrency = 3 });
+
+        Assert.All(decisions, d => Assert.True(d.Decision.Concurrency <= 3, $"{d.At}: L={d.Decision.Concurrency} '{d.Decision.Reason}'"));
+        Assert.Contains(decisions, d => d.Decision.Reason == "hold: L=3 delivered -25% vs L=4, stays at limit 3");
+    }
+
+    [Fact]
+    public void Decide_LimitChangingUnderEveryKindOfSignal_NeverExceedsIt()
+    {
+        var random = new Random(12345);
+        var driver = Driver(initial: 6, max: 12);
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 5 + random.Next(3));
+        var limit = 12;
+
+        for (var tick = 0; tick < 4000; tick++)
+        {
+            if (random.Next(8) == 0)
+            {
+                // Mostly one step, as an operator nudges it; now and then anywhere.
+                limit = random.Next(10) == 0 ? random.Next(1, 16) : Math.Clamp(limit + random.Next(-1, 2), 1, 15);
+            }
+            var decision = driver.Tick(s => s with
+            {
+                MaxConcurrency = limit,
+                MemoryHigh = random.Next(30) == 0,
+                ForegroundP99 = TimeSpan.FromMilliseconds(random.Next(50) == 0 ? 10 : 2),
+                ReadLatencyPerMiB = TimeSpan.FromMilliseconds(random.Next(40) == 0 ? 20 : 4),
+            });
+
+            Assert.True(decision.Concurrency >= 1 && decision.Concurrency <= Math.Min(limit, 12),
+                $"tick {tick}: L={decision.Concurrency} with limit {limit}: '{decision.Reason}'");
+        }
+    }
+
+    [Fact]
     public void Decide_OptionsMaximumBelowLiveLimit_OptionsWin()
     {
         var driver = Driver(max: 3);
