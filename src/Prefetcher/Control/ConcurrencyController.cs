@@ -147,13 +147,30 @@ internal sealed class ConcurrencyController
         {
             throw new ArgumentException($"ConsumerWaitFraction must be in [0, 1] (was {s.ConsumerWaitFraction}).", "signals");
         }
-        if (s.BytesDelivered < 0 || s.BufferedBytes < 0 || s.InFlightBytes < 0 || s.BudgetBytes < 0)
+        NotNegative(s.BytesDelivered, nameof(s.BytesDelivered));
+        NotNegative(s.DocumentsDelivered, nameof(s.DocumentsDelivered));
+        NotNegative(s.ReadsCompleted, nameof(s.ReadsCompleted));
+        NotNegative(s.BufferedBytes, nameof(s.BufferedBytes));
+        NotNegative(s.InFlightBytes, nameof(s.InFlightBytes));
+        NotNegative(s.BudgetBytes, nameof(s.BudgetBytes));
+        if (s.ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
         {
-            throw new ArgumentException("Byte counts must not be negative.", "signals");
+            // A summary of an empty window reports a p99 of zero; taken as a measurement it would
+            // become the idle baseline, make the target zero and hold L at 1 for the whole window.
+            throw new ArgumentOutOfRangeException(
+                "signals", p99, $"ForegroundP99 must be positive (was {p99}); pass null when the window has no samples.");
         }
         if (s.MaxConcurrency is < 1)
         {
             throw new ArgumentException($"MaxConcurrency must be at least 1 (was {s.MaxConcurrency}).", "signals");
+        }
+    }
+
+    private static void NotNegative(long value, string name)
+    {
+        if (value < 0)
+        {
+            throw new ArgumentOutOfRangeException("signals", value, $"{name} must not be negative (was {value}).");
         }
     }
 
@@ -164,11 +181,13 @@ internal sealed class ConcurrencyController
         {
             _latencyPerMiBMin.Add(s.Now, latency.Ticks);
         }
-        if (s.ForegroundP99 is { } p99)
+        // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
+        // target ever stricter; the median of the last three samples drops single low outliers.
+        // Nothing enters it before three samples are in: a first low reading (a window with a few
+        // cache hits) would otherwise set the target for the whole baseline window.
+        if (s.ForegroundP99 is { } p99 && _foregroundRecent.Add(p99.Ticks) is { } median)
         {
-            // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
-            // target ever stricter; the median of the last three ticks drops single low outliers.
-            _foregroundIdleP99.Add(s.Now, _foregroundRecent.Add(p99.Ticks));
+            _foregroundIdleP99.Add(s.Now, median);
         }
     }
 
@@ -513,21 +532,21 @@ internal sealed class ConcurrencyController
 
     private readonly record struct Step(int Concurrency, ControllerDecisionKind Kind, string Reason, Cause Cause);
 
-    /// <summary>Median of the last three values (of fewer at the start: their maximum, the lenient choice).</summary>
+    /// <summary>Median of the last three values; null until three are in (one or two say nothing about outliers).</summary>
     private sealed class RecentMedian
     {
         private readonly double[] _last = new double[3];
         private int _next;
         private int _filled;
 
-        public double Add(double value)
+        public double? Add(double value)
         {
             _last[_next] = value;
             _next = (_next + 1) % 3;
             _filled = Math.Min(_filled + 1, 3);
             if (_filled < 3)
             {
-                return _filled == 1 ? value : Math.Max(_last[0], _last[1]);
+                return null;
             }
             var (a, b, c) = (_last[0], _last[1], _last[2]);
             return Math.Max(Math.Min(a, b), Math.Min(Math.Max(a, b), c));

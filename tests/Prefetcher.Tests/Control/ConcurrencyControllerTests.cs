@@ -148,6 +148,31 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_LowFirstForegroundSample_DoesNotBecomeTheBaseline()
+    {
+        var driver = Driver(initial: 8);
+        driver.Tick(Foreground(0.5));
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(5), Foreground(2));
+
+        Assert.All(decisions, d => Assert.False(d.Decision.ThrottledByForeground || d.Decision.Kind == Cut, d.Decision.Reason));
+        Assert.True(driver.Controller.Concurrency >= 8);
+    }
+
+    [Fact]
+    public void Decide_FewerThanThreeForegroundSamples_NoTargetYet()
+    {
+        var driver = Driver(initial: 8);
+        driver.Tick(Foreground(1));
+
+        var second = driver.Tick(Foreground(50));
+        var third = driver.Tick(Foreground(50));
+
+        Assert.Equal((8, false), (second.Concurrency, second.ThrottledByForeground));
+        Assert.Equal((8, false), (third.Concurrency, third.ThrottledByForeground));
+    }
+
+    [Fact]
     public void Decide_ForegroundOverTargetAtOneReader_HoldsThrottled()
     {
         var driver = AfterIdleForeground(initial: 1);
@@ -376,6 +401,34 @@ public sealed class ConcurrencyControllerTests
         driver.Tick();
 
         Assert.Throws<ArgumentException>(() => driver.Tick(s => s with { Now = TimeSpan.Zero }));
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(-10L)]
+    public void Decide_ZeroOrNegativeForegroundP99_ThrowsAskingForNull(long ticks)
+    {
+        var driver = Driver(initial: 8);
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => driver.Tick(s => s with { ForegroundP99 = TimeSpan.FromTicks(ticks) }));
+
+        Assert.Contains($"ForegroundP99 must be positive (was {TimeSpan.FromTicks(ticks)})", error.Message, StringComparison.Ordinal);
+        Assert.Contains("pass null when the window has no samples", error.Message, StringComparison.Ordinal);
+        Assert.Empty(driver.Controller.History);
+    }
+
+    [Theory]
+    [InlineData(-1, 0, 0, "ReadsCompleted")]
+    [InlineData(0, -1, 0, "DocumentsDelivered")]
+    [InlineData(0, 0, -1, "BytesDelivered")]
+    public void Decide_NegativeCount_ThrowsNamingIt(int reads, long documents, long bytes, string name)
+    {
+        var driver = Driver();
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() =>
+            driver.Tick(s => s with { ReadsCompleted = reads, DocumentsDelivered = documents, BytesDelivered = bytes }));
+
+        Assert.Contains($"{name} must not be negative (was -1)", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]
