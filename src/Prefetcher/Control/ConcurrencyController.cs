@@ -49,6 +49,9 @@ internal sealed class ConcurrencyController
     private bool _started;
     private TimeSpan _lastNow;
     private int _concurrency;
+
+    /// <summary>When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.</summary>
+    private TimeSpan _changedAt;
     private int _lastLimit;
     private long _targetTaskBytes;
     private TimeSpan _cooldownUntil;
@@ -125,6 +128,10 @@ internal sealed class ConcurrencyController
         }
         _lastLimit = limit;
         _lastNow = signals.Now;
+        if (step.Concurrency != before || step.Kind == Start)
+        {
+            _changedAt = signals.Now;
+        }
         _concurrency = step.Concurrency;
         _targetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
         var throttled = IsForegroundOver(signals, out _, out _)
@@ -276,10 +283,16 @@ internal sealed class ConcurrencyController
             return null;
         }
         // Latency may rise for a good reason: more parallel reads that really deliver more. Only
-        // evidence of that (this L measurably beating a lower one) vetoes the cut; with a lower L
-        // on record but none yet for this L, wait for the measurement.
+        // evidence of that (this L measurably beating a lower one) vetoes the cut. With a lower L
+        // on record but none yet for this L, the cut waits for the measurement, but no longer than
+        // one takes after L changed: every hold (memory, indexer, rate limit) restarts measuring,
+        // so under holds it never comes, and waiting for it let reads queue until the lower L's
+        // record expired. Keeping the measurement across holds instead would mix app-limited
+        // ticks into it.
         if (BestThroughputBelow(l, s.Now) is { } lower
-            && (CurrentThroughput(l, s.Now) is not { } current || current >= lower * (1 + _options.GrowthMinGain)))
+            && (CurrentThroughput(l, s.Now) is { } current
+                ? current >= lower * (1 + _options.GrowthMinGain)
+                : s.Now - _changedAt < _options.SettleTime + _options.MaxMeasureTime))
         {
             return null;
         }

@@ -212,6 +212,24 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_QueueingWhileHeldAtANewL_CutsOnceTheMeasurementIsOverdue()
+    {
+        var options = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 };
+        var driver = new ControllerDriver(options);
+        driver.Run(TimeSpan.FromSeconds(10));
+        var grown = driver.Decisions.Last(d => d.Decision.Kind == Grow);
+
+        // Reads queue (3x the minimum latency/MiB) while memory is high, so every tick holds and
+        // the new L is never measured: waiting for that measurement must not veto the cut for long.
+        var decisions = driver.Run(TimeSpan.FromSeconds(40), s => s with { MemoryHigh = true, ReadLatencyPerMiB = TimeSpan.FromMilliseconds(12) });
+
+        var firstCut = decisions.First(d => d.Decision.Kind == Cut);
+        Assert.True(firstCut.At - grown.At <= options.SettleTime + options.MaxMeasureTime,
+            $"grew to {grown.Decision.Concurrency} at {grown.At}, first cut at {firstCut.At}: {firstCut.Decision.Reason}");
+        Assert.StartsWith("cut: latency/MiB 3.0x its minimum", firstCut.Decision.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
     public void Decide_TooFewReadsForAMedian_IgnoresLatency()
     {
         var driver = Driver(initial: 8);
