@@ -515,10 +515,15 @@ internal sealed class ConcurrencyController
 
     private Step Stay(string reason, Cause cause) => new(_concurrency, ControllerDecisionKind.Hold, reason, cause);
 
-    /// <summary>A hold for an outside reason: what is measured now says nothing about L, so measuring starts over.</summary>
+    /// <summary>
+    /// A hold for an outside reason: what is measured now says nothing about L, so measuring starts
+    /// over. L stays, so a plateau in progress does too: dropping it made an intermittent indexer
+    /// bottleneck (one hold tick every few seconds) start a probe after every hold.
+    /// </summary>
     private Step HoldAndRestart(TimeSpan now, string reason, Cause cause)
     {
-        RestartClimb(now, _probeUpNext);
+        var plateauLeft = _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero;
+        BeginMeasuring(ClimbPhase.Baseline, now, plateauLeft);
         return Stay(reason, cause);
     }
 

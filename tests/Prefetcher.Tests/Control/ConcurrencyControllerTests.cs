@@ -76,6 +76,26 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_OneHoldTickDuringAPlateau_KeepsThePlateau()
+    {
+        var driver = Driver();
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 3);
+        while (driver.Tick().Reason != "hold: L=4 gained +0% < 5%, back to 3")
+        {
+        }
+        var plateauEnd = driver.Now + new ControllerOptions().PlateauTime;
+        driver.Tick();
+
+        // An intermittent bottleneck elsewhere: one tick of holding, then nothing again.
+        driver.Tick(s => s with { MemoryHigh = true });
+        var decisions = driver.Run(TimeSpan.FromSeconds(15));
+
+        var probe = decisions.First(d => d.Decision.Reason.Contains(": probing L=", StringComparison.Ordinal));
+        Assert.True(probe.At >= plateauEnd, $"probed at {probe.At}, the plateau ran until {plateauEnd}: {probe.Decision.Reason}");
+        Assert.Contains(decisions, d => d.Decision.Reason.StartsWith("hold: plateau at L=3", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Decide_ForegroundP99AboveLearnedTarget_HalvesConcurrency()
     {
         var driver = AfterIdleForeground(initial: 8);
