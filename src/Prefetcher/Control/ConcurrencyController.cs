@@ -50,6 +50,9 @@ internal sealed class ConcurrencyController
     private TimeSpan _lastNow;
     private int _concurrency;
 
+    /// <summary>L in force during the tick before the current one.</summary>
+    private int _previousConcurrency;
+
     /// <summary>When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.</summary>
     private TimeSpan _changedAt;
     private int _lastLimit;
@@ -72,6 +75,7 @@ internal sealed class ConcurrencyController
         _latencyPerMiBMin = new WindowedMin(options.LatencyBaselineWindow);
         _foregroundIdleP99 = new WindowedMin(options.ForegroundBaselineWindow);
         _concurrency = options.InitialConcurrency;
+        _previousConcurrency = options.InitialConcurrency;
         _lastLimit = options.MaxConcurrency;
         _targetTaskBytes = options.InitialTaskBytes;
     }
@@ -132,6 +136,7 @@ internal sealed class ConcurrencyController
         {
             _changedAt = signals.Now;
         }
+        _previousConcurrency = before;
         _concurrency = step.Concurrency;
         _targetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
         var throttled = IsForegroundOver(signals, out _, out _)
@@ -183,7 +188,11 @@ internal sealed class ConcurrencyController
 
     private void Observe(in ControllerSignals s)
     {
-        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, _concurrency);
+        // Reads completing in this tick were issued under its L or the one before: after a cut, the
+        // old readers' reads still finish now. Per stream is the larger divisor, so a cut never
+        // shows as faster streams (the windowed max would keep that for its whole window and size
+        // tasks too large); after a growth it errs low for one tick, which the max ignores.
+        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(_concurrency, _previousConcurrency));
         if (s.ReadLatencyPerMiB is { } latency && latency > TimeSpan.Zero && s.ReadsCompleted >= MinReadsForLatency)
         {
             _latencyPerMiBMin.Add(s.Now, latency.Ticks);

@@ -394,6 +394,22 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_TickAfterACut_SizesTasksFromTheReadersThatWereRunning()
+    {
+        var driver = AfterIdleForeground(initial: 8);
+        var before = driver.Tick().TargetTaskBytes;
+        var cut = driver.Tick(Foreground(5));
+
+        // Reads issued by the eight readers still complete in the tick after the cut to four:
+        // eight streams' bytes, which are not four streams at twice the speed.
+        var after = driver.Tick(s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(5), BytesDelivered = (long)(8 * 50e6 * s.TickDuration.TotalSeconds) });
+
+        Assert.Equal(4, cut.Concurrency);
+        Assert.Equal(3_750_000, before, tolerance: 1);
+        Assert.Equal(before, after.TargetTaskBytes);
+    }
+
+    [Fact]
     public void History_SteadyHolds_AreKeptOnce()
     {
         var driver = Driver();
