@@ -345,7 +345,10 @@ internal sealed class ConcurrencyController
             return Stay($"hold: settling at L={l}{PhaseNote()}", Cause.Measure);
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration);
-        if (!Reached(_measurement.Time, _options.MeasureTime, s.TickDuration))
+        // Whatever MeasureTime says, at least the ticks an error estimate needs: with long ticks a
+        // measurement of fewer has an infinite error, and every probe would run to MaxMeasureTime.
+        if (!Reached(_measurement.Time, _options.MeasureTime, s.TickDuration)
+            || _measurement.TickCount < ThroughputMeasurement.MinTicksForError)
         {
             return Stay($"hold: measuring L={l}{PhaseNote()}", Cause.Measure);
         }

@@ -96,6 +96,22 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_HalfSecondTicks_ProbesDecideAfterThreeTicksOfMeasurement()
+    {
+        // MeasureTime (1 s) is two such ticks, too few for an error estimate: without a minimum
+        // of three ticks every probe would measure on until MaxMeasureTime (4 s).
+        var tick = TimeSpan.FromMilliseconds(500);
+        var driver = new ControllerDriver(new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 }) { TickDuration = tick };
+
+        var grows = driver.Run(TimeSpan.FromSeconds(20)).Where(d => d.Decision.Kind == Grow).ToList();
+
+        Assert.True(grows.Count >= 5, $"{grows.Count} steps up in 20 s");
+        Assert.Equal("grow: +50% MB/s at L=3 over 2, probing 4", grows[1].Decision.Reason);
+        // Each step: one tick settling (500 ms), then three ticks measured.
+        Assert.All(grows.Zip(grows.Skip(1)), pair => Assert.Equal(4 * tick, pair.Second.At - pair.First.At));
+    }
+
+    [Fact]
     public void Decide_ForegroundP99AboveLearnedTarget_HalvesConcurrency()
     {
         var driver = AfterIdleForeground(initial: 8);
