@@ -125,7 +125,7 @@ internal sealed record ControllerOptions
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency} ({Environment.ProcessorCount} cores), " +
-            $"keep +1 if >= {ControlText.Change(GrowthMinGain)} MB/s, settle {ControlText.Duration(SettleTime)}, " +
+            $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
             $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
             $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
