@@ -23,6 +23,23 @@ public sealed class NetworkDiskModelOptionsTests
     }
 
     [Fact]
+    public void ServiceTime_OneTerabyte_DoesNotOverflow()
+    {
+        var options = new NetworkDiskModelOptions();
+
+        // 2 ms + 10^12 B / 60,000,000 B/s = 2 ms + 16,666.667 s; bytes x ticks per second is 10^19, past long.MaxValue.
+        Assert.Equal(TimeSpan.FromTicks(166_666_686_667), options.ServiceTime(1_000_000_000_000, activeRequests: 1));
+    }
+
+    [Fact]
+    public void ServiceTime_BeyondTimeSpanRange_ThrowsOverflow()
+    {
+        var options = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 1 };
+
+        Assert.Throws<OverflowException>(() => options.ServiceTime(long.MaxValue, activeRequests: 1));
+    }
+
+    [Fact]
     public void Validate_InvalidSettings_NamesEveryOne()
     {
         var options = new NetworkDiskModelOptions { UsefulQueueDepth = 0, StreamBandwidthBytesPerSecond = 0, DeviceBandwidthBytesPerSecond = -1 };
