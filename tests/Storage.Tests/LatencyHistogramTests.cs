@@ -40,15 +40,8 @@ public sealed class LatencyHistogramTests
     [Fact]
     public void Snapshot_FastReadsWithSlowTail_P99FindsTailAndIsClampedToMax()
     {
-        for (var i = 0; i < 980; i++)
-        {
-            _histogram.Record(TimeSpan.FromMicroseconds(100));
-        }
-
-        for (var i = 0; i < 20; i++)
-        {
-            _histogram.Record(TimeSpan.FromMilliseconds(50));
-        }
+        RecordRepeatedly(980, TimeSpan.FromMicroseconds(100));
+        RecordRepeatedly(20, TimeSpan.FromMilliseconds(50));
 
         var summary = _histogram.Snapshot(_oneSecond);
 
@@ -62,16 +55,8 @@ public sealed class LatencyHistogramTests
     public void Snapshot_FewMicrosecondLatencies_ReportsThemExactly()
     {
         // Block-cache Gets: a rounding of 1 us here would double the median and flip a 1.3x target.
-        for (var i = 0; i < 150; i++)
-        {
-            _histogram.Record(TimeSpan.FromMicroseconds(1));
-        }
-
-        for (var i = 0; i < 100; i++)
-        {
-            _histogram.Record(TimeSpan.FromMicroseconds(10));
-        }
-
+        RecordRepeatedly(150, TimeSpan.FromMicroseconds(1));
+        RecordRepeatedly(100, TimeSpan.FromMicroseconds(10));
         _histogram.Record(TimeSpan.FromMilliseconds(1));
 
         var summary = _histogram.Snapshot(_oneSecond);
@@ -102,10 +87,7 @@ public sealed class LatencyHistogramTests
     public void Snapshot_OneRepeatedValue_AllPercentilesAreThatValue()
     {
         var latency = TimeSpan.FromTicks(51_234);
-        for (var i = 0; i < 3; i++)
-        {
-            _histogram.Record(latency);
-        }
+        RecordRepeatedly(3, latency);
 
         Assert.Equal(new LatencySummary(3, latency, latency, latency, latency), _histogram.Snapshot(_oneSecond));
     }
@@ -163,10 +145,7 @@ public sealed class LatencyHistogramTests
     [InlineData(1000)]
     public void Record_AfterRingWraps_OldCountsDoNotLeak(int secondsLater)
     {
-        for (var i = 0; i < 100; i++)
-        {
-            _histogram.Record(TimeSpan.FromMilliseconds(10));
-        }
+        RecordRepeatedly(100, TimeSpan.FromMilliseconds(10));
 
         _time.Advance(TimeSpan.FromSeconds(secondsLater));
         _histogram.Record(TimeSpan.FromMilliseconds(1));
@@ -268,6 +247,14 @@ public sealed class LatencyHistogramTests
         Assert.Equal(top, LatencyHistogram.BucketIndex(sixtySeconds));
         Assert.Equal(top, LatencyHistogram.BucketIndex(long.MaxValue));
         Assert.True(LatencyHistogram.BucketLimitTicks(top) > sixtySeconds);
+    }
+
+    private void RecordRepeatedly(int count, TimeSpan latency)
+    {
+        for (var i = 0; i < count; i++)
+        {
+            _histogram.Record(latency);
+        }
     }
 
     // Reported percentiles are the largest value of their bucket: never below the true value,
