@@ -5,7 +5,7 @@ namespace Indexing.Storage;
 
 /// <summary>Latency percentiles over a recent window; <see cref="Count"/> is 0 and all times zero when nothing was recorded.</summary>
 /// <param name="Count">How many latencies the window holds.</param>
-/// <param name="P50">Median: the upper edge of its bucket, at most <paramref name="Max"/>.</param>
+/// <param name="P50">Median: the largest value its bucket holds (exact below 6.4 us), at most <paramref name="Max"/>.</param>
 /// <param name="P90">90th percentile, reported like <paramref name="P50"/>.</param>
 /// <param name="P99">99th percentile, reported like <paramref name="P50"/>.</param>
 /// <param name="Max">Largest latency recorded in the window, exact.</param>
@@ -17,10 +17,13 @@ public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan 
 /// </summary>
 /// <remarks>
 /// <para>
-/// Buckets are log-linear over microseconds: exact below 64 us, then 32 buckets per power of
-/// two, so a bucket is at most 1/32 (3.1%) wider than its lower edge. Values from 60 s up share
-/// the top bucket; <see cref="LatencySummary.Max"/> stays exact. Percentiles report the upper
-/// edge of their bucket, never more than the observed max, so they err high by under 3.1%.
+/// Buckets are log-linear over <see cref="TimeSpan"/> ticks (100 ns): one per tick below 64
+/// ticks (6.4 us), then 32 per power of two, so a bucket is at most 1/32 as wide as its lower
+/// edge. Values from 60 s up share the top bucket; <see cref="LatencySummary.Max"/> stays exact.
+/// A percentile reports the largest value its bucket holds, never more than the observed max:
+/// below 6.4 us that is the value itself (to the tick), and up to 60 s it errs high by less than 1/32 (3.125%),
+/// never low. Sub-microsecond buckets matter because block-cache Gets take a few microseconds,
+/// where whole-microsecond buckets reported 1 us as 2 us: enough to cross a 1.3x target.
 /// </para>
 /// <para>
 /// A ring of one-second slots holds the counts, keyed by whole seconds of the
@@ -37,7 +40,7 @@ public sealed class LatencyHistogram
 {
     private const int SubBucketBits = 5;
     private const int SubBucketCount = 1 << SubBucketBits;
-    private const long TopMicros = 60_000_000;
+    private const long TopTicks = 60 * TimeSpan.TicksPerSecond;
 
     // More slots than the longest window, so a snapshot reading the oldest second of its window
     // does not race that slot being cleared for a new second unless the snapshot takes seconds.
@@ -63,7 +66,7 @@ public sealed class LatencyHistogram
     /// <summary>The longest window <see cref="Snapshot"/> accepts: 60 seconds.</summary>
     public static TimeSpan MaxWindow { get; } = TimeSpan.FromSeconds(60);
 
-    internal static int BucketCount { get; } = BucketIndex(TopMicros) + 1;
+    internal static int BucketCount { get; } = BucketIndex(TopTicks) + 1;
 
     /// <summary>Records one latency; a negative one (a clock quirk) counts as zero rather than throwing.</summary>
     public void Record(TimeSpan elapsed) => RecordTimeSpanTicks(elapsed.Ticks);
@@ -113,30 +116,30 @@ public sealed class LatencyHistogram
             seen += merged[bucket];
             while (next < fractions.Length && seen >= Rank(fractions[next], count))
             {
-                var edgeTicks = BucketLimitMicros(bucket) * TimeSpan.TicksPerMicrosecond;
-                percentiles[next++] = TimeSpan.FromTicks(Math.Min(edgeTicks, maxTicks));
+                var largestInBucket = BucketLimitTicks(bucket) - 1;
+                percentiles[next++] = TimeSpan.FromTicks(Math.Min(largestInBucket, maxTicks));
             }
         }
 
         return new LatencySummary(count, percentiles[0], percentiles[1], percentiles[2], TimeSpan.FromTicks(maxTicks));
     }
 
-    /// <summary>Bucket of a latency in whole microseconds; values from 60 s up share the top bucket.</summary>
-    internal static int BucketIndex(long micros)
+    /// <summary>Bucket of a latency in <see cref="TimeSpan"/> ticks; values from 60 s up share the top bucket.</summary>
+    internal static int BucketIndex(long ticks)
     {
-        micros = Math.Clamp(micros, 0, TopMicros);
-        if (micros < SubBucketCount)
+        ticks = Math.Clamp(ticks, 0, TopTicks);
+        if (ticks < SubBucketCount)
         {
-            return (int)micros;
+            return (int)ticks;
         }
 
         // The top SubBucketBits + 1 bits of the value pick the bucket; the shift is the octave.
-        var shift = 63 - BitOperations.LeadingZeroCount((ulong)micros) - SubBucketBits;
-        return (shift << SubBucketBits) + (int)(micros >> shift);
+        var shift = 63 - BitOperations.LeadingZeroCount((ulong)ticks) - SubBucketBits;
+        return (shift << SubBucketBits) + (int)(ticks >> shift);
     }
 
-    /// <summary>Exclusive upper edge of a bucket, in microseconds.</summary>
-    internal static long BucketLimitMicros(int index)
+    /// <summary>Exclusive upper edge of a bucket, in <see cref="TimeSpan"/> ticks.</summary>
+    internal static long BucketLimitTicks(int index)
     {
         if (index < 2 * SubBucketCount)
         {
@@ -218,7 +221,7 @@ public sealed class LatencyHistogram
             {
             }
 
-            Interlocked.Increment(ref _counts[BucketIndex(ticks / TimeSpan.TicksPerMicrosecond)]);
+            Interlocked.Increment(ref _counts[BucketIndex(ticks)]);
         }
 
         public long AddCountsTo(Span<long> merged)

@@ -40,15 +40,8 @@ public sealed class LatencyHistogramTests
     [Fact]
     public void Snapshot_FastReadsWithSlowTail_P99FindsTailAndIsClampedToMax()
     {
-        for (var i = 0; i < 980; i++)
-        {
-            _histogram.Record(TimeSpan.FromMicroseconds(100));
-        }
-
-        for (var i = 0; i < 20; i++)
-        {
-            _histogram.Record(TimeSpan.FromMilliseconds(50));
-        }
+        RecordRepeatedly(980, TimeSpan.FromMicroseconds(100));
+        RecordRepeatedly(20, TimeSpan.FromMilliseconds(50));
 
         var summary = _histogram.Snapshot(_oneSecond);
 
@@ -59,13 +52,42 @@ public sealed class LatencyHistogramTests
     }
 
     [Fact]
+    public void Snapshot_FewMicrosecondLatencies_ReportsThemExactly()
+    {
+        // Block-cache Gets: a rounding of 1 us here would double the median and flip a 1.3x target.
+        RecordRepeatedly(150, TimeSpan.FromMicroseconds(1));
+        RecordRepeatedly(100, TimeSpan.FromMicroseconds(10));
+        _histogram.Record(TimeSpan.FromMilliseconds(1));
+
+        var summary = _histogram.Snapshot(_oneSecond);
+
+        Assert.Equal(TimeSpan.FromMicroseconds(1), summary.P50);
+        AssertWithinBucket(10, summary.P90);
+        AssertWithinBucket(10, summary.P99);
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(1L)]
+    [InlineData(25L)]
+    [InlineData(63L)]
+    public void Snapshot_BelowSixPointFourMicros_PercentilesAreExact(long ticks)
+    {
+        var latency = TimeSpan.FromTicks(ticks);
+        _histogram.Record(latency);
+        _histogram.Record(latency);
+        _histogram.Record(TimeSpan.FromMilliseconds(5));
+
+        var summary = _histogram.Snapshot(_oneSecond);
+
+        Assert.Equal(latency, summary.P50);
+    }
+
+    [Fact]
     public void Snapshot_OneRepeatedValue_AllPercentilesAreThatValue()
     {
         var latency = TimeSpan.FromTicks(51_234);
-        for (var i = 0; i < 3; i++)
-        {
-            _histogram.Record(latency);
-        }
+        RecordRepeatedly(3, latency);
 
         Assert.Equal(new LatencySummary(3, latency, latency, latency, latency), _histogram.Snapshot(_oneSecond));
     }
@@ -123,10 +145,7 @@ public sealed class LatencyHistogramTests
     [InlineData(1000)]
     public void Record_AfterRingWraps_OldCountsDoNotLeak(int secondsLater)
     {
-        for (var i = 0; i < 100; i++)
-        {
-            _histogram.Record(TimeSpan.FromMilliseconds(10));
-        }
+        RecordRepeatedly(100, TimeSpan.FromMilliseconds(10));
 
         _time.Advance(TimeSpan.FromSeconds(secondsLater));
         _histogram.Record(TimeSpan.FromMilliseconds(1));
@@ -200,19 +219,19 @@ public sealed class LatencyHistogramTests
     }
 
     [Fact]
-    public void BucketIndex_EveryMicrosecondUpToTenMillion_BucketHoldsValueWithinOneThirtySecondWidth()
+    public void BucketIndex_EveryTickUpToOneSecond_BucketHoldsValueWithinOneThirtySecondWidth()
     {
         var previous = 0;
-        for (long micros = 0; micros <= 10_000_000; micros++)
+        for (long ticks = 0; ticks <= TimeSpan.TicksPerSecond; ticks++)
         {
-            var index = LatencyHistogram.BucketIndex(micros);
-            var limit = LatencyHistogram.BucketLimitMicros(index);
+            var index = LatencyHistogram.BucketIndex(ticks);
+            var limit = LatencyHistogram.BucketLimitTicks(index);
 
-            var below = index == 0 ? 0 : LatencyHistogram.BucketLimitMicros(index - 1);
-            var widthOk = micros < 64 || (limit - below) * 32 <= below;
-            if (index < previous || index > previous + 1 || limit <= micros || below > micros || !widthOk)
+            var below = index == 0 ? 0 : LatencyHistogram.BucketLimitTicks(index - 1);
+            var widthOk = ticks < 64 ? limit - below == 1 : (limit - below) * 32 <= below;
+            if (index < previous || index > previous + 1 || limit <= ticks || below > ticks || !widthOk)
             {
-                Assert.Fail($"{micros} us: bucket {index} [{below}, {limit}) after bucket {previous}");
+                Assert.Fail($"{ticks} ticks: bucket {index} [{below}, {limit}) after bucket {previous}");
             }
 
             previous = index;
@@ -223,18 +242,27 @@ public sealed class LatencyHistogramTests
     public void BucketIndex_SixtySecondsAndAbove_IsTopBucket()
     {
         var top = LatencyHistogram.BucketCount - 1;
+        var sixtySeconds = TimeSpan.FromSeconds(60).Ticks;
 
-        Assert.Equal(top, LatencyHistogram.BucketIndex(60_000_000));
+        Assert.Equal(top, LatencyHistogram.BucketIndex(sixtySeconds));
         Assert.Equal(top, LatencyHistogram.BucketIndex(long.MaxValue));
-        Assert.True(LatencyHistogram.BucketLimitMicros(top) > 60_000_000);
+        Assert.True(LatencyHistogram.BucketLimitTicks(top) > sixtySeconds);
     }
 
-    // Reported percentiles are the bucket's upper edge: never below the true value, and at
-    // most one bucket width (1/32 of the value, or 1 us where buckets are exact) above it.
+    private void RecordRepeatedly(int count, TimeSpan latency)
+    {
+        for (var i = 0; i < count; i++)
+        {
+            _histogram.Record(latency);
+        }
+    }
+
+    // Reported percentiles are the largest value of their bucket: never below the true value,
+    // and less than 1/32 of it above (exact where buckets are one tick wide).
     private static void AssertWithinBucket(long expectedMicros, TimeSpan actual)
     {
         var low = TimeSpan.FromMicroseconds(expectedMicros);
-        var high = TimeSpan.FromMicroseconds(expectedMicros + Math.Max(1, expectedMicros / 32.0));
+        var high = TimeSpan.FromTicks(low.Ticks + (low.Ticks / 32));
         Assert.InRange(actual, low, high);
     }
 }

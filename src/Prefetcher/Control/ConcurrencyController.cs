@@ -49,6 +49,12 @@ internal sealed class ConcurrencyController
     private bool _started;
     private TimeSpan _lastNow;
     private int _concurrency;
+
+    /// <summary>L in force during the tick before the current one.</summary>
+    private int _previousConcurrency;
+
+    /// <summary>When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.</summary>
+    private TimeSpan _changedAt;
     private int _lastLimit;
     private long _targetTaskBytes;
     private TimeSpan _cooldownUntil;
@@ -69,6 +75,7 @@ internal sealed class ConcurrencyController
         _latencyPerMiBMin = new WindowedMin(options.LatencyBaselineWindow);
         _foregroundIdleP99 = new WindowedMin(options.ForegroundBaselineWindow);
         _concurrency = options.InitialConcurrency;
+        _previousConcurrency = options.InitialConcurrency;
         _lastLimit = options.MaxConcurrency;
         _targetTaskBytes = options.InitialTaskBytes;
     }
@@ -116,8 +123,20 @@ internal sealed class ConcurrencyController
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
         var before = _concurrency;
         var step = Choose(signals, limit);
+        if (step.Concurrency > limit)
+        {
+            // Every rule keeps to the limit; this guard keeps a rule that forgets (a step back
+            // to where a probe started, from before the limit fell) from running readers the
+            // operator has taken away.
+            step = step with { Concurrency = limit, Reason = $"{step.Reason} (clamped to limit {limit})" };
+        }
         _lastLimit = limit;
         _lastNow = signals.Now;
+        if (step.Concurrency != before || step.Kind == Start)
+        {
+            _changedAt = signals.Now;
+        }
+        _previousConcurrency = before;
         _concurrency = step.Concurrency;
         _targetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
         var throttled = IsForegroundOver(signals, out _, out _)
@@ -140,9 +159,18 @@ internal sealed class ConcurrencyController
         {
             throw new ArgumentException($"ConsumerWaitFraction must be in [0, 1] (was {s.ConsumerWaitFraction}).", "signals");
         }
-        if (s.BytesDelivered < 0 || s.BufferedBytes < 0 || s.InFlightBytes < 0 || s.BudgetBytes < 0)
+        NotNegative(s.BytesDelivered, nameof(s.BytesDelivered));
+        NotNegative(s.DocumentsDelivered, nameof(s.DocumentsDelivered));
+        NotNegative(s.ReadsCompleted, nameof(s.ReadsCompleted));
+        NotNegative(s.BufferedBytes, nameof(s.BufferedBytes));
+        NotNegative(s.InFlightBytes, nameof(s.InFlightBytes));
+        NotNegative(s.BudgetBytes, nameof(s.BudgetBytes));
+        if (s.ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
         {
-            throw new ArgumentException("Byte counts must not be negative.", "signals");
+            // A summary of an empty window reports a p99 of zero; taken as a measurement it would
+            // become the idle baseline, make the target zero and hold L at 1 for the whole window.
+            throw new ArgumentOutOfRangeException(
+                "signals", p99, $"ForegroundP99 must be positive (was {p99}); pass null when the window has no samples.");
         }
         if (s.MaxConcurrency is < 1)
         {
@@ -150,18 +178,32 @@ internal sealed class ConcurrencyController
         }
     }
 
+    private static void NotNegative(long value, string name)
+    {
+        if (value < 0)
+        {
+            throw new ArgumentOutOfRangeException("signals", value, $"{name} must not be negative (was {value}).");
+        }
+    }
+
     private void Observe(in ControllerSignals s)
     {
-        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, _concurrency);
+        // Reads completing in this tick were issued under its L or the one before: after a cut, the
+        // old readers' reads still finish now. Per stream is the larger divisor, so a cut never
+        // shows as faster streams (the windowed max would keep that for its whole window and size
+        // tasks too large); after a growth it errs low for one tick, which the max ignores.
+        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(_concurrency, _previousConcurrency));
         if (s.ReadLatencyPerMiB is { } latency && latency > TimeSpan.Zero && s.ReadsCompleted >= MinReadsForLatency)
         {
             _latencyPerMiBMin.Add(s.Now, latency.Ticks);
         }
-        if (s.ForegroundP99 is { } p99)
+        // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
+        // target ever stricter; the median of the last three samples drops single low outliers.
+        // Nothing enters it before three samples are in: a first low reading (a window with a few
+        // cache hits) would otherwise set the target for the whole baseline window.
+        if (s.ForegroundP99 is { } p99 && _foregroundRecent.Add(p99.Ticks) is { } median)
         {
-            // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
-            // target ever stricter; the median of the last three ticks drops single low outliers.
-            _foregroundIdleP99.Add(s.Now, _foregroundRecent.Add(p99.Ticks));
+            _foregroundIdleP99.Add(s.Now, median);
         }
     }
 
@@ -250,10 +292,16 @@ internal sealed class ConcurrencyController
             return null;
         }
         // Latency may rise for a good reason: more parallel reads that really deliver more. Only
-        // evidence of that (this L measurably beating a lower one) vetoes the cut; with a lower L
-        // on record but none yet for this L, wait for the measurement.
+        // evidence of that (this L measurably beating a lower one) vetoes the cut. With a lower L
+        // on record but none yet for this L, the cut waits for the measurement, but no longer than
+        // one takes after L changed: every hold (memory, indexer, rate limit) restarts measuring,
+        // so under holds it never comes, and waiting for it let reads queue until the lower L's
+        // record expired. Keeping the measurement across holds instead would mix app-limited
+        // ticks into it.
         if (BestThroughputBelow(l, s.Now) is { } lower
-            && (CurrentThroughput(l, s.Now) is not { } current || current >= lower * (1 + _options.GrowthMinGain)))
+            && (CurrentThroughput(l, s.Now) is { } current
+                ? current >= lower * (1 + _options.GrowthMinGain)
+                : s.Now - _changedAt < _options.SettleTime + _options.MaxMeasureTime))
         {
             return null;
         }
@@ -297,7 +345,10 @@ internal sealed class ConcurrencyController
             return Stay($"hold: settling at L={l}{PhaseNote()}", Cause.Measure);
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration);
-        if (!Reached(_measurement.Time, _options.MeasureTime, s.TickDuration))
+        // Whatever MeasureTime says, at least the ticks an error estimate needs: with long ticks a
+        // measurement of fewer has an infinite error, and every probe would run to MaxMeasureTime.
+        if (!Reached(_measurement.Time, _options.MeasureTime, s.TickDuration)
+            || _measurement.TickCount < ThroughputMeasurement.MinTicksForError)
         {
             return Stay($"hold: measuring L={l}{PhaseNote()}", Cause.Measure);
         }
@@ -321,7 +372,7 @@ internal sealed class ConcurrencyController
         return _phase switch
         {
             ClimbPhase.ProbeUp => AfterProbeUp(now, throughput, limit),
-            ClimbPhase.ProbeDown => AfterProbeDown(now, throughput),
+            ClimbPhase.ProbeDown => AfterProbeDown(now, throughput, limit),
             _ => StartProbe(now, throughput, limit),
         };
     }
@@ -368,7 +419,7 @@ internal sealed class ConcurrencyController
         return new Step(l + 1, Grow, $"grow: {gained} over {from}, probing {l + 1}", Cause.Probe);
     }
 
-    private Step AfterProbeDown(TimeSpan now, double throughput)
+    private Step AfterProbeDown(TimeSpan now, double throughput, int limit)
     {
         var l = _concurrency;
         var from = _baseConcurrency;
@@ -378,7 +429,10 @@ internal sealed class ConcurrencyController
         if (throughput * (1 + _options.GrowthMinGain) <= _baseThroughput)
         {
             EnterPlateau(now, probeUpNext: true);
-            return new Step(from, Hold, $"hold: L={l} delivered {change}, back to {from}", Cause.Plateau);
+            // The limit may have fallen to this L while it was measured: then the step back is not ours to take.
+            return from > limit
+                ? Stay($"hold: L={l} delivered {change}, stays at limit {limit}", Cause.Plateau)
+                : new Step(from, Hold, $"hold: L={l} delivered {change}, back to {from}", Cause.Plateau);
         }
         SetBase(l, throughput);
         if (l == 1)
@@ -473,10 +527,15 @@ internal sealed class ConcurrencyController
 
     private Step Stay(string reason, Cause cause) => new(_concurrency, ControllerDecisionKind.Hold, reason, cause);
 
-    /// <summary>A hold for an outside reason: what is measured now says nothing about L, so measuring starts over.</summary>
+    /// <summary>
+    /// A hold for an outside reason: what is measured now says nothing about L, so measuring starts
+    /// over. L stays, so a plateau in progress does too: dropping it made an intermittent indexer
+    /// bottleneck (one hold tick every few seconds) start a probe after every hold.
+    /// </summary>
     private Step HoldAndRestart(TimeSpan now, string reason, Cause cause)
     {
-        RestartClimb(now, _probeUpNext);
+        var plateauLeft = _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero;
+        BeginMeasuring(ClimbPhase.Baseline, now, plateauLeft);
         return Stay(reason, cause);
     }
 
@@ -503,21 +562,21 @@ internal sealed class ConcurrencyController
 
     private readonly record struct Step(int Concurrency, ControllerDecisionKind Kind, string Reason, Cause Cause);
 
-    /// <summary>Median of the last three values (of fewer at the start: their maximum, the lenient choice).</summary>
+    /// <summary>Median of the last three values; null until three are in (one or two say nothing about outliers).</summary>
     private sealed class RecentMedian
     {
         private readonly double[] _last = new double[3];
         private int _next;
         private int _filled;
 
-        public double Add(double value)
+        public double? Add(double value)
         {
             _last[_next] = value;
             _next = (_next + 1) % 3;
             _filled = Math.Min(_filled + 1, 3);
             if (_filled < 3)
             {
-                return _filled == 1 ? value : Math.Max(_last[0], _last[1]);
+                return null;
             }
             var (a, b, c) = (_last[0], _last[1], _last[2]);
             return Math.Max(Math.Min(a, b), Math.Min(Math.Max(a, b), c));

@@ -2,16 +2,19 @@ namespace Indexing.Prefetcher;
 
 internal enum ControllerDecisionKind
 {
-    /// <summary>The first decision: concurrency is the configured initial value.</summary>
+    /// <summary>The first decision: concurrency is the configured initial value (the limit, if that is lower).</summary>
     Start,
 
-    /// <summary>Concurrency went up (+1, or back up after a failed downward probe).</summary>
+    /// <summary>Concurrency went up by one: a probe upwards.</summary>
     Grow,
 
     /// <summary>Concurrency went down: a limit, the foreground, queueing, or a downward probe.</summary>
     Cut,
 
-    /// <summary>Concurrency stays (or steps back after a probe that did not pay).</summary>
+    /// <summary>
+    /// Concurrency stays, or steps back to where a probe started because the probe did not pay:
+    /// down after an upward probe, up after a downward one (never above the limit).
+    /// </summary>
     Hold,
 }
 

@@ -27,7 +27,10 @@ internal sealed record ControllerOptions
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
     public TimeSpan SettleTime { get; init; } = TimeSpan.FromMilliseconds(500);
 
-    /// <summary>How long throughput is averaged at one concurrency before it is compared.</summary>
+    /// <summary>
+    /// How long throughput is averaged at one concurrency before it is compared; never fewer than
+    /// three ticks, however long the ticks, as the error of the mean needs three to be estimated.
+    /// </summary>
     public TimeSpan MeasureTime { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>A probe whose result is not yet clear of the minimum gain measures on, up to this long.</summary>
@@ -122,7 +125,7 @@ internal sealed record ControllerOptions
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency} ({Environment.ProcessorCount} cores), " +
-            $"keep +1 if >= {ControlText.Change(GrowthMinGain)} MB/s, settle {ControlText.Duration(SettleTime)}, " +
+            $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
             $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
             $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; cooldown {ControlText.Duration(CooldownAfterCut)}; " +

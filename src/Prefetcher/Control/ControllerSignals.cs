@@ -42,7 +42,12 @@ internal readonly record struct ControllerSignals
     /// <summary>The process is under memory pressure: do not add readers.</summary>
     public bool MemoryHigh { get; init; }
 
-    /// <summary>The store's live p99 latency of foreground Gets, or null when there were none.</summary>
+    /// <summary>
+    /// The store's live p99 latency of foreground Gets: positive, or null when there were none.
+    /// A LatencyHistogram summary of an empty window (Count 0) reports P99 = 0: pass null then;
+    /// <see cref="ConcurrencyController.Decide"/> rejects zero or less as misuse. The first three
+    /// samples only seed the idle baseline (its median filter): no target before them.
+    /// </summary>
     public TimeSpan? ForegroundP99 { get; init; }
 
     /// <summary>A configured max MB/s rethrottle, not the disk, is what limits reads now.</summary>

@@ -23,7 +23,11 @@ internal sealed class ReadTaskSizer
         _perStreamBytesPerSecond = new WindowedMax(options.TaskSizingWindow);
     }
 
-    /// <summary>Records one tick's delivery by <paramref name="concurrency"/> readers.</summary>
+    /// <summary>
+    /// Records one tick's delivery by <paramref name="concurrency"/> readers: the readers whose
+    /// reads completed in the tick, which after a change of L includes those issued under the old
+    /// one (the controller passes the larger of the two).
+    /// </summary>
     public void Observe(TimeSpan now, long bytesDelivered, TimeSpan tickDuration, int concurrency)
     {
         if (bytesDelivered > 0 && tickDuration > TimeSpan.Zero && concurrency > 0)

@@ -16,21 +16,26 @@ namespace Indexing.Prefetcher;
 /// </summary>
 internal sealed class ThroughputMeasurement
 {
+    /// <summary>Fewest ticks the error of the mean can be estimated from (a variance and a lag-1 covariance).</summary>
+    public const int MinTicksForError = 3;
+
     private readonly List<double> _rates = [];
     private long _bytes;
 
     public TimeSpan Time { get; private set; }
 
+    public int TickCount => _rates.Count;
+
     public double BytesPerSecond => Time > TimeSpan.Zero ? _bytes / Time.TotalSeconds : 0;
 
-    /// <summary>Standard error of the mean relative to it; infinite until three ticks are in.</summary>
+    /// <summary>Standard error of the mean relative to it; infinite until <see cref="MinTicksForError"/> ticks are in.</summary>
     public double RelativeError
     {
         get
         {
             var n = _rates.Count;
             var mean = BytesPerSecond;
-            if (n < 3 || mean <= 0)
+            if (n < MinTicksForError || mean <= 0)
             {
                 return double.PositiveInfinity;
             }

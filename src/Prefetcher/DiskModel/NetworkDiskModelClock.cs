@@ -8,8 +8,9 @@ namespace Indexing.Prefetcher;
 /// <see cref="NetworkDiskModelOptions.ServiceTime"/>. Lets a simulation run thousands of virtual
 /// seconds in milliseconds.
 /// <para>
-/// Submissions (and <see cref="OutstandingAt"/> queries) must come in non-decreasing time order,
-/// as a simulation's event loop produces them. Not thread-safe: one simulation owns it.
+/// Times are measured from the start of the simulation, when every slot is free, so they are never
+/// negative. Submissions (and <see cref="OutstandingAt"/> queries) must come in non-decreasing time
+/// order, as a simulation's event loop produces them. Not thread-safe: one simulation owns it.
 /// </para>
 /// </summary>
 internal sealed class NetworkDiskModelClock
@@ -33,7 +34,7 @@ internal sealed class NetworkDiskModelClock
     /// <summary>Submits a request of <paramref name="bytes"/> at <paramref name="submittedAt"/>; returns its completion time.</summary>
     public TimeSpan Submit(TimeSpan submittedAt, long bytes)
     {
-        AdvanceTo(submittedAt);
+        AdvanceTo(submittedAt, nameof(submittedAt));
         // Requests arrive in time order and each takes the slot that frees first, so start times
         // never decrease: this is a FIFO queue in front of the slots.
         var slot = 0;
@@ -62,7 +63,7 @@ internal sealed class NetworkDiskModelClock
     /// <summary>Requests submitted by <paramref name="now"/> and not complete at it (in service or queued).</summary>
     public int OutstandingAt(TimeSpan now)
     {
-        AdvanceTo(now);
+        AdvanceTo(now, nameof(now));
         while (_outstanding.TryPeek(out var completion, out _) && completion <= now)
         {
             _outstanding.Dequeue();
@@ -70,11 +71,16 @@ internal sealed class NetworkDiskModelClock
         return _outstanding.Count;
     }
 
-    private void AdvanceTo(TimeSpan now)
+    private void AdvanceTo(TimeSpan now, string parameterName)
     {
+        if (now < TimeSpan.Zero)
+        {
+            // Slots are free from time zero: a request before it would start at zero, not when submitted.
+            throw new ArgumentOutOfRangeException(parameterName, now, $"Time is measured from the start of the simulation and must not be negative (was {now}).");
+        }
         if (now < _lastTime)
         {
-            throw new ArgumentOutOfRangeException(nameof(now), now, $"Time must not go backwards (last {_lastTime}).");
+            throw new ArgumentOutOfRangeException(parameterName, now, $"Time must not go backwards (last {_lastTime}).");
         }
         _lastTime = now;
     }

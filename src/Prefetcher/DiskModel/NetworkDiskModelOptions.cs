@@ -51,7 +51,10 @@ internal sealed record NetworkDiskModelOptions
         {
             bandwidth = Math.Min(bandwidth, (double)device / activeRequests);
         }
-        return RequestLatency + TimeSpan.FromTicks((long)Math.Round(bytes * TimeSpan.TicksPerSecond / bandwidth));
+        // In double: bytes x ticks per second passes long.MaxValue from about 922 GB. A time past
+        // TimeSpan's range (exabytes at bytes per second) throws OverflowException rather than wrapping.
+        var transferTicks = Math.Round(bytes * (double)TimeSpan.TicksPerSecond / bandwidth);
+        return RequestLatency + TimeSpan.FromTicks(checked((long)transferTicks));
     }
 
     public override string ToString()

@@ -73,8 +73,11 @@ internal sealed class PlanOptions
     public long LargeDocumentThresholdBytes { get; }
 
     // Derives options from the byte budget:
-    //   LargeDocumentThresholdBytes = clamp(budget / 16, 1 MiB, 64 MiB): a document worth a
-    //     sixteenth of the budget is read alone, so it never holds back a batch of small ones.
+    //   LargeDocumentThresholdBytes = min(clamp(budget / 16, 1 MiB, 64 MiB), MaxTaskBytes): a
+    //     document bigger than this is read alone, so it never holds back a batch of small ones.
+    //     That is a sixteenth of the budget only from 16 MiB to 1 GiB: below 16 MiB the 1 MiB floor
+    //     is more than a sixteenth, and below 4 MiB it would exceed MaxTaskBytes, which is the
+    //     threshold there (a document that cannot share a task is read alone).
     //   MaxTaskBytes = min(budget / 4, 64 MiB), at least 1: four or more tasks fit the budget at
     //     once, and 64 MiB is already ~50-100 ms of I/O at 0.6-1.3 GB/s.
     //   MinTaskBytes = min(64 KiB, MaxTaskBytes).
@@ -92,7 +95,7 @@ internal sealed class PlanOptions
         var max = Math.Max(1, Math.Min(budgetBytes / 4, 64 * MiB));
         var min = Math.Min(64 * KiB, max);
         var fallback = Math.Clamp(Math.Min(budgetBytes / 16, 4 * MiB), min, max);
-        var large = Math.Clamp(budgetBytes / 16, 1 * MiB, 64 * MiB);
+        var large = Math.Min(Math.Clamp(budgetBytes / 16, 1 * MiB, 64 * MiB), max);
         return new PlanOptions(fallback, min, max, DefaultMaxDocumentsPerTask, large);
     }
 

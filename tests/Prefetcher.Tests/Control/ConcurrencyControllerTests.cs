@@ -76,6 +76,42 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_OneHoldTickDuringAPlateau_KeepsThePlateau()
+    {
+        var driver = Driver();
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 3);
+        while (driver.Tick().Reason != "hold: L=4 gained +0% < 5%, back to 3")
+        {
+        }
+        var plateauEnd = driver.Now + new ControllerOptions().PlateauTime;
+        driver.Tick();
+
+        // An intermittent bottleneck elsewhere: one tick of holding, then nothing again.
+        driver.Tick(s => s with { MemoryHigh = true });
+        var decisions = driver.Run(TimeSpan.FromSeconds(15));
+
+        var probe = decisions.First(d => d.Decision.Reason.Contains(": probing L=", StringComparison.Ordinal));
+        Assert.True(probe.At >= plateauEnd, $"probed at {probe.At}, the plateau ran until {plateauEnd}: {probe.Decision.Reason}");
+        Assert.Contains(decisions, d => d.Decision.Reason.StartsWith("hold: plateau at L=3", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Decide_HalfSecondTicks_ProbesDecideAfterThreeTicksOfMeasurement()
+    {
+        // MeasureTime (1 s) is two such ticks, too few for an error estimate: without a minimum
+        // of three ticks every probe would measure on until MaxMeasureTime (4 s).
+        var tick = TimeSpan.FromMilliseconds(500);
+        var driver = new ControllerDriver(new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 }) { TickDuration = tick };
+
+        var grows = driver.Run(TimeSpan.FromSeconds(20)).Where(d => d.Decision.Kind == Grow).ToList();
+
+        Assert.True(grows.Count >= 5, $"{grows.Count} steps up in 20 s");
+        Assert.Equal("grow: +50% MB/s at L=3 over 2, probing 4", grows[1].Decision.Reason);
+        // Each step: one tick settling (500 ms), then three ticks measured.
+        Assert.All(grows.Zip(grows.Skip(1)), pair => Assert.Equal(4 * tick, pair.Second.At - pair.First.At));
+    }
+
+    [Fact]
     public void Decide_ForegroundP99AboveLearnedTarget_HalvesConcurrency()
     {
         var driver = AfterIdleForeground(initial: 8);
@@ -148,6 +184,31 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_LowFirstForegroundSample_DoesNotBecomeTheBaseline()
+    {
+        var driver = Driver(initial: 8);
+        driver.Tick(Foreground(0.5));
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(5), Foreground(2));
+
+        Assert.All(decisions, d => Assert.False(d.Decision.ThrottledByForeground || d.Decision.Kind == Cut, d.Decision.Reason));
+        Assert.True(driver.Controller.Concurrency >= 8);
+    }
+
+    [Fact]
+    public void Decide_FewerThanThreeForegroundSamples_NoTargetYet()
+    {
+        var driver = Driver(initial: 8);
+        driver.Tick(Foreground(1));
+
+        var second = driver.Tick(Foreground(50));
+        var third = driver.Tick(Foreground(50));
+
+        Assert.Equal((8, false), (second.Concurrency, second.ThrottledByForeground));
+        Assert.Equal((8, false), (third.Concurrency, third.ThrottledByForeground));
+    }
+
+    [Fact]
     public void Decide_ForegroundOverTargetAtOneReader_HoldsThrottled()
     {
         var driver = AfterIdleForeground(initial: 1);
@@ -184,6 +245,24 @@ public sealed class ConcurrencyControllerTests
 
         Assert.DoesNotContain(decisions, d => d.Decision.Reason.Contains("latency/MiB", StringComparison.Ordinal));
         Assert.True(driver.Controller.Concurrency >= 8, $"L={driver.Controller.Concurrency}");
+    }
+
+    [Fact]
+    public void Decide_QueueingWhileHeldAtANewL_CutsOnceTheMeasurementIsOverdue()
+    {
+        var options = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 };
+        var driver = new ControllerDriver(options);
+        driver.Run(TimeSpan.FromSeconds(10));
+        var grown = driver.Decisions.Last(d => d.Decision.Kind == Grow);
+
+        // Reads queue (3x the minimum latency/MiB) while memory is high, so every tick holds and
+        // the new L is never measured: waiting for that measurement must not veto the cut for long.
+        var decisions = driver.Run(TimeSpan.FromSeconds(40), s => s with { MemoryHigh = true, ReadLatencyPerMiB = TimeSpan.FromMilliseconds(12) });
+
+        var firstCut = decisions.First(d => d.Decision.Kind == Cut);
+        Assert.True(firstCut.At - grown.At <= options.SettleTime + options.MaxMeasureTime,
+            $"grew to {grown.Decision.Concurrency} at {grown.At}, first cut at {firstCut.At}: {firstCut.Decision.Reason}");
+        Assert.StartsWith("cut: latency/MiB 3.0x its minimum", firstCut.Decision.Reason, StringComparison.Ordinal);
     }
 
     [Fact]
@@ -265,6 +344,50 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_LiveLimitLoweredDuringFailingDownwardProbe_StaysAtTheLimit()
+    {
+        // Pinned at 4 by the live limit, the first probe goes down to 3 (which delivers 25% less).
+        var driver = Driver(initial: 4);
+        while (!driver.Tick(s => s with { MaxConcurrency = 4 }).Reason.StartsWith("cut: probing L=3", StringComparison.Ordinal))
+        {
+        }
+
+        // The operator lowers the limit to 3 while L=3 is measured: the probe fails, but 4 is no longer allowed.
+        var decisions = driver.Run(TimeSpan.FromSeconds(10), s => s with { MaxConcurrency = 3 });
+
+        Assert.All(decisions, d => Assert.True(d.Decision.Concurrency <= 3, $"{d.At}: L={d.Decision.Concurrency} '{d.Decision.Reason}'"));
+        Assert.Contains(decisions, d => d.Decision.Reason == "hold: L=3 delivered -25% vs L=4, stays at limit 3");
+    }
+
+    [Fact]
+    public void Decide_LimitChangingUnderEveryKindOfSignal_NeverExceedsIt()
+    {
+        var random = new Random(12345);
+        var driver = Driver(initial: 6, max: 12);
+        driver.BytesPerSecondAt = l => 50e6 * Math.Min(l, 5 + random.Next(3));
+        var limit = 12;
+
+        for (var tick = 0; tick < 4000; tick++)
+        {
+            if (random.Next(8) == 0)
+            {
+                // Mostly one step, as an operator nudges it; now and then anywhere.
+                limit = random.Next(10) == 0 ? random.Next(1, 16) : Math.Clamp(limit + random.Next(-1, 2), 1, 15);
+            }
+            var decision = driver.Tick(s => s with
+            {
+                MaxConcurrency = limit,
+                MemoryHigh = random.Next(30) == 0,
+                ForegroundP99 = TimeSpan.FromMilliseconds(random.Next(50) == 0 ? 10 : 2),
+                ReadLatencyPerMiB = TimeSpan.FromMilliseconds(random.Next(40) == 0 ? 20 : 4),
+            });
+
+            Assert.True(decision.Concurrency >= 1 && decision.Concurrency <= Math.Min(limit, 12),
+                $"tick {tick}: L={decision.Concurrency} with limit {limit}: '{decision.Reason}'");
+        }
+    }
+
+    [Fact]
     public void Decide_OptionsMaximumBelowLiveLimit_OptionsWin()
     {
         var driver = Driver(max: 3);
@@ -284,6 +407,22 @@ public sealed class ConcurrencyControllerTests
 
         Assert.Equal(4_500_000, decision.TargetTaskBytes, tolerance: 1);
         Assert.Equal(decision.TargetTaskBytes, driver.Controller.TargetTaskBytes);
+    }
+
+    [Fact]
+    public void Decide_TickAfterACut_SizesTasksFromTheReadersThatWereRunning()
+    {
+        var driver = AfterIdleForeground(initial: 8);
+        var before = driver.Tick().TargetTaskBytes;
+        var cut = driver.Tick(Foreground(5));
+
+        // Reads issued by the eight readers still complete in the tick after the cut to four:
+        // eight streams' bytes, which are not four streams at twice the speed.
+        var after = driver.Tick(s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(5), BytesDelivered = (long)(8 * 50e6 * s.TickDuration.TotalSeconds) });
+
+        Assert.Equal(4, cut.Concurrency);
+        Assert.Equal(3_750_000, before, tolerance: 1);
+        Assert.Equal(before, after.TargetTaskBytes);
     }
 
     [Fact]
@@ -332,6 +471,34 @@ public sealed class ConcurrencyControllerTests
         driver.Tick();
 
         Assert.Throws<ArgumentException>(() => driver.Tick(s => s with { Now = TimeSpan.Zero }));
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(-10L)]
+    public void Decide_ZeroOrNegativeForegroundP99_ThrowsAskingForNull(long ticks)
+    {
+        var driver = Driver(initial: 8);
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => driver.Tick(s => s with { ForegroundP99 = TimeSpan.FromTicks(ticks) }));
+
+        Assert.Contains($"ForegroundP99 must be positive (was {TimeSpan.FromTicks(ticks)})", error.Message, StringComparison.Ordinal);
+        Assert.Contains("pass null when the window has no samples", error.Message, StringComparison.Ordinal);
+        Assert.Empty(driver.Controller.History);
+    }
+
+    [Theory]
+    [InlineData(-1, 0, 0, "ReadsCompleted")]
+    [InlineData(0, -1, 0, "DocumentsDelivered")]
+    [InlineData(0, 0, -1, "BytesDelivered")]
+    public void Decide_NegativeCount_ThrowsNamingIt(int reads, long documents, long bytes, string name)
+    {
+        var driver = Driver();
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() =>
+            driver.Tick(s => s with { ReadsCompleted = reads, DocumentsDelivered = documents, BytesDelivered = bytes }));
+
+        Assert.Contains($"{name} must not be negative (was -1)", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

@@ -1,7 +1,7 @@
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
-/// Feeds a <see cref="ConcurrencyController"/> one 250 ms tick at a time from a simple model of
+/// Feeds a <see cref="ConcurrencyController"/> one tick (250 ms unless set) at a time from a simple model of
 /// the readers: by default each of L readers delivers 50 MB/s at 4 ms per MiB, the indexer is
 /// starved (waits the whole tick) and nothing else is going on. Tests adjust the signals per tick.
 /// </summary>
@@ -10,6 +10,9 @@ internal sealed class ControllerDriver(ControllerOptions options)
     public static readonly TimeSpan TickLength = TimeSpan.FromMilliseconds(250);
 
     public ConcurrencyController Controller { get; } = new(options);
+
+    /// <summary>Length of every tick this driver feeds.</summary>
+    public TimeSpan TickDuration { get; init; } = TickLength;
 
     public TimeSpan Now { get; private set; }
 
@@ -20,12 +23,12 @@ internal sealed class ControllerDriver(ControllerOptions options)
 
     public ControllerDecision Tick(Func<ControllerSignals, ControllerSignals>? adjust = null)
     {
-        Now += TickLength;
+        Now += TickDuration;
         var signals = new ControllerSignals
         {
             Now = Now,
-            TickDuration = TickLength,
-            BytesDelivered = (long)(BytesPerSecondAt(Controller.Concurrency) * TickLength.TotalSeconds),
+            TickDuration = TickDuration,
+            BytesDelivered = (long)(BytesPerSecondAt(Controller.Concurrency) * TickDuration.TotalSeconds),
             ReadLatencyPerMiB = TimeSpan.FromMilliseconds(4),
             ReadsCompleted = 10,
             ConsumerWaitFraction = 1,

@@ -50,7 +50,7 @@ public sealed class ControllerOptionsTests
         var text = new ControllerOptions { MaxConcurrency = 8 }.ToString();
 
         Assert.Contains("L 2..8", text);
-        Assert.Contains(">= +5% MB/s", text);
+        Assert.Contains("keep +1 if it adds >= 5% throughput,", text);
         Assert.Contains("latency/MiB > 2.0x its 30.0 s minimum", text);
         Assert.Contains("foreground p99 target 1.3x its 10 min minimum", text);
         Assert.Contains("cooldown 2.0 s", text);

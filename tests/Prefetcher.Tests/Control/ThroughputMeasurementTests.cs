@@ -30,6 +30,15 @@ public sealed class ThroughputMeasurementTests
     }
 
     [Fact]
+    public void RelativeError_MinimumTicks_IsFinite()
+    {
+        var measurement = Measure([100, 300, 200]);
+
+        Assert.Equal(ThroughputMeasurement.MinTicksForError, measurement.TickCount);
+        Assert.True(double.IsFinite(measurement.RelativeError));
+    }
+
+    [Fact]
     public void RelativeError_EdgeEffectsThatCancel_IsFarBelowIndependentNoiseOfTheSameSpread()
     {
         // A task completing just after a tick edge moves bytes into the next tick: +/- alternate.

@@ -66,6 +66,17 @@ public sealed class NetworkDiskModelClockTests
     }
 
     [Fact]
+    public void Submit_NegativeTime_Throws()
+    {
+        var disk = new NetworkDiskModelClock(new NetworkDiskModelOptions());
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => disk.Submit(TimeSpan.FromTicks(-1), 1));
+
+        Assert.Equal("submittedAt", error.ParamName);
+        Assert.Equal(0, disk.OutstandingAt(TimeSpan.Zero));
+    }
+
+    [Fact]
     public void Submit_BeforeAnEarlierSubmission_Throws()
     {
         var disk = new NetworkDiskModelClock(new NetworkDiskModelOptions());

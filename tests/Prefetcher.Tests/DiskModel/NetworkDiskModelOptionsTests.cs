@@ -2,13 +2,16 @@ namespace Indexing.Prefetcher.Tests;
 
 public sealed class NetworkDiskModelOptionsTests
 {
-    [Fact]
-    public void ServiceTime_OneMegabyteOnDefaults_IsLatencyPlusTransfer()
+    [Theory]
+    // 2 ms + 1,000,000 B / 60,000,000 B/s = 2 ms + 16.667 ms.
+    [InlineData(1_000_000L, 186_667L)]
+    // 2 ms + 16,666.667 s: bytes x ticks per second is 10^19, past long.MaxValue.
+    [InlineData(1_000_000_000_000L, 166_666_686_667L)]
+    public void ServiceTime_OnDefaults_IsLatencyPlusTransfer(long bytes, long expectedTicks)
     {
         var options = new NetworkDiskModelOptions();
 
-        // 2 ms + 1,000,000 B / 60,000,000 B/s = 2 ms + 16.667 ms.
-        Assert.Equal(TimeSpan.FromTicks(186_667), options.ServiceTime(1_000_000, activeRequests: 1));
+        Assert.Equal(TimeSpan.FromTicks(expectedTicks), options.ServiceTime(bytes, activeRequests: 1));
     }
 
     [Fact]
@@ -20,6 +23,14 @@ public sealed class NetworkDiskModelOptionsTests
         Assert.Equal(TimeSpan.FromTicks(353_333), options.ServiceTime(1_000_000, activeRequests: 8));
         // 2 active: 120 MB/s share, the stream's 60 MB/s binds.
         Assert.Equal(options.ServiceTime(1_000_000, 1), options.ServiceTime(1_000_000, activeRequests: 2));
+    }
+
+    [Fact]
+    public void ServiceTime_BeyondTimeSpanRange_ThrowsOverflow()
+    {
+        var options = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 1 };
+
+        Assert.Throws<OverflowException>(() => options.ServiceTime(long.MaxValue, activeRequests: 1));
     }
 
     [Fact]

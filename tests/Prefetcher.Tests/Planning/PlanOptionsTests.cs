@@ -17,7 +17,7 @@ public sealed class PlanOptionsTests
 
         Assert.True(options.MaxTaskBytes <= budget / 4, $"MaxTaskBytes {options.MaxTaskBytes} lets fewer than four tasks fit {budget}.");
         Assert.InRange(options.DefaultTaskBytes, options.MinTaskBytes, options.MaxTaskBytes);
-        Assert.Equal(Math.Clamp(budget / 16, 1 * MiB, 64 * MiB), options.LargeDocumentThresholdBytes);
+        Assert.Equal(Math.Min(Math.Clamp(budget / 16, 1 * MiB, 64 * MiB), options.MaxTaskBytes), options.LargeDocumentThresholdBytes);
         Assert.Equal(PlanOptions.DefaultMaxDocumentsPerTask, options.MaxDocumentsPerTask);
     }
 
@@ -30,6 +30,21 @@ public sealed class PlanOptionsTests
         Assert.Equal(64 * KiB, options.MinTaskBytes);
         Assert.Equal(64 * MiB, options.MaxTaskBytes);
         Assert.Equal(16 * MiB, options.LargeDocumentThresholdBytes);
+    }
+
+    [Theory]
+    [InlineData(256 * KiB)]
+    [InlineData(1 * MiB)]
+    [InlineData(4 * MiB - 1)]
+    public void ForBudget_BelowFourMiB_DocumentTooBigToShareATaskIsReadAlone(long budget)
+    {
+        var options = PlanOptions.ForBudget(budget);
+        var justOverMax = options.MaxTaskBytes + 1;
+
+        var tasks = ReadPlanner.Plan([new DocumentMeta("a", 10), new DocumentMeta("b", justOverMax), new DocumentMeta("c", 10)], options).ToList();
+
+        Assert.Equal(options.MaxTaskBytes, options.LargeDocumentThresholdBytes);
+        Assert.Equal([false, true, false], tasks.Select(t => t.IsLargeDocument));
     }
 
     [Theory]
