@@ -6,7 +6,7 @@ namespace Indexing.Prefetcher;
 /// fails at start-up with every problem named. <see cref="ToString"/> states the effective
 /// configuration (defaults resolved) for logs and benchmark results.
 /// </summary>
-internal sealed record ControllerOptions
+public sealed record ControllerOptions
 {
     /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
     public const int AbsoluteMaxConcurrency = 64;

@@ -1,0 +1,29 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// What the indexing loop consumes: batches of documents read from a snapshot, handed over as they
+/// are ready. Three strategies implement it (adaptive, fixed-batch, sequential) so that benchmarks
+/// and the indexer can swap them; all read through the same read code.
+/// <para>One consumer: <see cref="TakeAsync"/> must not be called again before the previous call completed.</para>
+/// </summary>
+public interface IBatchSource : IAsyncDisposable
+{
+    /// <summary>The latest pressure snapshot (immutable; cheap to read from any thread).</summary>
+    PrefetchPressure Pressure { get; }
+
+    /// <summary>Etag high-water mark of the snapshot being read: after the last batch, the change feed continues from it.</summary>
+    long SnapshotEtag { get; }
+
+    /// <summary>
+    /// Returns documents that are ready, up to <paramref name="maxDocuments"/> and
+    /// <paramref name="maxBytes"/> (but always at least one document, however big), waiting only
+    /// while nothing is ready; null once every document was handed out. Bytes taken leave the
+    /// prefetch budget. Throws <see cref="PrefetchReadException"/> after a read failed (documents
+    /// read before the failure are handed out first), <see cref="OperationCanceledException"/> once
+    /// the source was cancelled, <see cref="ObjectDisposedException"/> after disposal.
+    /// </summary>
+    ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
+
+    /// <summary>Every batch until the end, each taken as by <see cref="TakeAsync"/>.</summary>
+    IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
+}

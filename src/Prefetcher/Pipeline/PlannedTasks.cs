@@ -1,0 +1,58 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The read tasks of one run, cut lazily from the source's metadata scan by <see cref="ReadPlanner"/>,
+/// and counted as planned as they are cut (so planned totals grow with the scan). A failure of the
+/// scan (or of the planner's order check) is wrapped once as <see cref="PrefetchReadException"/>
+/// naming where the scan had got to. Single-threaded: the planning thread owns it.
+/// </summary>
+internal sealed class PlannedTasks(IDocumentReadSource source, PlanOptions options, Func<long>? targetTaskBytes, PrefetchMeter meter)
+    : IDisposable
+{
+    private IEnumerator<ReadTask>? _tasks;
+    private string? _lastPlannedId;
+    private bool _ended;
+
+    /// <summary>Plan options for fixed-count batches, the baselines' way: N documents per task, whatever their bytes.</summary>
+    public static PlanOptions FixedCount(int documentsPerTask)
+    {
+        const long Unbounded = long.MaxValue / 4;
+        return new PlanOptions(Unbounded, 1, Unbounded, documentsPerTask, Unbounded);
+    }
+
+    public bool TryNext(CancellationToken cancellationToken, out ReadTask task)
+    {
+        task = null!;
+        if (_ended)
+        {
+            return false;
+        }
+
+        try
+        {
+            _tasks ??= ReadPlanner.Plan(source.ScanMetadata(cancellationToken), options, targetTaskBytes).GetEnumerator();
+            if (!_tasks.MoveNext())
+            {
+                _ended = true;
+                meter.PlanCompleted();
+                return false;
+            }
+        }
+        catch (Exception exception) when (exception is not OperationCanceledException and not OutOfMemoryException)
+        {
+            throw PrefetchReadException.ForScan(_lastPlannedId, exception);
+        }
+
+        task = _tasks.Current;
+        _lastPlannedId = task.LastId;
+        meter.Planned(task);
+        return true;
+    }
+
+    /// <summary>Ends the scan (releasing its iterator; before the source is disposed). Idempotent.</summary>
+    public void Dispose()
+    {
+        _ended = true;
+        _tasks?.Dispose();
+    }
+}

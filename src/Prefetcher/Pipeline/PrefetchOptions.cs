@@ -1,0 +1,70 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Settings of a prefetcher, fixed when it starts. <see cref="Validate"/> runs when a prefetcher is
+/// built from them, naming every invalid setting at once; <see cref="ToString"/> states the
+/// effective configuration for logs and benchmark tables.
+/// <para>
+/// What may change while it runs (the "rethrottle" settings) is <see cref="PrefetchLimits"/>:
+/// the budget, a cap on concurrency and a cap on MB/s start from <see cref="BudgetBytes"/> and
+/// <see cref="MaxBytesPerSecond"/> here and are changed with <c>UpdateLimits</c>. Everything else,
+/// including how the planner cuts tasks (derived from the starting budget), stays as started.
+/// </para>
+/// </summary>
+public sealed record PrefetchOptions
+{
+    public const long DefaultBudgetBytes = 256L * 1024 * 1024;
+
+    /// <summary>Bytes in flight plus bytes read but not yet taken never exceed this (starting value; live).</summary>
+    public long BudgetBytes { get; init; } = DefaultBudgetBytes;
+
+    /// <summary>How often the controller decides; each interval is jittered by ± <see cref="TickJitterFraction"/>.</summary>
+    public TimeSpan TickInterval { get; init; } = TimeSpan.FromMilliseconds(250);
+
+    /// <summary>Jitter keeps ticks from locking step with periodic work on the machine (0.1 = ±10%).</summary>
+    public double TickJitterFraction { get; init; } = 0.1;
+
+    /// <summary>The adaptive controller's tuning; its MaxConcurrency is also the number of reader threads at most.</summary>
+    public ControllerOptions Controller { get; init; } = new();
+
+    /// <summary>The store's foreground read latencies: when set, reads back off if foreground p99 suffers.</summary>
+    public LatencyHistogram? ForegroundLatency { get; init; }
+
+    /// <summary>Cap on bytes read per second (starting value; live); null = no cap.</summary>
+    public long? MaxBytesPerSecond { get; init; }
+
+    /// <summary>How much per-second history the pressure snapshot keeps.</summary>
+    public TimeSpan HistoryLength { get; init; } = TimeSpan.FromMinutes(5);
+
+    /// <summary>Half-life of the document-size histogram (recent sizes weigh more).</summary>
+    public TimeSpan SizeHalfLife { get; init; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>The live limits a prefetcher starts with.</summary>
+    public PrefetchLimits InitialLimits => new() { BudgetBytes = BudgetBytes, MaxBytesPerSecond = MaxBytesPerSecond };
+
+    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
+    public PrefetchOptions Validate()
+    {
+        ArgumentNullException.ThrowIfNull(Controller, nameof(Controller));
+        Controller.Validate();
+        var problems = new OptionProblems(nameof(PrefetchOptions));
+        problems.Require(TickInterval >= TimeSpan.FromMilliseconds(10) && TickInterval <= TimeSpan.FromSeconds(10),
+            ControlText.Invariant($"{nameof(TickInterval)} must be in [10 ms, 10 s] (was {TickInterval})"));
+        problems.InRange(TickJitterFraction, 0, 0.5, nameof(TickJitterFraction));
+        problems.Require(HistoryLength >= TimeSpan.FromSeconds(10) && HistoryLength <= TimeSpan.FromHours(1),
+            ControlText.Invariant($"{nameof(HistoryLength)} must be in [10 s, 1 h] (was {HistoryLength})"));
+        problems.Positive(SizeHalfLife, nameof(SizeHalfLife));
+        InitialLimits.AddProblems(problems, Controller.MaxConcurrency);
+        problems.ThrowIfAny();
+        return this;
+    }
+
+    public override string ToString()
+    {
+        var foreground = ForegroundLatency is null ? "no foreground latency signal" : "foreground latency watched";
+        return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)}, " +
+            $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}; {Controller}";
+    }
+}

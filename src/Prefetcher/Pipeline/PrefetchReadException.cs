@@ -1,0 +1,45 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Reading documents from the snapshot failed (the store threw, or returned something other than
+/// the documents asked for). Names the key range so the failure can be traced to the data; the
+/// original exception is the inner exception. The prefetcher that raised it has stopped.
+/// </summary>
+public sealed class PrefetchReadException : Exception
+{
+    public PrefetchReadException()
+    {
+    }
+
+    public PrefetchReadException(string message)
+        : base(message)
+    {
+    }
+
+    public PrefetchReadException(string message, Exception innerException)
+        : base(message, innerException)
+    {
+    }
+
+    /// <summary>First id of the range that failed (null when the metadata scan failed before any task).</summary>
+    public string? FirstId { get; private init; }
+
+    /// <summary>Last id of the range that failed (inclusive).</summary>
+    public string? LastId { get; private init; }
+
+    internal static PrefetchReadException ForTask(ReadTask task, Exception inner)
+    {
+        var what = task.DocumentCount == 1
+            ? $"reading document '{task.FirstId}' ({ByteSize.Format(task.Bytes)})"
+            : $"reading documents '{task.FirstId}'..'{task.LastId}' ({task.DocumentCount} documents, {ByteSize.Format(task.Bytes)})";
+        return new PrefetchReadException($"{what} failed: {inner.Message}", inner) { FirstId = task.FirstId, LastId = task.LastId };
+    }
+
+    internal static PrefetchReadException ForScan(string? lastPlannedId, Exception inner)
+    {
+        var where = lastPlannedId is null ? "from the start" : $"after '{lastPlannedId}'";
+        return new PrefetchReadException($"scanning document metadata {where} failed: {inner.Message}", inner) { FirstId = lastPlannedId };
+    }
+}

@@ -1,0 +1,172 @@
+using System.Threading.Channels;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The consumer's side of a prefetcher: completed reads in completion order, handed out as
+/// "whatever is ready". A take merges several completed reads and splits one that exceeds its
+/// limits (the rest waits for the next take), always giving at least one document; it waits only
+/// when nothing at all is ready. Bytes taken are released from the budget.
+/// <para>
+/// The channel is unbounded by count: the byte budget, reserved before each read, is the bound.
+/// Threading: readers publish from any thread; one consumer takes (a second concurrent take is
+/// misuse and throws). Taking and draining hold one lock for their synchronous part, so a drain at
+/// shutdown and a take woken by the channel's completion never hand out the same document.
+/// </para>
+/// </summary>
+internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = null)
+{
+    private readonly Channel<CompletedRead> _channel = Channel.CreateUnbounded<CompletedRead>(
+        new UnboundedChannelOptions { SingleReader = true, SingleWriter = false, AllowSynchronousContinuations = false });
+
+    private readonly Lock _takeLock = new();
+    private CompletedRead? _current;
+    private int _offset;
+    private int _taking;
+
+    // The single-reader channel cannot count its items, so published-but-not-started reads are counted here.
+    private int _inChannel;
+
+    /// <summary>Completed reads not yet fully taken.</summary>
+    public int Queued => Volatile.Read(ref _inChannel) + (Volatile.Read(ref _current) is null ? 0 : 1);
+
+    public void Publish(CompletedRead read)
+    {
+        Interlocked.Increment(ref _inChannel);
+        if (!_channel.Writer.TryWrite(read))
+        {
+            Interlocked.Decrement(ref _inChannel);
+            throw new InvalidOperationException(
+                $"A read of '{read.Task.FirstId}'..'{read.Task.LastId}' completed after the prefetcher stopped publishing; readers must stop first.");
+        }
+    }
+
+    /// <summary>No more reads will be published; takes drain what is there, then see the end.</summary>
+    public void Complete() => _channel.Writer.TryComplete();
+
+    /// <summary>
+    /// Takes what is ready; if nothing is, calls <paramref name="onNothingReady"/> (a strategy that
+    /// reads only on demand asks for the next read here) and waits for a read; the wait counts as
+    /// consumer wait. Null when nothing more will come.
+    /// </summary>
+    public async ValueTask<PrefetchBatch?> TakeAsync(
+        int maxDocuments, long maxBytes, Action? onNothingReady, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxDocuments, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxBytes, 1L);
+        if (Interlocked.Exchange(ref _taking, 1) != 0)
+        {
+            throw new InvalidOperationException("A take is already in progress; a prefetcher serves one consumer, one take at a time.");
+        }
+
+        try
+        {
+            if (TryTake(maxDocuments, maxBytes, waited: false) is { } ready)
+            {
+                return ready;
+            }
+
+            onNothingReady?.Invoke();
+            using (meter.ConsumerWait.Measure())
+            {
+                while (true)
+                {
+                    if (!await _channel.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
+                    {
+                        return null;
+                    }
+
+                    if (TryTake(maxDocuments, maxBytes, waited: true) is { } batch)
+                    {
+                        return batch;
+                    }
+                }
+            }
+        }
+        finally
+        {
+            Volatile.Write(ref _taking, 0);
+        }
+    }
+
+    /// <summary>At shutdown, after the readers stopped: returns every buffered byte to the budget.</summary>
+    public void DrainAndRelease()
+    {
+        lock (_takeLock)
+        {
+            long bytes = 0;
+            if (_current is { } current)
+            {
+                for (var i = _offset; i < current.Documents.Count; i++)
+                {
+                    bytes += current.Documents[i].SizeBytes;
+                }
+
+                _current = null;
+            }
+
+            while (_channel.Reader.TryRead(out var read))
+            {
+                Interlocked.Decrement(ref _inChannel);
+                bytes += read.Bytes;
+            }
+
+            meter.Budget.Release(bytes);
+        }
+    }
+
+    private PrefetchBatch? TryTake(int maxDocuments, long maxBytes, bool waited)
+    {
+        lock (_takeLock)
+        {
+            List<PrefetchedDocument>? documents = null;
+            long bytes = 0;
+            while (NextDocument() is { } document)
+            {
+                var count = documents?.Count ?? 0;
+                if (count == maxDocuments || (count > 0 && bytes + document.SizeBytes > maxBytes))
+                {
+                    break;
+                }
+
+                documents ??= new List<PrefetchedDocument>(Math.Min(maxDocuments, 1024));
+                documents.Add(document);
+                bytes += document.SizeBytes;
+                _offset++;
+            }
+
+            if (documents is null)
+            {
+                return null;
+            }
+
+            meter.Budget.Release(bytes);
+            meter.Taken(documents.Count, bytes, waited);
+            return new PrefetchBatch(documents, bytes, waited);
+        }
+    }
+
+    // The next document to hand out, without consuming it; moves on to the next completed read when
+    // the current one is used up.
+    private PrefetchedDocument? NextDocument()
+    {
+        while (true)
+        {
+            if (_current is { } current && _offset < current.Documents.Count)
+            {
+                return current.Documents[_offset];
+            }
+
+            Volatile.Write(ref _current, null);
+            _offset = 0;
+            if (!_channel.Reader.TryRead(out var next))
+            {
+                return null;
+            }
+
+            Interlocked.Decrement(ref _inChannel);
+            Volatile.Write(ref _current, next);
+            onReadStarted?.Invoke();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+using System.Buffers;
+using System.Diagnostics;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Reads one task through the source and does the bookkeeping every strategy needs, so all three
+/// read the same way: checks that the source returned exactly the task's documents, records their
+/// sizes, moves the reservation from in flight to buffered, and times the read.
+/// <para>
+/// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range;
+/// <see cref="OperationCanceledException"/> and <see cref="OutOfMemoryException"/> pass unwrapped.
+/// On any exception the reservation is still the caller's to cancel. Thread-safe (stateless besides
+/// the thread-safe source, meter and budget).
+/// </para>
+/// </summary>
+internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter)
+{
+    public CompletedRead Read(ReadTask task, CancellationToken cancellationToken)
+    {
+        var documents = new List<PrefetchedDocument>(task.DocumentCount);
+        var started = Stopwatch.GetTimestamp();
+        long bytes;
+        try
+        {
+            source.Read(task, documents, cancellationToken);
+            bytes = Check(task, documents);
+        }
+        catch (Exception exception) when (exception is not OperationCanceledException and not OutOfMemoryException)
+        {
+            throw PrefetchReadException.ForTask(task, exception);
+        }
+
+        var latency = Stopwatch.GetElapsedTime(started);
+        RecordSizes(task, documents);
+        meter.Budget.CompleteRead(task.Bytes, bytes);
+        meter.ReadCompleted(bytes, documents.Count, latency);
+        return new CompletedRead(task, documents, bytes);
+    }
+
+    // Under a snapshot the store must return exactly what its metadata listed; anything else is a
+    // bug or corruption, and passing it on would silently drop or duplicate documents.
+    private static long Check(ReadTask task, List<PrefetchedDocument> documents)
+    {
+        if (documents.Count != task.DocumentCount)
+        {
+            throw new InvalidOperationException(
+                $"the source returned {documents.Count} documents for a task of {task.DocumentCount}; a snapshot read must return every listed document once.");
+        }
+
+        long bytes = 0;
+        for (var i = 0; i < documents.Count; i++)
+        {
+            if (!string.Equals(documents[i].Id, task.Ids[i], StringComparison.Ordinal))
+            {
+                throw new InvalidOperationException(
+                    $"the source returned '{documents[i].Id}' where '{task.Ids[i]}' was expected; documents must come in the task's key order.");
+            }
+
+            bytes += documents[i].SizeBytes;
+        }
+
+        return bytes;
+    }
+
+    private void RecordSizes(ReadTask task, List<PrefetchedDocument> documents)
+    {
+        var sizes = ArrayPool<long>.Shared.Rent(documents.Count);
+        try
+        {
+            for (var i = 0; i < documents.Count; i++)
+            {
+                sizes[i] = documents[i].SizeBytes;
+            }
+
+            meter.Sizes.RecordBatch(sizes.AsSpan(0, documents.Count), task.Ids.AsSpan());
+        }
+        finally
+        {
+            ArrayPool<long>.Shared.Return(sizes);
+        }
+    }
+}

@@ -1,0 +1,186 @@
+using System.Collections.Immutable;
+
+namespace Indexing.Prefetcher;
+
+// Builds PrefetchPressure snapshots: windowed rates from cumulative samples, the per-second
+// history ring, and the latest snapshot that readers get with one field read.
+internal sealed partial class PrefetchMeter
+{
+    private static readonly TimeSpan _shortWindow = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan _longWindow = TimeSpan.FromSeconds(10);
+
+    private readonly Lock _publishLock = new();
+
+    // Cumulative counters at each publish, oldest first; the first is always at or before now - 10 s
+    // (or the start), so both windows find their base.
+    private readonly List<Sample> _samples = [default];
+    private readonly PrefetchPressurePoint[] _history;
+    private int _historyCount;
+    private int _historyNext;
+    private long _lastPointSecond = -1;
+    private ImmutableArray<PrefetchPressurePoint> _historyView = [];
+    private PrefetchPressure _latest;
+
+    /// <summary>The most recently published snapshot.</summary>
+    public PrefetchPressure Latest => Volatile.Read(ref _latest);
+
+    public PrefetchPressure Publish(in PressureView view, in RunView run)
+    {
+        var budget = Budget.Snapshot();
+        var sizes = Sizes.Snapshot();
+        var (latencyP50, latencyP99) = RecentLatencyPercentiles();
+        lock (_publishLock)
+        {
+            var now = Now;
+            var current = new Sample(
+                now,
+                Interlocked.Read(ref _bytesRead),
+                Interlocked.Read(ref _documentsRead),
+                Interlocked.Read(ref _bytesTaken),
+                ConsumerWait.Total,
+                ProducerBlocked.Total);
+            TrimSamples(now);
+            var recent = BaseFor(now - _shortWindow);
+            var longer = BaseFor(now - _longWindow);
+            _samples.Add(current);
+
+            var megabytesPerSecond = Rate(recent, current, s => s.BytesRead) / 1e6;
+            var waitPercent = Share(longer, current, s => s.ConsumerWait);
+            AppendPoint(now, new PrefetchPressurePoint(
+                now,
+                view.Concurrency,
+                view.ConcurrencyLimit,
+                megabytesPerSecond,
+                budget.InFlightBytes,
+                budget.BufferedBytes,
+                waitPercent,
+                view.ForegroundP99,
+                sizes.P50,
+                sizes.P99,
+                sizes.Max));
+
+            var planComplete = PlanComplete;
+            var bytesPlanned = Interlocked.Read(ref _bytesPlanned);
+            var takenPerSecond = Rate(longer, current, s => s.BytesTaken);
+            var pressure = new PrefetchPressure
+            {
+                Timestamp = DateTimeOffset.UtcNow,
+                Elapsed = now,
+                State = run.State,
+                Strategy = Strategy,
+                Concurrency = view.Concurrency,
+                ConcurrencyLimit = view.ConcurrencyLimit,
+                MeanConcurrencyLimit = MeanConcurrencyLimit(now, view.ConcurrencyLimit),
+                InFlightBytes = budget.InFlightBytes,
+                BufferedBytes = budget.BufferedBytes,
+                BudgetBytes = budget.Limit,
+                HighWaterMarkBytes = budget.HighWaterMarkBytes,
+                LargestOversizedAdmissionBytes = budget.LargestOversizedAdmission,
+                QueuedBatches = run.QueuedBatches,
+                MegabytesPerSecondLastSecond = megabytesPerSecond,
+                MegabytesPerSecondLast10Seconds = Rate(longer, current, s => s.BytesRead) / 1e6,
+                DocumentsPerSecondLastSecond = Rate(recent, current, s => s.DocumentsRead),
+                DocumentsPerSecondLast10Seconds = Rate(longer, current, s => s.DocumentsRead),
+                ReadLatencyPerMiBP50 = latencyP50,
+                ReadLatencyPerMiBP99 = latencyP99,
+                DocumentSizeP50Bytes = sizes.P50,
+                DocumentSizeP99Bytes = sizes.P99,
+                DocumentSizeMaxBytes = sizes.Max,
+                LargestRecentDocumentId = sizes.LargestRecentId,
+                ConsumerWaitPercent = waitPercent,
+                ProducerBlockedPercent = Share(longer, current, s => s.ProducerBlocked),
+                ConsumerWaitTime = current.ConsumerWait,
+                StallCount = Interlocked.Read(ref _stalls),
+                LastDecision = view.Decision?.Kind.ToString().ToLowerInvariant(),
+                LastDecisionReason = view.Decision?.Reason,
+                ThrottledByForeground = view.Decision?.ThrottledByForeground ?? false,
+                ForegroundP99 = view.ForegroundP99,
+                MaxBytesPerSecond = view.MaxBytesPerSecond,
+                DocumentsDone = Interlocked.Read(ref _documentsTaken),
+                BytesDone = current.BytesTaken,
+                DocumentsRead = current.DocumentsRead,
+                BytesRead = current.BytesRead,
+                DocumentsPlanned = Interlocked.Read(ref _documentsPlanned),
+                BytesPlanned = bytesPlanned,
+                PlanComplete = planComplete,
+                Eta = planComplete && takenPerSecond > 0
+                    ? TimeSpan.FromSeconds(Math.Max(0, bytesPlanned - current.BytesTaken) / takenPerSecond)
+                    : null,
+                Failure = run.Failure,
+                History = _historyView,
+                RecentDecisions = view.Decisions,
+            };
+            Volatile.Write(ref _latest, pressure);
+            return pressure;
+        }
+    }
+
+    // Ticks integrate L over their durations; the time since the last tick is at the current L.
+    private double MeanConcurrencyLimit(TimeSpan now, int currentLimit)
+    {
+        // In whole ticks, so a constant L comes out exactly as itself.
+        var sinceTick = now - _lastTickAt;
+        return now > TimeSpan.Zero ? (double)(_limitTicks + (currentLimit * sinceTick.Ticks)) / now.Ticks : currentLimit;
+    }
+
+    // The latest sample at or before `at` (the oldest if none is that old).
+    private Sample BaseFor(TimeSpan at) => _samples[Math.Max(0, _samples.FindLastIndex(s => s.At <= at))];
+
+    // Samples older than the long window's base are never needed again.
+    private void TrimSamples(TimeSpan now)
+    {
+        var longBase = _samples.FindLastIndex(s => s.At <= now - _longWindow);
+        if (longBase > 0)
+        {
+            _samples.RemoveRange(0, longBase);
+        }
+    }
+
+    private void AppendPoint(TimeSpan now, PrefetchPressurePoint point)
+    {
+        var second = (long)now.TotalSeconds;
+        if (second <= _lastPointSecond)
+        {
+            return;
+        }
+
+        _lastPointSecond = second;
+        _history[_historyNext] = point;
+        _historyNext = (_historyNext + 1) % _history.Length;
+        _historyCount = Math.Min(_historyCount + 1, _history.Length);
+        var builder = ImmutableArray.CreateBuilder<PrefetchPressurePoint>(_historyCount);
+        for (var i = _historyCount; i > 0; i--)
+        {
+            builder.Add(_history[(_historyNext - i + _history.Length) % _history.Length]);
+        }
+
+        _historyView = builder.MoveToImmutable();
+    }
+
+    private static double Rate(in Sample from, in Sample to, Func<Sample, long> value)
+    {
+        var seconds = (to.At - from.At).TotalSeconds;
+        return seconds > 0 ? (value(to) - value(from)) / seconds : 0;
+    }
+
+    private static double Share(in Sample from, in Sample to, Func<Sample, TimeSpan> value)
+    {
+        var span = to.At - from.At;
+        return span > TimeSpan.Zero ? Math.Clamp((value(to) - value(from)) / span, 0, 1) * 100 : 0;
+    }
+
+    private readonly record struct Sample(
+        TimeSpan At, long BytesRead, long DocumentsRead, long BytesTaken, TimeSpan ConsumerWait, TimeSpan ProducerBlocked);
+}
+
+/// <summary>What the strategy itself knows for a pressure snapshot (the run and the meter know the rest).</summary>
+internal readonly record struct PressureView(
+    int Concurrency,
+    int ConcurrencyLimit,
+    long? MaxBytesPerSecond,
+    TimeSpan? ForegroundP99,
+    ControllerDecision? Decision,
+    ImmutableArray<PrefetchDecisionEntry> Decisions);
+
+/// <summary>What the run knows for a pressure snapshot: where it is, what waits for the consumer, why it failed.</summary>
+internal readonly record struct RunView(PrefetchState State, int QueuedBatches, string? Failure);

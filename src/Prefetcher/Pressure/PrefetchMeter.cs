@@ -1,0 +1,183 @@
+using System.Diagnostics;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Counts what one prefetcher run did, for the controller (per-tick deltas) and the pressure view
+/// (totals, windows, history; see PrefetchMeter.Publish.cs). All three strategies use it, so their
+/// figures are measured the same way.
+/// <para>
+/// Owns the run's clock (time since start), the document-size histogram and the wait timers.
+/// Threading: Planned/ReadCompleted/Taken from any thread (interlocked counters, one small lock for
+/// latencies); <see cref="Tick"/> from the tick loop only; Publish from any thread (under its lock).
+/// </para>
+/// </summary>
+internal sealed partial class PrefetchMeter
+{
+    private const double BytesPerMiB = 1024 * 1024;
+    private const int RecentLatencyCount = 512;
+
+    private readonly Stopwatch _clock = Stopwatch.StartNew();
+    private readonly Lock _latencyLock = new();
+    private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly double[] _recentLatenciesPerMiB = new double[RecentLatencyCount];
+    private int _recentLatencyCount;
+    private int _recentLatencyNext;
+
+    private long _documentsPlanned;
+    private long _bytesPlanned;
+    private int _planComplete;
+    private long _documentsRead;
+    private long _bytesRead;
+    private long _documentsTaken;
+    private long _bytesTaken;
+    private long _stalls;
+
+    // Written by the tick loop only; _lastTickAt and _limitTicks change under _publishLock.
+    private TimeSpan _lastTickAt;
+    private long _lastTickBytes;
+    private long _lastTickDocuments;
+    private TimeSpan _lastConsumerWait;
+    private TimeSpan _lastRateLimitWait;
+    private long _limitTicks;
+
+    public PrefetchMeter(string strategy, ByteBudget budget, TimeSpan historyLength)
+    {
+        Strategy = strategy;
+        Budget = budget;
+        _history = new PrefetchPressurePoint[Math.Max(1, (int)historyLength.TotalSeconds)];
+        _latest = new PrefetchPressure { Strategy = strategy, BudgetBytes = budget.Limit };
+    }
+
+    public string Strategy { get; }
+
+    public ByteBudget Budget { get; }
+
+    public DocumentSizeHistogram Sizes { get; } = new();
+
+    public WaitTimer ConsumerWait { get; } = new();
+
+    /// <summary>Time the planner waited for budget before it could issue a read.</summary>
+    public WaitTimer ProducerBlocked { get; } = new();
+
+    /// <summary>Time the planner waited for the MB/s cap.</summary>
+    public WaitTimer RateLimitWait { get; } = new();
+
+    /// <summary>Time since the run started.</summary>
+    public TimeSpan Now => _clock.Elapsed;
+
+    public bool PlanComplete => Volatile.Read(ref _planComplete) != 0;
+
+    public void Planned(ReadTask task)
+    {
+        Interlocked.Add(ref _documentsPlanned, task.DocumentCount);
+        Interlocked.Add(ref _bytesPlanned, task.Bytes);
+    }
+
+    public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
+
+    public void ReadCompleted(long bytes, int documents, TimeSpan latency)
+    {
+        Interlocked.Add(ref _bytesRead, bytes);
+        Interlocked.Add(ref _documentsRead, documents);
+        if (bytes <= 0)
+        {
+            return;
+        }
+
+        var perMiB = latency.Ticks * BytesPerMiB / bytes;
+        lock (_latencyLock)
+        {
+            _tickLatenciesPerMiB.Add(perMiB);
+            _recentLatenciesPerMiB[_recentLatencyNext] = perMiB;
+            _recentLatencyNext = (_recentLatencyNext + 1) % RecentLatencyCount;
+            _recentLatencyCount = Math.Min(_recentLatencyCount + 1, RecentLatencyCount);
+        }
+    }
+
+    public void Taken(int documents, long bytes, bool stalled)
+    {
+        Interlocked.Add(ref _documentsTaken, documents);
+        Interlocked.Add(ref _bytesTaken, bytes);
+        if (stalled)
+        {
+            Interlocked.Increment(ref _stalls);
+        }
+    }
+
+    /// <summary>
+    /// Closes one tick: what happened since the previous one, for the controller's signals.
+    /// <paramref name="concurrencyLimit"/> is the L that was in force during the tick (for the mean).
+    /// </summary>
+    public MeterTick Tick(int concurrencyLimit)
+    {
+        var now = Now;
+        var duration = now - _lastTickAt;
+        var bytes = Interlocked.Read(ref _bytesRead);
+        var documents = Interlocked.Read(ref _documentsRead);
+        var consumerWait = ConsumerWait.Total;
+        var rateLimitWait = RateLimitWait.Total;
+        TimeSpan? median = null;
+        int reads;
+        lock (_latencyLock)
+        {
+            reads = _tickLatenciesPerMiB.Count;
+            if (reads > 0)
+            {
+                _tickLatenciesPerMiB.Sort();
+                median = TimeSpan.FromTicks((long)_tickLatenciesPerMiB[reads / 2]);
+                _tickLatenciesPerMiB.Clear();
+            }
+        }
+
+        var tick = new MeterTick(
+            now,
+            duration,
+            bytes - _lastTickBytes,
+            documents - _lastTickDocuments,
+            median,
+            reads,
+            duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
+            rateLimitWait > _lastRateLimitWait);
+        lock (_publishLock)
+        {
+            // Read together by Publish, for the mean L.
+            _limitTicks += concurrencyLimit * duration.Ticks;
+            _lastTickAt = now;
+        }
+
+        _lastTickBytes = bytes;
+        _lastTickDocuments = documents;
+        _lastConsumerWait = consumerWait;
+        _lastRateLimitWait = rateLimitWait;
+        return tick;
+    }
+
+    private (TimeSpan? P50, TimeSpan? P99) RecentLatencyPercentiles()
+    {
+        double[] copy;
+        lock (_latencyLock)
+        {
+            if (_recentLatencyCount == 0)
+            {
+                return (null, null);
+            }
+
+            copy = _recentLatenciesPerMiB[.._recentLatencyCount];
+        }
+
+        Array.Sort(copy);
+        return (TimeSpan.FromTicks((long)copy[copy.Length / 2]), TimeSpan.FromTicks((long)copy[(int)Math.Ceiling(copy.Length * 0.99) - 1]));
+    }
+}
+
+/// <summary>What one tick measured: the raw material of <see cref="ControllerSignals"/>.</summary>
+internal readonly record struct MeterTick(
+    TimeSpan Now,
+    TimeSpan Duration,
+    long BytesRead,
+    long DocumentsRead,
+    TimeSpan? MedianLatencyPerMiB,
+    int ReadsCompleted,
+    double ConsumerWaitFraction,
+    bool RateLimited);

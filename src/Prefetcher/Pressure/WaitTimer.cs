@@ -1,0 +1,55 @@
+using System.Diagnostics;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Accumulates the time one party spends waiting (the consumer for documents, the planner for
+/// budget or for the MB/s cap), including a wait still in progress, so that a tick that ends in
+/// the middle of a long wait sees it. Waits are not nested: one waiter per timer.
+/// Thread-safe: the waiter begins and ends, the tick loop reads.
+/// </summary>
+internal sealed class WaitTimer
+{
+    private readonly Lock _lock = new();
+    private long _totalTicks;
+    private long _startedAt;
+    private bool _waiting;
+
+    public TimeSpan Total
+    {
+        get
+        {
+            lock (_lock)
+            {
+                var ticks = _totalTicks + (_waiting ? Stopwatch.GetTimestamp() - _startedAt : 0);
+                return Stopwatch.GetElapsedTime(0, ticks);
+            }
+        }
+    }
+
+    public Scope Measure()
+    {
+        lock (_lock)
+        {
+            Debug.Assert(!_waiting, "Waits on one timer are not nested.");
+            _waiting = true;
+            _startedAt = Stopwatch.GetTimestamp();
+        }
+
+        return new Scope(this);
+    }
+
+    private void End()
+    {
+        lock (_lock)
+        {
+            _totalTicks += Stopwatch.GetTimestamp() - _startedAt;
+            _waiting = false;
+        }
+    }
+
+    public readonly struct Scope(WaitTimer timer) : IDisposable
+    {
+        public void Dispose() => timer.End();
+    }
+}

@@ -1,0 +1,46 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// A read source that behaves like one on a network-attached cloud disk: it reads through the
+/// inner source, then waits <see cref="NetworkDiskModel.Read"/> for the task's bytes, one modelled
+/// request per read task (a MultiGet or a bounded iteration is one request stream). It is a model:
+/// local disks and the page cache hide the latency a cloud volume has, so tests and benchmarks add
+/// it here. The metadata scan is passed through without delay (it is small and sequential).
+/// <para>
+/// Owns the inner source: disposing this disposes it, once. Thread-safe like the inner source and
+/// the model (both allow concurrent reads).
+/// </para>
+/// </summary>
+internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
+{
+    private readonly IDocumentReadSource _inner;
+    private readonly NetworkDiskModel _model;
+    private int _disposed;
+
+    public ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model)
+    {
+        ArgumentNullException.ThrowIfNull(inner);
+        ArgumentNullException.ThrowIfNull(model);
+        _inner = inner;
+        _model = model;
+    }
+
+    public long SnapshotEtag => _inner.SnapshotEtag;
+
+    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
+
+    public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        _inner.Read(task, destination, cancellationToken);
+        _model.Read(task.Bytes, cancellationToken);
+    }
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _inner.Dispose();
+        }
+    }
+}

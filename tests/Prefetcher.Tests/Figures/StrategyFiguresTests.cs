@@ -1,0 +1,99 @@
+using System.Diagnostics;
+using System.Globalization;
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// Measures the three strategies on each size shape through the modelled network disk (default
+/// parameters), with an in-memory indexer that costs 10 ns per byte (100 MB/s): MB/s delivered,
+/// consumer stall and mean L. About a minute and a few hundred MB of memory, so it runs only when
+/// PREFETCH_FIGURES=1; the figures go to the test output.
+/// </summary>
+[Collection(TimingSensitive.Name)]
+public sealed class StrategyFiguresTests(ITestOutputHelper output)
+{
+    private const long TargetBytesPerShape = 300_000_000;
+    private const double IndexingBytesPerSecond = 100_000_000;
+
+    [FiguresFact]
+    public async Task Measure_EachShapeAndStrategy_ReportsThroughputStallAndConcurrency()
+    {
+        output.WriteLine($"{new NetworkDiskModelOptions()}; indexer {IndexingBytesPerSecond / 1e6:0} MB/s; {new PrefetchOptions()}");
+        output.WriteLine($"machine: {Environment.ProcessorCount} cores, server GC {System.Runtime.GCSettings.IsServerGC}");
+        output.WriteLine("shape | strategy | MB/s | consumer stall | mean L | stalls | GC pause | documents");
+        foreach (var shape in SizeShapes.All)
+        {
+            var documents = ShapeOfAboutTargetBytes(shape);
+            foreach (var strategy in Strategies.All)
+            {
+                var figures = await MeasureAsync(strategy, documents);
+                output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"{shape} | {strategy} | {figures.MegabytesPerSecond:0.0} | {figures.StallPercent:0.0}% | {figures.MeanL:0.00} | {figures.Stalls} | {figures.GcPause.TotalMilliseconds:0} ms | {documents.Count}"));
+                Assert.Equal(documents.Count, figures.Documents);
+            }
+        }
+    }
+
+    private static List<(string Id, byte[] Body)> ShapeOfAboutTargetBytes(string shape)
+    {
+        var sample = SizeShapes.Generate(shape, 10_000, seed: 3);
+        var count = (int)(TargetBytesPerShape / sample.Average());
+        return TestCollections.FromSizes(SizeShapes.Generate(shape, count, seed: 3));
+    }
+
+    private static async Task<Figures> MeasureAsync(string strategy, List<(string Id, byte[] Body)> documents)
+    {
+        var source = new InMemoryReadSourceDouble(documents);
+        await using var prefetcher = Strategies.Start(
+            strategy, Strategies.OnModelledDisk(source), new PrefetchOptions(), BaselinePrefetcher.DefaultBatchDocuments);
+        return await Task.Run(async () =>
+        {
+            var gcPauseBefore = GC.GetTotalPauseDuration();
+            var stopwatch = Stopwatch.StartNew();
+            long bytes = 0;
+            var count = 0;
+            var indexedUntil = TimeSpan.Zero;
+            await foreach (var batch in prefetcher.ReadAllAsync(1024, 16 * TestCollections.MiB).ConfigureAwait(false))
+            {
+                bytes += batch.TotalBytes;
+                count += batch.Count;
+
+                // Each batch costs its bytes at the indexing rate, from when it arrived; the indexer
+                // thread is busy (blocked) meanwhile, as with real indexing. Thread.Sleep, because
+                // Task.Delay overshot by ~15 ms per call here, which would understate every rate.
+                var arrived = stopwatch.Elapsed;
+                indexedUntil = (indexedUntil > arrived ? indexedUntil : arrived) + TimeSpan.FromSeconds(batch.TotalBytes / IndexingBytesPerSecond);
+                var due = indexedUntil - stopwatch.Elapsed;
+                if (due > TimeSpan.Zero)
+                {
+                    Thread.Sleep(due);
+                }
+            }
+
+            var elapsed = stopwatch.Elapsed;
+            var pressure = prefetcher.Pressure;
+            return new Figures(
+                bytes / elapsed.TotalSeconds / 1e6,
+                pressure.ConsumerWaitTime / elapsed * 100,
+                pressure.MeanConcurrencyLimit,
+                pressure.StallCount,
+                GC.GetTotalPauseDuration() - gcPauseBefore,
+                count);
+        });
+    }
+
+    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, long Stalls, TimeSpan GcPause, int Documents);
+}
+
+/// <summary>A fact that runs only when PREFETCH_FIGURES=1 (it measures; it is slow).</summary>
+public sealed class FiguresFactAttribute : FactAttribute
+{
+    public FiguresFactAttribute()
+    {
+        if (Environment.GetEnvironmentVariable("PREFETCH_FIGURES") != "1")
+        {
+            Skip = "Measures strategy figures for about a minute; set PREFETCH_FIGURES=1 to run.";
+        }
+    }
+}

@@ -1,0 +1,50 @@
+using System.Diagnostics;
+
+namespace Indexing.Prefetcher.Tests;
+
+public sealed class ByteRateLimiterTests
+{
+    [Fact]
+    public void Acquire_NoCap_NeverWaits()
+    {
+        using var limiter = new ByteRateLimiter(null);
+        var timer = new WaitTimer();
+
+        limiter.Acquire(long.MaxValue / 2, timer, CancellationToken.None);
+
+        Assert.Equal(TimeSpan.Zero, timer.Total);
+    }
+
+    [Fact]
+    public void Acquire_ReadBiggerThanTheBucket_StartsAtOnceAndDelaysTheNext()
+    {
+        // 10 MB/s: the bucket holds 2.5 MB. A 5 MB read leaves 2.5 MB of debt, about 0.25 s.
+        using var limiter = new ByteRateLimiter(10_000_000);
+        var timer = new WaitTimer();
+
+        limiter.Acquire(5_000_000, timer, CancellationToken.None);
+        var afterBig = timer.Total;
+        var stopwatch = Stopwatch.StartNew();
+        limiter.Acquire(1000, timer, CancellationToken.None);
+
+        Assert.Equal(TimeSpan.Zero, afterBig);
+        Assert.True(stopwatch.Elapsed >= TimeSpan.FromMilliseconds(150), $"The next read waited only {stopwatch.Elapsed}.");
+        Assert.True(timer.Total >= TimeSpan.FromMilliseconds(150));
+    }
+
+    [Fact]
+    public async Task SetRate_CapLiftedWhileWaiting_ReleasesTheWaiterAtOnce()
+    {
+        using var limiter = new ByteRateLimiter(1000);
+        var timer = new WaitTimer();
+        limiter.Acquire(1_000_000, timer, CancellationToken.None);
+
+        var waiter = Task.Run(() => limiter.Acquire(1000, timer, CancellationToken.None));
+        await Task.Delay(50);
+        var waitedWhileCapped = !waiter.IsCompleted;
+        limiter.SetRate(null);
+        await waiter.WaitAsync(Strategies.Patience);
+
+        Assert.True(waitedWhileCapped);
+    }
+}

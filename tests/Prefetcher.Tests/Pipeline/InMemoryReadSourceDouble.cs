@@ -1,0 +1,132 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// TEST DOUBLE for <see cref="IDocumentReadSource"/>: a sorted in-memory list of (id, body) standing
+/// in for the RocksDB snapshot source until the binding is available. Like a snapshot read it
+/// returns fresh body buffers (copies), reads a task as a key range (FirstId..LastId), and observes
+/// the cancellation token between documents and during its optional per-read delay.
+/// It counts what the tests check: reads open now and at most, read calls, disposals, and reads
+/// attempted after disposal.
+/// </summary>
+internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
+{
+    private readonly string[] _ids;
+    private readonly byte[][] _bodies;
+    private int _openReads;
+    private int _maxOpenReads;
+    private int _readCalls;
+    private int _disposeCount;
+    private int _readsAfterDispose;
+
+    public InMemoryReadSourceDouble(IReadOnlyList<(string Id, byte[] Body)> sortedDocuments)
+    {
+        _ids = new string[sortedDocuments.Count];
+        _bodies = new byte[sortedDocuments.Count][];
+        for (var i = 0; i < sortedDocuments.Count; i++)
+        {
+            (_ids[i], _bodies[i]) = sortedDocuments[i];
+            if (i > 0 && DocumentIds.CompareKeyOrder(_ids[i - 1], _ids[i]) >= 0)
+            {
+                throw new ArgumentException($"Documents must be sorted by key: '{_ids[i]}' follows '{_ids[i - 1]}'.", nameof(sortedDocuments));
+            }
+        }
+    }
+
+    /// <summary>Added to every read (observing the token), to make reads take time without the disk model.</summary>
+    public TimeSpan ReadDelay { get; init; }
+
+    /// <summary>Returns the exception a read of this task throws (after its delay), or null to read normally.</summary>
+    public Func<ReadTask, Exception?>? FailWhen { get; init; }
+
+    /// <summary>The metadata scan throws this after yielding <see cref="ScanFailsAfter"/> documents.</summary>
+    public Exception? ScanFailure { get; init; }
+
+    public int ScanFailsAfter { get; init; }
+
+    public int Count => _ids.Length;
+
+    public long TotalBytes => _bodies.Sum(body => (long)body.Length);
+
+    public int OpenReads => Volatile.Read(ref _openReads);
+
+    public int MaxOpenReads => Volatile.Read(ref _maxOpenReads);
+
+    public int ReadCalls => Volatile.Read(ref _readCalls);
+
+    public int DisposeCount => Volatile.Read(ref _disposeCount);
+
+    public int ReadsAfterDispose => Volatile.Read(ref _readsAfterDispose);
+
+    public long SnapshotEtag => _ids.Length;
+
+    public byte[] BodyOf(string id) => _bodies[IndexOf(id)];
+
+    public void ResetMaxOpenReads() => Volatile.Write(ref _maxOpenReads, OpenReads);
+
+    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
+    {
+        for (var i = 0; i < _ids.Length; i++)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            if (ScanFailure is not null && i == ScanFailsAfter)
+            {
+                throw ScanFailure;
+            }
+
+            yield return new DocumentMeta(_ids[i], _bodies[i].Length);
+        }
+    }
+
+    public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+    {
+        Interlocked.Increment(ref _readCalls);
+        if (DisposeCount > 0)
+        {
+            Interlocked.Increment(ref _readsAfterDispose);
+        }
+
+        var open = Interlocked.Increment(ref _openReads);
+        UpdateMax(open);
+        try
+        {
+            if (ReadDelay > TimeSpan.Zero && cancellationToken.WaitHandle.WaitOne(ReadDelay))
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+            }
+
+            if (FailWhen?.Invoke(task) is { } failure)
+            {
+                throw failure;
+            }
+
+            for (var i = IndexOf(task.FirstId); i < _ids.Length && DocumentIds.CompareKeyOrder(_ids[i], task.LastId) <= 0; i++)
+            {
+                cancellationToken.ThrowIfCancellationRequested();
+                destination.Add(new PrefetchedDocument(_ids[i], i + 1, _bodies[i].AsSpan().ToArray()));
+            }
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _openReads);
+        }
+    }
+
+    public void Dispose() => Interlocked.Increment(ref _disposeCount);
+
+    private int IndexOf(string id)
+    {
+        var index = Array.BinarySearch(_ids, id, Comparer<string>.Create(DocumentIds.CompareKeyOrder));
+        return index >= 0 ? index : throw new KeyNotFoundException($"No document '{id}' in the test double.");
+    }
+
+    private void UpdateMax(int open)
+    {
+        var max = Volatile.Read(ref _maxOpenReads);
+        while (open > max && Interlocked.CompareExchange(ref _maxOpenReads, open, max) is var seen && seen != max)
+        {
+            max = seen;
+        }
+    }
+}

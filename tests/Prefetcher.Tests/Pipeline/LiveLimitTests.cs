@@ -1,0 +1,142 @@
+using System.Diagnostics;
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>Rethrottling a running prefetcher: concurrency, budget and MB/s caps take effect live.</summary>
+[Collection(TimingSensitive.Name)]
+public sealed class LiveLimitTests(ITestOutputHelper output)
+{
+    private const long KiB = TestCollections.KiB;
+    private const long MiB = TestCollections.MiB;
+
+    // Tasks of 64 KiB (eight 8 KiB documents), so there are many of them and a change shows quickly.
+    private static readonly ControllerOptions _smallTasks = new()
+    {
+        InitialConcurrency = 6,
+        MaxConcurrency = 8,
+        MinTaskBytes = 64 * KiB,
+        InitialTaskBytes = 64 * KiB,
+        MaxTaskBytes = 64 * KiB,
+    };
+
+    [Fact]
+    public async Task UpdateLimits_LowerMaxConcurrency_ReducesRunningReads()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 8 * KiB)) { ReadDelay = TimeSpan.FromMilliseconds(20) };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { Controller = _smallTasks });
+        using var consumer = new BackgroundConsumer(prefetcher);
+        await Strategies.EventuallyAsync(() => source.MaxOpenReads >= 4, "at least four reads ran at once");
+
+        prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 1 });
+        await Strategies.EventuallyAsync(() => prefetcher.RunningReads <= 1, "running reads drained to one");
+        source.ResetMaxOpenReads();
+        await Task.Delay(300);
+
+        Assert.True(source.MaxOpenReads <= 1, $"{source.MaxOpenReads} reads ran at once after the limit was lowered to 1.");
+        Assert.True(source.ReadCalls < source.Count / 8, "Reads were still going on while the limit was observed.");
+        Assert.Equal(1, prefetcher.Limits.MaxConcurrency);
+    }
+
+    [Fact]
+    public async Task UpdateLimits_LowerBudget_StopsNewAdmissions()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(2000, 8 * KiB));
+        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { BudgetBytes = 4 * MiB, Controller = _smallTasks });
+        await Strategies.EventuallyAsync(
+            () => prefetcher.Budget.Snapshot() is { InFlightBytes: 0, WaitingCount: 1 } budget && budget.BufferedBytes > 3 * MiB,
+            "the budget is full and the planner waits");
+
+        prefetcher.UpdateLimits(prefetcher.Limits with { BudgetBytes = MiB });
+        var readsAtLowering = source.ReadCalls;
+        var taken = await prefetcher.TakeAsync(256, long.MaxValue);
+        await Task.Delay(300);
+
+        Assert.Equal(2 * MiB, taken!.TotalBytes);
+        Assert.Equal(readsAtLowering, source.ReadCalls);
+        Assert.Equal(0, prefetcher.Budget.InFlightBytes);
+        Assert.Equal(MiB, prefetcher.Budget.Limit);
+
+        // Once the consumer takes the rest, reads resume within the lower budget.
+        while (prefetcher.Budget.BufferedBytes > 0)
+        {
+            await prefetcher.TakeAsync(1000, long.MaxValue);
+        }
+
+        await Strategies.EventuallyAsync(() => source.ReadCalls > readsAtLowering, "reads resumed");
+        Assert.True(prefetcher.Budget.Snapshot().UsedBytes <= MiB);
+    }
+
+    [Fact]
+    public async Task UpdateLimits_MaxBytesPerSecond_SlowsDeliveryUntilLifted()
+    {
+        // A slower modelled disk (20 MB/s per stream) keeps the uncapped phase from reading everything at once.
+        var disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 20_000_000 };
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * KiB));
+        var options = new PrefetchOptions { Controller = _smallTasks with { InitialConcurrency = 2 } };
+        await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source, disk), options);
+        using var consumer = new BackgroundConsumer(prefetcher);
+        await Strategies.EventuallyAsync(() => consumer.Documents > 0, "the first documents arrived");
+
+        var uncapped = await consumer.RateOverAsync(TimeSpan.FromMilliseconds(400));
+        prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = 2_000_000 });
+        await Task.Delay(100);
+        var capped = await consumer.RateOverAsync(TimeSpan.FromSeconds(1));
+        prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = null });
+        await consumer.Finished.WaitAsync(Strategies.Patience);
+
+        output.WriteLine($"uncapped {uncapped / 1e6:0.0} MB/s, capped at 2 MB/s: {capped / 1e6:0.00} MB/s");
+        Assert.True(capped < uncapped / 2, $"Capped {capped / 1e6:0.00} MB/s is not clearly below uncapped {uncapped / 1e6:0.0} MB/s.");
+        Assert.True(capped < 4_000_000, $"Capped at 2 MB/s, delivery ran at {capped / 1e6:0.00} MB/s.");
+        Assert.Equal(source.Count, consumer.Documents);
+    }
+
+    [Fact]
+    public async Task UpdateLimits_MaxConcurrencyAboveFixedMaximum_ThrowsNamingTheSetting()
+    {
+        await using var prefetcher = AdaptivePrefetcher.Start(new InMemoryReadSourceDouble([]), new PrefetchOptions { Controller = _smallTasks });
+
+        var problem = Assert.Throws<ArgumentException>(() => prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 9 }));
+
+        Assert.Contains("MaxConcurrency must be in [1, 8] (was 9)", problem.Message);
+        Assert.Contains("ControllerOptions.MaxConcurrency", problem.Message);
+    }
+
+    /// <summary>Takes continuously on the thread pool, counting what it received.</summary>
+    private sealed class BackgroundConsumer : IDisposable
+    {
+        private readonly CancellationTokenSource _stop = new();
+        private long _bytes;
+        private long _documents;
+
+        public BackgroundConsumer(IBatchSource source)
+        {
+            Finished = Task.Run(async () =>
+            {
+                await foreach (var batch in source.ReadAllAsync(64, MiB, _stop.Token))
+                {
+                    Interlocked.Add(ref _bytes, batch.TotalBytes);
+                    Interlocked.Add(ref _documents, batch.Count);
+                }
+            });
+        }
+
+        public Task Finished { get; }
+
+        public long Documents => Interlocked.Read(ref _documents);
+
+        public async Task<double> RateOverAsync(TimeSpan span)
+        {
+            var before = Interlocked.Read(ref _bytes);
+            var stopwatch = Stopwatch.StartNew();
+            await Task.Delay(span);
+            return (Interlocked.Read(ref _bytes) - before) / stopwatch.Elapsed.TotalSeconds;
+        }
+
+        public void Dispose()
+        {
+            _stop.Cancel();
+            _stop.Dispose();
+        }
+    }
+}

@@ -1,0 +1,67 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>The pressure snapshot of the adaptive prefetcher while it runs: decisions, rates, foreground signal.</summary>
+[Collection(TimingSensitive.Name)]
+public sealed class PressureTests
+{
+    [Fact]
+    public async Task Pressure_WhileRunning_ShowsDecisionsRatesAndForegroundLatency()
+    {
+        var foreground = new LatencyHistogram();
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * TestCollections.KiB));
+        var options = new PrefetchOptions { ForegroundLatency = foreground, BudgetBytes = 8 * TestCollections.MiB };
+        await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source), options);
+        var first = prefetcher.Pressure;
+
+        // A consumer slow enough (about 24 MB/s) for the run to last several ticks, and foreground Gets of ~5 ms.
+        var seen = new List<PrefetchPressure>();
+        await foreach (var batch in prefetcher.ReadAllAsync(64, TestCollections.MiB).WithCancellation(CancellationToken.None))
+        {
+            foreground.Record(TimeSpan.FromMilliseconds(5));
+            await Task.Delay(20);
+            seen.Add(prefetcher.Pressure);
+        }
+
+        var running = seen.Where(p => p.State is PrefetchState.Planning or PrefetchState.Running).ToList();
+
+        Assert.Equal(PrefetchState.Planning, first.State);
+        Assert.Same(prefetcher.Pressure, prefetcher.Pressure);
+        var late = running[^1];
+        Assert.True(running.Count >= 10, $"Only {running.Count} batches were taken while running.");
+        Assert.NotNull(late.LastDecision);
+        Assert.NotNull(late.LastDecisionReason);
+        Assert.Equal("start", late.RecentDecisions[0].Kind);
+        Assert.Contains(running, p => p.MegabytesPerSecondLast10Seconds > 0 && p.DocumentsPerSecondLastSecond > 0);
+        Assert.Contains(running, p => p.ForegroundP99 >= TimeSpan.FromMilliseconds(4));
+        Assert.All(running, p => Assert.InRange(p.InFlightBytes + p.BufferedBytes, 0, p.BudgetBytes));
+        Assert.All(running, p => Assert.InRange(p.ConcurrencyLimit, 1, options.Controller.MaxConcurrency));
+        Assert.Contains(seen, p => p.PlanComplete && p.Eta is not null);
+        Assert.Equal(PrefetchState.Completed, prefetcher.Pressure.State);
+    }
+
+    [Fact]
+    public async Task Pressure_LongRun_KeepsOneHistoryPointPerSecond()
+    {
+        // 30 reads of one 64 KiB document each, one at a time, 50 ms apiece: about 1.5 s.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(30, 64 * TestCollections.KiB)) { ReadDelay = TimeSpan.FromMilliseconds(50) };
+        var controller = new ControllerOptions
+        {
+            InitialConcurrency = 1,
+            MaxConcurrency = 1,
+            MinTaskBytes = 64 * TestCollections.KiB,
+            InitialTaskBytes = 64 * TestCollections.KiB,
+            MaxTaskBytes = 64 * TestCollections.KiB,
+        };
+        var options = new PrefetchOptions { Controller = controller, TickInterval = TimeSpan.FromMilliseconds(50) };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, options);
+
+        await Strategies.DrainWithPatienceAsync(prefetcher, maxDocuments: 1);
+
+        var history = prefetcher.Pressure.History;
+        Assert.InRange(history.Length, 2, 3);
+        Assert.Equal(history.Select(p => (long)p.Elapsed.TotalSeconds).Distinct().Count(), history.Length);
+        Assert.True(history.Zip(history.Skip(1)).All(pair => pair.First.Elapsed < pair.Second.Elapsed));
+    }
+}

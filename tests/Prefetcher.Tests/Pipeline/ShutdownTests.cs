@@ -1,0 +1,107 @@
+using System.Diagnostics;
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>Cancellation and disposal: every reader stops, the source is released once, every byte returns.</summary>
+public sealed class ShutdownTests(ITestOutputHelper output)
+{
+    private static readonly TimeSpan _looseBound = TimeSpan.FromSeconds(5);
+
+    [Fact]
+    public async Task Cancel_MidRun_StopsEveryThreadAndReleasesSourceAndBudget()
+    {
+        // Reads of half a second each (plus the modelled disk): after the first take, others are in flight.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 16 * TestCollections.KiB)) { ReadDelay = TimeSpan.FromMilliseconds(500) };
+        using var cancellation = new CancellationTokenSource();
+        var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 } };
+        var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source), options, cancellation.Token);
+        await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+        await Strategies.EventuallyAsync(() => source.OpenReads > 0 || prefetcher.Budget.InFlightBytes > 0, "reads are in flight");
+
+        var stopwatch = Stopwatch.StartNew();
+        cancellation.Cancel();
+        await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
+        var stopped = stopwatch.Elapsed;
+        foreach (var thread in prefetcher.Threads)
+        {
+            Assert.True(thread.Join(_looseBound), $"Thread '{thread.Name}' did not exit.");
+        }
+
+        output.WriteLine($"Cancelled with reads in flight: readers stopped and the source was released in {stopped.TotalMilliseconds:0.0} ms ({prefetcher.Threads.Count} threads).");
+        Assert.True(stopped < _looseBound, $"Stopping took {stopped}.");
+        Assert.Equal(1, source.DisposeCount);
+        Assert.Equal(0, source.OpenReads);
+        Assert.Equal(0, source.ReadsAfterDispose);
+        Assert.Equal(0, prefetcher.Budget.InFlightBytes);
+        Assert.Equal(PrefetchState.Cancelled, prefetcher.State);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => prefetcher.TakeAsync(10, 1000).AsTask());
+
+        await prefetcher.DisposeAsync();
+        await prefetcher.DisposeAsync();
+        Assert.Equal(1, source.DisposeCount);
+        Assert.Equal(0, prefetcher.Budget.BufferedBytes);
+        Assert.Equal(PrefetchState.Cancelled, prefetcher.Pressure.State);
+    }
+
+    [Fact]
+    public async Task DisposeAsync_DuringLongReads_InterruptsThemPromptly()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)) { ReadDelay = TimeSpan.FromSeconds(60) };
+        var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await Strategies.EventuallyAsync(() => source.OpenReads > 0, "a read is open");
+
+        var stopwatch = Stopwatch.StartNew();
+        await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
+
+        output.WriteLine($"Disposed during 60 s reads in {stopwatch.Elapsed.TotalMilliseconds:0.0} ms.");
+        Assert.True(stopwatch.Elapsed < _looseBound, $"Disposing took {stopwatch.Elapsed}.");
+        Assert.All(prefetcher.Threads, thread => Assert.True(thread.Join(_looseBound), $"Thread '{thread.Name}' did not exit."));
+        Assert.Equal(1, source.DisposeCount);
+        Assert.Equal(0, source.OpenReads);
+        var budget = prefetcher.Budget.Snapshot();
+        Assert.Equal(0, budget.UsedBytes);
+        await Assert.ThrowsAsync<ObjectDisposedException>(() => prefetcher.TakeAsync(10, 1000).AsTask());
+    }
+
+    [Theory]
+    [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
+    public async Task DisposeAsync_AfterSomeTakes_ReleasesSourceOnceAndReturnsEveryByte(string strategy)
+    {
+        // A 4 MiB budget for 24 MB: no strategy can finish before the consumer takes more.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * TestCollections.KiB));
+        var prefetcher = Strategies.Start(strategy, Strategies.OnModelledDisk(source), new PrefetchOptions { BudgetBytes = 4 * TestCollections.MiB });
+        await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+        await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+
+        await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
+        await prefetcher.DisposeAsync();
+
+        Assert.Equal(1, source.DisposeCount);
+        Assert.Equal(0, source.OpenReads);
+        Assert.Equal(0, source.ReadsAfterDispose);
+        var pressure = prefetcher.Pressure;
+        Assert.Equal(PrefetchState.Cancelled, pressure.State);
+        Assert.Equal(0, pressure.InFlightBytes);
+        Assert.Equal(0, pressure.BufferedBytes);
+        Assert.True(pressure.DocumentsDone >= 2);
+    }
+
+    [Fact]
+    public async Task Cancel_FixedBatchReaderWaiting_ThreadExits()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, TestCollections.KiB));
+        using var cancellation = new CancellationTokenSource();
+        var prefetcher = FixedBatchPrefetcher.Start(source, new PrefetchOptions(), batchDocuments: 100, cancellation.Token);
+        await prefetcher.TakeAsync(10, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+
+        cancellation.Cancel();
+        await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
+
+        Assert.True(prefetcher.ReaderThread.Join(_looseBound));
+        Assert.Equal(1, source.DisposeCount);
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => prefetcher.TakeAsync(10, 1000).AsTask());
+        await prefetcher.DisposeAsync();
+        Assert.Equal(0, prefetcher.Pressure.BufferedBytes);
+    }
+}
