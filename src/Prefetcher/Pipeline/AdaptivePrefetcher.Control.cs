@@ -70,8 +70,12 @@ public sealed partial class AdaptivePrefetcher
             decisions.MoveToImmutable());
     }
 
+    // Null when the window has no samples, or when every Get was faster than the histogram's
+    // resolution (P99 reads 0): the controller treats a zero p99 as misuse, not as "idle".
     private TimeSpan? ForegroundP99() =>
-        _options.ForegroundLatency?.Snapshot(_foregroundWindow) is { Count: > 0 } summary ? summary.P99 : null;
+        _options.ForegroundLatency?.Snapshot(_foregroundWindow) is { Count: > 0 } summary && summary.P99 > TimeSpan.Zero
+            ? summary.P99
+            : null;
 
     // The GC's own notion of "high memory load" (90% of the machine or container limit by default).
     private static bool IsMemoryHigh()
