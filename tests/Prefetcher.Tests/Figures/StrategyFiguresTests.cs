@@ -38,6 +38,11 @@ public sealed class StrategyFiguresTests(ITestOutputHelper output)
                 output.WriteLine(string.Create(CultureInfo.InvariantCulture,
                     $"{shape} | {strategy} | {figures.MegabytesPerSecond:0.0} | {figures.StallPercent:0.0}% | {figures.MeanL:0.00} | {figures.Stalls} | {figures.GcPause.TotalMilliseconds:0} ms | {documents.Count}"));
                 Assert.Equal(documents.Count, figures.Documents);
+                foreach (var decision in figures.Decisions)
+                {
+                    output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"    {decision.Elapsed.TotalSeconds,6:0.00}s L={decision.ConcurrencyLimit} {decision.Reason}"));
+                }
             }
         }
     }
@@ -86,9 +91,11 @@ public sealed class StrategyFiguresTests(ITestOutputHelper output)
                 pressure.MeanConcurrencyLimit,
                 pressure.StallCount,
                 GC.GetTotalPauseDuration() - gcPauseBefore,
-                count);
+                count,
+                pressure.RecentDecisions);
         });
     }
 
-    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, long Stalls, TimeSpan GcPause, int Documents);
+    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, long Stalls, TimeSpan GcPause, int Documents,
+        System.Collections.Immutable.ImmutableArray<PrefetchDecisionEntry> Decisions);
 }
