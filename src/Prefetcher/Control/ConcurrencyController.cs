@@ -39,6 +39,11 @@ internal sealed class ConcurrencyController
     private readonly RecentMedian _foregroundRecent = new();
     private readonly ThroughputMeasurement _measurement = new();
 
+    /// <summary>The indexer's waiting in the ticks of the last <see cref="ControllerOptions.BusyConsumerWindow"/>.</summary>
+    private readonly Queue<(TimeSpan End, TimeSpan Duration, TimeSpan Waited)> _consumerWaits = new();
+    private TimeSpan _consumerWaitsDuration;
+    private TimeSpan _consumerWaitsWaited;
+
     /// <summary>Last mean throughput measured at each L (index), for the queueing rule.</summary>
     private readonly (double BytesPerSecond, TimeSpan At)?[] _throughputAt =
         new (double, TimeSpan)?[ControllerOptions.AbsoluteMaxConcurrency + 1];
@@ -193,6 +198,7 @@ internal sealed class ConcurrencyController
         // shows as faster streams (the windowed max would keep that for its whole window and size
         // tasks too large); after a growth it errs low for one tick, which the max ignores.
         _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(_concurrency, _previousConcurrency));
+        ObserveConsumerWait(s);
         if (s.ReadLatencyPerMiB is { } latency && latency > TimeSpan.Zero && s.ReadsCompleted >= MinReadsForLatency)
         {
             _latencyPerMiBMin.Add(s.Now, latency.Ticks);
@@ -206,6 +212,25 @@ internal sealed class ConcurrencyController
             _foregroundIdleP99.Add(s.Now, median);
         }
     }
+
+    private void ObserveConsumerWait(in ControllerSignals s)
+    {
+        var waited = s.TickDuration * s.ConsumerWaitFraction;
+        _consumerWaits.Enqueue((s.Now, s.TickDuration, waited));
+        _consumerWaitsDuration += s.TickDuration;
+        _consumerWaitsWaited += waited;
+        // A tick stays while it ends inside the window; the current one always does.
+        while (_consumerWaits.Peek().End <= s.Now - _options.BusyConsumerWindow)
+        {
+            var old = _consumerWaits.Dequeue();
+            _consumerWaitsDuration -= old.Duration;
+            _consumerWaitsWaited -= old.Waited;
+        }
+    }
+
+    /// <summary>Share of the ticks in the window (the current one included) the indexer spent waiting.</summary>
+    private double WindowedConsumerWaitFraction() =>
+        _consumerWaitsDuration > TimeSpan.Zero ? Math.Clamp(_consumerWaitsWaited / _consumerWaitsDuration, 0, 1) : 0;
 
     private Step Choose(in ControllerSignals s, int limit)
     {
@@ -327,10 +352,17 @@ internal sealed class ConcurrencyController
         {
             return $"hold: indexer is the bottleneck (buffered {ControlText.Percent(buffered)} of budget)";
         }
-        if (s.ConsumerWaitFraction < _options.BusyConsumerMaxWaitFraction && buffered >= _options.BusyConsumerMinBufferedFraction)
+        // A full buffer says so at once; a busy indexer only over the window. Right after a large
+        // document lands the indexer is busy for a tick or two whatever L is; judged by that tick
+        // alone, every giant held L and restarted the measurement, so growth was never measured
+        // while the indexer, over a second, kept waiting for the next giant.
+        var waited = WindowedConsumerWaitFraction();
+        if (buffered >= _options.BusyConsumerMinBufferedFraction
+            && s.ConsumerWaitFraction < _options.BusyConsumerMaxWaitFraction
+            && waited < _options.BusyConsumerMaxWaitFraction)
         {
-            return $"hold: indexer is the bottleneck (it waited {ControlText.Percent(s.ConsumerWaitFraction)}, " +
-                $"buffered {ControlText.Percent(buffered)} of budget)";
+            return $"hold: indexer is the bottleneck (it waited {ControlText.Percent(waited)} " +
+                $"over {ControlText.Duration(_consumerWaitsDuration)}, buffered {ControlText.Percent(buffered)} of budget)";
         }
         return null;
     }

@@ -69,8 +69,18 @@ public sealed record ControllerOptions
     /// <summary>Buffered bytes at or above this share of the budget: the indexer is the bottleneck.</summary>
     public double BufferFullFraction { get; init; } = 0.9;
 
-    /// <summary>The indexer counts as busy (never starved) when it waited less than this share of a tick...</summary>
+    /// <summary>
+    /// The indexer counts as busy (never starved) when it waited less than this share of the last
+    /// <see cref="BusyConsumerWindow"/> (and of the current tick)...
+    /// </summary>
     public double BusyConsumerMaxWaitFraction { get; init; } = 0.01;
+
+    /// <summary>
+    /// ...judged over this window, not one tick: a large document keeps the indexer busy for a
+    /// tick or two right after it lands even when, over a second, the indexer keeps waiting for
+    /// the next one (one reader occupied by it, the others too few to keep up).
+    /// </summary>
+    public TimeSpan BusyConsumerWindow { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>...while at least this share of the budget is buffered; then more readers cannot help.</summary>
     public double BusyConsumerMinBufferedFraction { get; init; } = 0.1;
@@ -110,6 +120,7 @@ public sealed record ControllerOptions
         problems.Require(BufferFullFraction is > 0 and <= 1, $"{nameof(BufferFullFraction)} must be in (0, 1] (was {BufferFullFraction})");
         problems.InRange(BusyConsumerMaxWaitFraction, 0, 1, nameof(BusyConsumerMaxWaitFraction));
         problems.InRange(BusyConsumerMinBufferedFraction, 0, 1, nameof(BusyConsumerMinBufferedFraction));
+        problems.Positive(BusyConsumerWindow, nameof(BusyConsumerWindow));
         problems.Positive(TargetTaskDuration, nameof(TargetTaskDuration));
         problems.Require(MinTaskBytes > 0 && MinTaskBytes <= MaxTaskBytes, $"{nameof(MinTaskBytes)} must be positive and at most {nameof(MaxTaskBytes)}");
         problems.Require(InitialTaskBytes >= MinTaskBytes && InitialTaskBytes <= MaxTaskBytes, $"{nameof(InitialTaskBytes)} must be within [{nameof(MinTaskBytes)}, {nameof(MaxTaskBytes)}]");
@@ -130,6 +141,7 @@ public sealed record ControllerOptions
             $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
             $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
+            $"over {ControlText.Duration(BusyConsumerWindow)} " +
             $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
             $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ControlText.Size(MinTaskBytes)}, {ControlText.Size(MaxTaskBytes)}], " +
             $"first {ControlText.Size(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";

@@ -278,19 +278,39 @@ public sealed class ConcurrencyControllerTests
 
     [Theory]
     [InlineData(0.93, 0.5, "hold: indexer is the bottleneck (buffered 93% of budget)")]
-    [InlineData(0.30, 0.0, "hold: indexer is the bottleneck (it waited 0%, buffered 30% of budget)")]
+    [InlineData(0.30, 0.0, "hold: indexer is the bottleneck (it waited 0% over 1.0 s, buffered 30% of budget)")]
     public void Decide_IndexerIsTheBottleneck_HoldsAndSaysSo(double bufferedFraction, double waitFraction, string reason)
     {
         var driver = Driver();
         driver.Tick();
-
-        var decisions = driver.Run(TimeSpan.FromSeconds(30), s => s with
+        Func<ControllerSignals, ControllerSignals> busy = s => s with
         {
             BufferedBytes = (long)(s.BudgetBytes * bufferedFraction),
             ConsumerWaitFraction = waitFraction,
-        });
+        };
+        // A full buffer holds at once; a busy indexer once the first tick (it waited) has left the 1 s window.
+        var first = driver.Run(new ControllerOptions().BusyConsumerWindow, busy);
+        Assert.All(first, d => Assert.Equal(2, d.Decision.Concurrency));
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(30), busy);
 
         Assert.All(decisions, d => Assert.Equal(new ControllerDecision(2, Hold, reason, d.Decision.TargetTaskBytes, false), d.Decision));
+    }
+
+    [Fact]
+    public void Decide_IndexerBusyForOneTickInEveryFour_DoesNotHoldAndKeepsClimbing()
+    {
+        // A large document lands every second: the indexer is busy for the tick after it (waits 0%,
+        // 30% buffered) and waits 40% of the other three. Over the window it waits ~30%: not the bottleneck.
+        var driver = Driver();
+        var tick = 0;
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(15), s => ++tick % 4 == 0
+            ? s with { BufferedBytes = (long)(s.BudgetBytes * 0.3), ConsumerWaitFraction = 0 }
+            : s with { BufferedBytes = s.BudgetBytes / 50, ConsumerWaitFraction = 0.4 });
+
+        Assert.DoesNotContain(decisions, d => d.Decision.Reason.Contains("indexer is the bottleneck", StringComparison.Ordinal));
+        Assert.True(driver.Controller.Concurrency > 4, $"L={driver.Controller.Concurrency}");
     }
 
     [Fact]
