@@ -28,6 +28,7 @@ internal sealed class PrefetchRun
     private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TickLoop _ticks;
     private readonly double _sizeDecayFactor;
+    private readonly long _snapshotEtag;
     private Action _onTick = static () => { };
     private Func<PressureView>? _view;
     private Action? _beforeSourceRelease;
@@ -41,6 +42,9 @@ internal sealed class PrefetchRun
         string strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken, Action? onReadStarted = null)
     {
         _source = source;
+
+        // Read once, now: the consumer asks for it after the last batch, when the source is already disposed.
+        _snapshotEtag = source.SnapshotEtag;
         Budget = new ByteBudget(options.BudgetBytes);
         Meter = new PrefetchMeter(strategy, Budget, options.HistoryLength);
         Ready = new ReadyReads(Meter, onReadStarted);
@@ -57,7 +61,7 @@ internal sealed class PrefetchRun
 
     public ReadyReads Ready { get; }
 
-    public long SnapshotEtag => _source.SnapshotEtag;
+    public long SnapshotEtag => _snapshotEtag;
 
     /// <summary>Fires when the run is cancelled, disposed or failed: every wait and read observes it.</summary>
     public CancellationToken Token => _token;
