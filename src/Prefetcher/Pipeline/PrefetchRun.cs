@@ -34,6 +34,7 @@ internal sealed class PrefetchRun
     private Action? _beforeSourceRelease;
     private PrefetchState _state = PrefetchState.Planning;
     private Exception? _failure;
+    private Exception? _releaseFailure;
     private int _readers;
     private int _sourceReleased;
     private int _disposeStarted;
@@ -225,14 +226,44 @@ internal sealed class PrefetchRun
             return;
         }
 
+        // The source is disposed even if the hook throws (else the snapshot leaks), and a failure of
+        // either is never dropped: it fails the run if the run is still going, else DisposeAsync throws it.
+        Exception? releaseFailure = null;
         try
         {
             _beforeSourceRelease?.Invoke();
-            _source.Dispose();
         }
         catch (Exception exception)
         {
-            Fail(exception);
+            releaseFailure = exception;
+        }
+        finally
+        {
+            try
+            {
+                _source.Dispose();
+            }
+            catch (Exception exception)
+            {
+                releaseFailure = releaseFailure is null ? exception : new AggregateException(releaseFailure, exception);
+            }
+        }
+
+        if (releaseFailure is not null)
+        {
+            lock (_stateLock)
+            {
+                _releaseFailure = releaseFailure;
+            }
+
+            // A reader can get here before the token's callback marked the run Cancelled; a cancelled
+            // run stays Cancelled (and DisposeAsync reports the release failure).
+            if (_token.IsCancellationRequested)
+            {
+                EndIfRunning();
+            }
+
+            Fail(releaseFailure);
         }
 
         // Published before the ready reads complete, so a consumer that sees the end sees the final state too.
@@ -282,7 +313,8 @@ internal sealed class PrefetchRun
 
     /// <summary>
     /// Idempotent: cancels, waits for <paramref name="readersStopped"/>, releases the source, stops
-    /// the ticks, returns untaken bytes, closes the budget and publishes the final snapshot.
+    /// the ticks, returns untaken bytes, closes the budget and publishes the final snapshot. Throws
+    /// a failure to release the source that the run could not report as its own failure.
     /// </summary>
     public async ValueTask DisposeAsync(Func<Task> readersStopped)
     {
@@ -302,12 +334,27 @@ internal sealed class PrefetchRun
             Publish();
             Budget.Close();
             _stop.Dispose();
+            if (UnreportedReleaseFailure() is { } releaseFailure)
+            {
+                ExceptionDispatchInfo.Throw(releaseFailure);
+            }
+
             _disposed.TrySetResult();
         }
         catch (Exception exception)
         {
             _disposed.TrySetException(exception);
             throw;
+        }
+    }
+
+    // A release failure that did not become the run's failure (the run had already been cancelled or
+    // failed) has nowhere else to go.
+    private Exception? UnreportedReleaseFailure()
+    {
+        lock (_stateLock)
+        {
+            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure) ? failure : null;
         }
     }
 
