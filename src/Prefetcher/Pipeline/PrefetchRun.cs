@@ -34,6 +34,7 @@ internal sealed class PrefetchRun
     private Action? _beforeSourceRelease;
     private PrefetchState _state = PrefetchState.Planning;
     private Exception? _failure;
+    private ExceptionDispatchInfo? _failureDispatch;
     private Exception? _releaseFailure;
     private int _readers;
     private int _sourceReleased;
@@ -125,6 +126,9 @@ internal sealed class PrefetchRun
             }
 
             _failure = exception;
+
+            // Captured once, so that every take rethrows the same trace instead of appending to it.
+            _failureDispatch = ExceptionDispatchInfo.Capture(exception);
             _state = PrefetchState.Failed;
         }
 
@@ -382,9 +386,9 @@ internal sealed class PrefetchRun
             }
 
             // A failure is reported once what was read before it has been handed out.
-            if (atEnd && _failure is { } failure)
+            if (atEnd && _failureDispatch is { } failure)
             {
-                ExceptionDispatchInfo.Throw(failure);
+                failure.Throw();
             }
         }
     }

@@ -29,6 +29,22 @@ public sealed class ReadFailureTests
     }
 
     [Fact]
+    public async Task TakeAsync_AfterAFailureRepeatedly_RethrowsTheSameStackTrace()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
+        {
+            FailWhen = task => Contains(task, _failingId) ? new IOException("disk on fire") : null,
+        };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
+
+        var second = (await Assert.ThrowsAsync<PrefetchReadException>(() => prefetcher.TakeAsync(10, 1000).AsTask())).StackTrace;
+        var third = (await Assert.ThrowsAsync<PrefetchReadException>(() => prefetcher.TakeAsync(10, 1000).AsTask())).StackTrace;
+
+        Assert.Equal(second, third);
+    }
+
+    [Fact]
     public async Task ReadAll_SourceThrows_DocumentsReadBeforeAreDeliveredFirst()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
