@@ -120,9 +120,15 @@ public sealed partial class AdaptivePrefetcher : IBatchSource
     /// <summary>Stops reading (every reader within about a second), releases the snapshot and all budget. Idempotent.</summary>
     public async ValueTask DisposeAsync()
     {
-        await _run.DisposeAsync(() => _run.ReadersStopped).ConfigureAwait(false);
-        _gate.Dispose();
-        _rate.Dispose();
+        try
+        {
+            await _run.DisposeAsync(() => _run.ReadersStopped).ConfigureAwait(false);
+        }
+        finally
+        {
+            _gate.Dispose();
+            _rate.Dispose();
+        }
     }
 
     private static int EffectiveConcurrency(int decided, PrefetchLimits limits) => Math.Min(decided, limits.MaxConcurrency ?? int.MaxValue);

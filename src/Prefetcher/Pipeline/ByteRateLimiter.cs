@@ -18,6 +18,12 @@ internal sealed class ByteRateLimiter : IDisposable
     /// <summary>The bucket holds this much of the rate: one controller tick's worth.</summary>
     public static readonly TimeSpan BurstTime = TimeSpan.FromMilliseconds(250);
 
+    /// <summary>
+    /// The longest single wait. The loop re-checks the bucket after each, so a debt of any size
+    /// (a 4 MiB read at 1 B/s is weeks) just waits, instead of overflowing the event's millisecond timeout.
+    /// </summary>
+    private const double MaxWaitSeconds = 1.0;
+
     private readonly Lock _lock = new();
     private readonly ManualResetEventSlim _changed = new(false);
     private long? _bytesPerSecond;
@@ -97,7 +103,7 @@ internal sealed class ByteRateLimiter : IDisposable
                 return true;
             }
 
-            wait = TimeSpan.FromSeconds((needed - _tokens) / rate) + TimeSpan.FromMilliseconds(1);
+            wait = TimeSpan.FromSeconds(Math.Min(MaxWaitSeconds, (needed - _tokens) / rate)) + TimeSpan.FromMilliseconds(1);
             _changed.Reset();
             return false;
         }

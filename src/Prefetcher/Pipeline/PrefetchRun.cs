@@ -28,11 +28,14 @@ internal sealed class PrefetchRun
     private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TickLoop _ticks;
     private readonly double _sizeDecayFactor;
+    private readonly long _snapshotEtag;
     private Action _onTick = static () => { };
     private Func<PressureView>? _view;
     private Action? _beforeSourceRelease;
     private PrefetchState _state = PrefetchState.Planning;
     private Exception? _failure;
+    private ExceptionDispatchInfo? _failureDispatch;
+    private Exception? _releaseFailure;
     private int _readers;
     private int _sourceReleased;
     private int _disposeStarted;
@@ -41,6 +44,9 @@ internal sealed class PrefetchRun
         string strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken, Action? onReadStarted = null)
     {
         _source = source;
+
+        // Read once, now: the consumer asks for it after the last batch, when the source is already disposed.
+        _snapshotEtag = source.SnapshotEtag;
         Budget = new ByteBudget(options.BudgetBytes);
         Meter = new PrefetchMeter(strategy, Budget, options.HistoryLength);
         Ready = new ReadyReads(Meter, onReadStarted);
@@ -57,7 +63,7 @@ internal sealed class PrefetchRun
 
     public ReadyReads Ready { get; }
 
-    public long SnapshotEtag => _source.SnapshotEtag;
+    public long SnapshotEtag => _snapshotEtag;
 
     /// <summary>Fires when the run is cancelled, disposed or failed: every wait and read observes it.</summary>
     public CancellationToken Token => _token;
@@ -120,6 +126,9 @@ internal sealed class PrefetchRun
             }
 
             _failure = exception;
+
+            // Captured once, so that every take rethrows the same trace instead of appending to it.
+            _failureDispatch = ExceptionDispatchInfo.Capture(exception);
             _state = PrefetchState.Failed;
         }
 
@@ -221,14 +230,44 @@ internal sealed class PrefetchRun
             return;
         }
 
+        // The source is disposed even if the hook throws (else the snapshot leaks), and a failure of
+        // either is never dropped: it fails the run if the run is still going, else DisposeAsync throws it.
+        Exception? releaseFailure = null;
         try
         {
             _beforeSourceRelease?.Invoke();
-            _source.Dispose();
         }
         catch (Exception exception)
         {
-            Fail(exception);
+            releaseFailure = exception;
+        }
+        finally
+        {
+            try
+            {
+                _source.Dispose();
+            }
+            catch (Exception exception)
+            {
+                releaseFailure = releaseFailure is null ? exception : new AggregateException(releaseFailure, exception);
+            }
+        }
+
+        if (releaseFailure is not null)
+        {
+            lock (_stateLock)
+            {
+                _releaseFailure = releaseFailure;
+            }
+
+            // A reader can get here before the token's callback marked the run Cancelled; a cancelled
+            // run stays Cancelled (and DisposeAsync reports the release failure).
+            if (_token.IsCancellationRequested)
+            {
+                EndIfRunning();
+            }
+
+            Fail(releaseFailure);
         }
 
         // Published before the ready reads complete, so a consumer that sees the end sees the final state too.
@@ -278,7 +317,8 @@ internal sealed class PrefetchRun
 
     /// <summary>
     /// Idempotent: cancels, waits for <paramref name="readersStopped"/>, releases the source, stops
-    /// the ticks, returns untaken bytes, closes the budget and publishes the final snapshot.
+    /// the ticks, returns untaken bytes, closes the budget and publishes the final snapshot. Throws
+    /// a failure to release the source that the run could not report as its own failure.
     /// </summary>
     public async ValueTask DisposeAsync(Func<Task> readersStopped)
     {
@@ -298,12 +338,27 @@ internal sealed class PrefetchRun
             Publish();
             Budget.Close();
             _stop.Dispose();
+            if (UnreportedReleaseFailure() is { } releaseFailure)
+            {
+                ExceptionDispatchInfo.Throw(releaseFailure);
+            }
+
             _disposed.TrySetResult();
         }
         catch (Exception exception)
         {
             _disposed.TrySetException(exception);
             throw;
+        }
+    }
+
+    // A release failure that did not become the run's failure (the run had already been cancelled or
+    // failed) has nowhere else to go.
+    private Exception? UnreportedReleaseFailure()
+    {
+        lock (_stateLock)
+        {
+            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure) ? failure : null;
         }
     }
 
@@ -331,9 +386,9 @@ internal sealed class PrefetchRun
             }
 
             // A failure is reported once what was read before it has been handed out.
-            if (atEnd && _failure is { } failure)
+            if (atEnd && _failureDispatch is { } failure)
             {
-                ExceptionDispatchInfo.Throw(failure);
+                failure.Throw();
             }
         }
     }

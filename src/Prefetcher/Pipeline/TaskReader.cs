@@ -9,7 +9,9 @@ namespace Indexing.Prefetcher;
 /// sizes, moves the reservation from in flight to buffered, and times the read.
 /// <para>
 /// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range;
-/// <see cref="OperationCanceledException"/> and <see cref="OutOfMemoryException"/> pass unwrapped.
+/// <see cref="OutOfMemoryException"/> passes unwrapped, and so does <see cref="OperationCanceledException"/>
+/// once the run's token fired (the run's own cancellation); an OCE the source raised for a reason of its
+/// own (an internal timeout, say) is a read failure like any other and is wrapped.
 /// On any exception the reservation is still the caller's to cancel. Thread-safe (stateless besides
 /// the thread-safe source, meter and budget).
 /// </para>
@@ -26,7 +28,8 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             source.Read(task, documents, cancellationToken);
             bytes = Check(task, documents);
         }
-        catch (Exception exception) when (exception is not OperationCanceledException and not OutOfMemoryException)
+        catch (Exception exception) when (exception is not OutOfMemoryException
+            && !(exception is OperationCanceledException && cancellationToken.IsCancellationRequested))
         {
             throw PrefetchReadException.ForTask(task, exception);
         }

@@ -47,4 +47,19 @@ public sealed class ByteRateLimiterTests
 
         Assert.True(waitedWhileCapped);
     }
+
+    [Fact]
+    public async Task Acquire_DebtLongerThanTheEventTimeoutCanHold_WaitsUntilCancelled()
+    {
+        // 1 B/s: a 4 MiB read leaves weeks of debt, more than int.MaxValue ms. The next read must
+        // simply wait (here until cancelled), not throw ArgumentOutOfRangeException.
+        using var limiter = new ByteRateLimiter(1);
+        var timer = new WaitTimer();
+        limiter.Acquire(4 * 1024 * 1024, timer, CancellationToken.None);
+        using var cancellation = new CancellationTokenSource(TimeSpan.FromMilliseconds(200));
+
+        var exception = await Record.ExceptionAsync(() => Task.Run(() => limiter.Acquire(1, timer, cancellation.Token)));
+
+        Assert.IsAssignableFrom<OperationCanceledException>(exception);
+    }
 }

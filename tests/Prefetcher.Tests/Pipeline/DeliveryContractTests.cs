@@ -120,4 +120,45 @@ public sealed class DeliveryContractTests
         Assert.Equal(1, source.DisposeCount);
         Assert.Equal(PrefetchState.Completed, prefetcher.Pressure.State);
     }
+
+    [Theory]
+    [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
+    public async Task SnapshotEtag_AfterTheLastBatch_IsKnownThoughTheSourceWasReleased(string strategy)
+    {
+        // The change feed continues from the etag once the last batch is taken; by then the source is disposed.
+        var source = new DisposedEtagThrowsSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)));
+        await using var prefetcher = Strategies.Start(strategy, source);
+        await Strategies.DrainWithPatienceAsync(prefetcher);
+
+        Assert.True(source.IsDisposed);
+        Assert.Equal(10, prefetcher.SnapshotEtag);
+    }
+
+    /// <summary>A source that, like a real snapshot, cannot answer anything once released.</summary>
+    private sealed class DisposedEtagThrowsSource(InMemoryReadSourceDouble inner) : IDocumentReadSource
+    {
+        private int _disposed;
+
+        public bool IsDisposed => Volatile.Read(ref _disposed) != 0;
+
+        public long SnapshotEtag
+        {
+            get
+            {
+                ObjectDisposedException.ThrowIf(IsDisposed, this);
+                return inner.SnapshotEtag;
+            }
+        }
+
+        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+
+        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken) =>
+            inner.Read(task, destination, cancellationToken);
+
+        public void Dispose()
+        {
+            Volatile.Write(ref _disposed, 1);
+            inner.Dispose();
+        }
+    }
 }

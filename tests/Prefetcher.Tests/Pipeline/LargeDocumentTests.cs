@@ -15,39 +15,31 @@ public sealed class LargeDocumentTests
         var sizes = Enumerable.Repeat(2 * TestCollections.KiB, SmallBefore + 1 + SmallAfter).ToArray();
         sizes[SmallBefore] = 50_000_000;
         var giantId = TestCollections.Id(SmallBefore);
-        long sequence = 0;
-        long giantReadAt = 0;
-        var source = new ObservedSource(
-            Strategies.OnModelledDisk(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes))),
-            task =>
-            {
-                if (task.FirstId == giantId)
-                {
-                    Volatile.Write(ref giantReadAt, Interlocked.Increment(ref sequence));
-                }
-            });
+        var source = Strategies.OnModelledDisk(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)));
         await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
 
-        // The consumer runs on the thread pool, away from the test framework's few threads.
         var received = await Task.Run(async () =>
         {
-            var ids = new List<(string Id, long At)>();
+            var ids = new List<string>();
             await foreach (var batch in prefetcher.ReadAllAsync(512, 4 * TestCollections.MiB).ConfigureAwait(false))
             {
-                foreach (var document in batch.Documents)
-                {
-                    ids.Add((document.Id, Interlocked.Increment(ref sequence)));
-                }
+                ids.AddRange(batch.Documents.Select(d => d.Id));
             }
 
             return ids;
         }).WaitAsync(Strategies.Patience);
 
+        // Judged on order, not on time: reads reach the consumer in the order they completed (the
+        // ready channel is FIFO), so a small document planned after the giant that the consumer gets
+        // before the giant was read while the giant was. Counting what the consumer had received by
+        // the time the giant's read finished instead depends on how soon the thread pool wakes the
+        // consumer, which on a cold 2-core host can lag 0.5-1 s and made this test flaky. The
+        // threshold is a tenth of the small documents after the giant, well inside what is observed.
         Assert.Equal(sizes.Length, received.Count);
-        var giantCompleted = Volatile.Read(ref giantReadAt);
-        Assert.True(giantCompleted > 0, "The giant's read was observed.");
-        var overtaking = received.Count(r => string.CompareOrdinal(r.Id, giantId) > 0 && r.At < giantCompleted);
-        Assert.True(overtaking >= 2000, $"Only {overtaking} small documents planned after the giant arrived before its read completed.");
+        var giantAt = received.IndexOf(giantId);
+        Assert.True(giantAt >= 0, "The giant was delivered.");
+        var overtaking = received.Take(giantAt).Count(id => string.CompareOrdinal(id, giantId) > 0);
+        Assert.True(overtaking >= 2000, $"Only {overtaking} small documents planned after the giant were delivered before it.");
     }
 
     [Fact]
@@ -71,21 +63,5 @@ public sealed class LargeDocumentTests
         var pressure = prefetcher.Pressure;
         Assert.Equal(3 * TestCollections.MiB, pressure.LargestOversizedAdmissionBytes);
         Assert.InRange(pressure.HighWaterMarkBytes, 1, Budget);
-    }
-
-    /// <summary>Passes reads through and reports each completed one (on the reader thread).</summary>
-    private sealed class ObservedSource(IDocumentReadSource inner, Action<ReadTask> readCompleted) : IDocumentReadSource
-    {
-        public long SnapshotEtag => inner.SnapshotEtag;
-
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
-
-        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
-        {
-            inner.Read(task, destination, cancellationToken);
-            readCompleted(task);
-        }
-
-        public void Dispose() => inner.Dispose();
     }
 }

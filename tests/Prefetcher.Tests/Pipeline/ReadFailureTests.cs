@@ -29,6 +29,22 @@ public sealed class ReadFailureTests
     }
 
     [Fact]
+    public async Task TakeAsync_AfterAFailureRepeatedly_RethrowsTheSameStackTrace()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
+        {
+            FailWhen = task => Contains(task, _failingId) ? new IOException("disk on fire") : null,
+        };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
+
+        var second = (await Assert.ThrowsAsync<PrefetchReadException>(() => prefetcher.TakeAsync(10, 1000).AsTask())).StackTrace;
+        var third = (await Assert.ThrowsAsync<PrefetchReadException>(() => prefetcher.TakeAsync(10, 1000).AsTask())).StackTrace;
+
+        Assert.Equal(second, third);
+    }
+
+    [Fact]
     public async Task ReadAll_SourceThrows_DocumentsReadBeforeAreDeliveredFirst()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
@@ -65,6 +81,40 @@ public sealed class ReadFailureTests
         Assert.EndsWith("failed: meta column family unreadable", failure.Message);
         Assert.IsType<IOException>(failure.InnerException);
         Assert.Equal(1, source.DisposeCount);
+    }
+
+    [Theory]
+    [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
+    public async Task ReadAll_SourceThrowsItsOwnOperationCanceled_ConsumerGetsPrefetchReadException(string strategy)
+    {
+        // The run was not cancelled: an OCE from the source (its own timeout) is a read failure, not "you were cancelled".
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
+        {
+            FailWhen = task => Contains(task, _failingId) ? new OperationCanceledException("internal read timeout") : null,
+        };
+        await using var prefetcher = Strategies.Start(strategy, source);
+
+        var failure = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
+
+        Assert.IsType<OperationCanceledException>(failure.InnerException);
+        Assert.EndsWith("failed: internal read timeout", failure.Message);
+        Assert.Equal(PrefetchState.Failed, prefetcher.Pressure.State);
+    }
+
+    [Fact]
+    public async Task ReadAll_ScanThrowsItsOwnOperationCanceled_ConsumerGetsPrefetchReadException()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(1000, TestCollections.KiB))
+        {
+            ScanFailure = new OperationCanceledException("internal scan timeout"),
+            ScanFailsAfter = 10,
+        };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+
+        var failure = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
+
+        Assert.StartsWith("scanning document metadata ", failure.Message);
+        Assert.IsType<OperationCanceledException>(failure.InnerException);
     }
 
     [Fact]
