@@ -6,14 +6,12 @@ namespace Indexing.Prefetcher;
 /// Formats the numbers that appear in controller reasons, option summaries and the disk model's
 /// description. Reasons are read by people on the admin page and quoted in benchmark results, so
 /// they use one fixed, culture-independent style: decimal MB (10^6 bytes) for rates, as disk
-/// vendors quote them, and binary KiB/MiB for sizes, as buffers are allocated.
+/// vendors quote them; sizes go through Storage's ByteSize (binary KiB/MiB, as buffers are allocated).
 /// Stateless; safe from any thread.
 /// </summary>
 internal static class ControlText
 {
     private const double BytesPerMegabyte = 1_000_000;
-    private const double BytesPerKibibyte = 1024;
-    private const double BytesPerMebibyte = 1024 * 1024;
 
     /// <summary>
     /// "12.4 ms" below a second ("1.56 ms" below 10 ms, so that a p99 just over its target does
@@ -35,13 +33,6 @@ internal static class ControlText
     }
 
     public static string Rate(double bytesPerSecond) => Invariant($"{bytesPerSecond / BytesPerMegabyte:0.#} MB/s");
-
-    public static string Size(long bytes) => bytes switch
-    {
-        >= 1024 * 1024 => Invariant($"{bytes / BytesPerMebibyte:0.##} MiB"),
-        >= 1024 => Invariant($"{bytes / BytesPerKibibyte:0.##} KiB"),
-        _ => Invariant($"{bytes} B"),
-    };
 
     /// <summary>A fraction as a whole percentage: 0.93 → "93%".</summary>
     public static string Percent(double fraction) => Invariant($"{fraction * 100:0}%");

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -143,7 +145,7 @@ public sealed record ControllerOptions
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
             $"over {ControlText.Duration(BusyConsumerWindow)} " +
             $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
-            $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ControlText.Size(MinTaskBytes)}, {ControlText.Size(MaxTaskBytes)}], " +
-            $"first {ControlText.Size(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+            $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
+            $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
     }
 }

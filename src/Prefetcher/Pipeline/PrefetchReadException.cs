@@ -32,14 +32,14 @@ public sealed class PrefetchReadException : Exception
     internal static PrefetchReadException ForTask(ReadTask task, Exception inner)
     {
         var what = task.DocumentCount == 1
-            ? $"reading document '{task.FirstId}' ({ByteSize.Format(task.Bytes)})"
-            : $"reading documents '{task.FirstId}'..'{task.LastId}' ({task.DocumentCount} documents, {ByteSize.Format(task.Bytes)})";
+            ? $"reading document {MessageText.Quote(task.FirstId)} ({ByteSize.Format(task.Bytes)})"
+            : $"reading documents {MessageText.Quote(task.FirstId)}..{MessageText.Quote(task.LastId)} ({task.DocumentCount} documents, {ByteSize.Format(task.Bytes)})";
         return new PrefetchReadException($"{what} failed: {inner.Message}", inner) { FirstId = task.FirstId, LastId = task.LastId };
     }
 
     internal static PrefetchReadException ForScan(string? lastPlannedId, Exception inner)
     {
-        var where = lastPlannedId is null ? "from the start" : $"after '{lastPlannedId}'";
+        var where = lastPlannedId is null ? "from the start" : $"after {MessageText.Quote(lastPlannedId)}";
         return new PrefetchReadException($"scanning document metadata {where} failed: {inner.Message}", inner) { FirstId = lastPlannedId };
     }
 }

@@ -1,5 +1,7 @@
 using System.Threading.Channels;
 
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -37,7 +39,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = nu
         {
             Interlocked.Decrement(ref _inChannel);
             throw new InvalidOperationException(
-                $"A read of '{read.Task.FirstId}'..'{read.Task.LastId}' completed after the prefetcher stopped publishing; readers must stop first.");
+                $"A read of {MessageText.Quote(read.Task.FirstId)}..{MessageText.Quote(read.Task.LastId)} completed after the prefetcher stopped publishing; readers must stop first.");
         }
     }
 

@@ -1,6 +1,8 @@
 using System.Buffers;
 using System.Diagnostics;
 
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -57,7 +59,7 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             if (!string.Equals(documents[i].Id, task.Ids[i], StringComparison.Ordinal))
             {
                 throw new InvalidOperationException(
-                    $"the source returned '{documents[i].Id}' where '{task.Ids[i]}' was expected; documents must come in the task's key order.");
+                    $"the source returned {MessageText.Quote(documents[i].Id)} where {MessageText.Quote(task.Ids[i])} was expected; documents must come in the task's key order.");
             }
 
             bytes += documents[i].SizeBytes;

@@ -82,19 +82,19 @@ internal static class ReadPlanner
         if (document.Id is null)
         {
             throw new InvalidOperationException(
-                $"The metadata scan returned a document without an id after '{previousId}'; every document needs its key.");
+                $"The metadata scan returned a document without an id after {MessageText.Quote(previousId)}; every document needs its key.");
         }
 
         if (document.SizeBytes < 0)
         {
             throw new InvalidOperationException(
-                $"The metadata scan returned size {document.SizeBytes} for '{document.Id}'; sizes must be zero or more.");
+                $"The metadata scan returned size {document.SizeBytes} for {MessageText.Quote(document.Id)}; sizes must be zero or more.");
         }
 
         if (previousId is not null && DocumentIds.CompareKeyOrder(previousId, document.Id) >= 0)
         {
             throw new InvalidOperationException(
-                $"The metadata scan is out of key order: '{document.Id}' follows '{previousId}', but ids must be strictly increasing in UTF-8 byte order.");
+                $"The metadata scan is out of key order: {MessageText.Quote(document.Id)} follows {MessageText.Quote(previousId)}, but ids must be strictly increasing in UTF-8 byte order.");
         }
     }
 

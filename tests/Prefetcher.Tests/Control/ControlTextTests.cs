@@ -15,15 +15,6 @@ public sealed class ControlTextTests
     }
 
     [Theory]
-    [InlineData(256L * 1024, "256 KiB")]
-    [InlineData(4_500_000L, "4.29 MiB")]
-    [InlineData(100L, "100 B")]
-    public void Size_UsesBinaryUnits(long bytes, string expected)
-    {
-        Assert.Equal(expected, ControlText.Size(bytes));
-    }
-
-    [Theory]
     [InlineData(0.18, "+18%")]
     [InlineData(-0.02, "-2%")]
     [InlineData(0.0, "+0%")]
