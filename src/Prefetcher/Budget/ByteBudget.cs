@@ -46,7 +46,6 @@ internal sealed class ByteBudget : IDisposable
     private long _largestOversized;
     private long _overcommits;
     private long _waitedReservations;
-    private long _waitTimestampTicks;
 
     // Intrusive doubly linked FIFO: O(1) append, O(1) removal of a cancelled waiter anywhere in
     // the queue, and no node allocation besides the waiter itself.
@@ -78,8 +77,6 @@ internal sealed class ByteBudget : IDisposable
 
     public long WaitedReservations => Snapshot().WaitedReservations;
 
-    public TimeSpan TotalWaitTime => Snapshot().TotalWaitTime;
-
     public ByteBudgetSnapshot Snapshot()
     {
         lock (_lock)
@@ -92,8 +89,7 @@ internal sealed class ByteBudget : IDisposable
                 _highWaterMark,
                 _largestOversized,
                 _overcommits,
-                _waitedReservations,
-                Stopwatch.GetElapsedTime(0, _waitTimestampTicks));
+                _waitedReservations);
         }
     }
 
@@ -118,7 +114,7 @@ internal sealed class ByteBudget : IDisposable
                 return ValueTask.CompletedTask;
             }
 
-            waiter = new Waiter(this, bytes, Stopwatch.GetTimestamp());
+            waiter = new Waiter(this, bytes);
             EnqueueLocked(waiter);
             AssertInvariants();
         }
@@ -333,7 +329,6 @@ internal sealed class ByteBudget : IDisposable
         {
             UnlinkLocked(head);
             _waitedReservations++;
-            _waitTimestampTicks += Stopwatch.GetTimestamp() - head.EnqueuedTimestamp;
             if (last is null)
             {
                 first = head;
@@ -457,14 +452,12 @@ internal sealed class ByteBudget : IDisposable
 
     // A queued reservation. It is its own TaskCompletionSource to keep the slow path at one
     // allocation. Links, Queued and Registration change only under the owner's lock while queued.
-    private sealed class Waiter(ByteBudget owner, long bytes, long enqueuedTimestamp)
+    private sealed class Waiter(ByteBudget owner, long bytes)
         : TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)
     {
         public ByteBudget Owner { get; } = owner;
 
         public long Bytes { get; } = bytes;
-
-        public long EnqueuedTimestamp { get; } = enqueuedTimestamp;
 
         public Waiter? Previous { get; set; }
 

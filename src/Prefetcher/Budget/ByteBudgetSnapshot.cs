@@ -8,8 +8,9 @@ namespace Indexing.Prefetcher;
 //     lowered it may exceed the current Limit.
 //   Overcommits: reads whose actual size exceeded their reservation. Sizes come from the same
 //     snapshot as the data, so anything but zero points at a sizing bug upstream.
-//   WaitedReservations, TotalWaitTime: reservations that had to queue and their summed time in the
-//     queue (cancelled and closed waiters are not counted).
+//   WaitedReservations: reservations that had to queue (cancelled and closed waiters are not
+//     counted). How long reads waited for budget is measured by the pipeline's meter
+//     (ProducerBlockedPercent), so the budget does not time it a second time.
 internal readonly record struct ByteBudgetSnapshot(
     long Limit,
     long InFlightBytes,
@@ -18,8 +19,7 @@ internal readonly record struct ByteBudgetSnapshot(
     long HighWaterMarkBytes,
     long LargestOversizedAdmission,
     long Overcommits,
-    long WaitedReservations,
-    TimeSpan TotalWaitTime)
+    long WaitedReservations)
 {
     public long UsedBytes => InFlightBytes + BufferedBytes;
 }

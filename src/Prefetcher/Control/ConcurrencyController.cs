@@ -109,8 +109,6 @@ internal sealed class ConcurrencyController
         Probe,
     }
 
-    public ControllerOptions Options => _options;
-
     /// <summary>L to run with now (before the first tick: the initial value).</summary>
     public int Concurrency => _concurrency;
 

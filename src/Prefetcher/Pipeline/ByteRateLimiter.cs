@@ -36,17 +36,6 @@ internal sealed class ByteRateLimiter : IDisposable
         _tokens = bytesPerSecond is { } rate ? Burst(rate) : 0;
     }
 
-    public long? BytesPerSecond
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _bytesPerSecond;
-            }
-        }
-    }
-
     public void SetRate(long? bytesPerSecond)
     {
         lock (_lock)

@@ -39,8 +39,7 @@ internal sealed class PlannedTasks(IDocumentReadSource source, PlanOptions optio
                 return false;
             }
         }
-        catch (Exception exception) when (exception is not OutOfMemoryException
-            && !(exception is OperationCanceledException && cancellationToken.IsCancellationRequested))
+        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
         {
             throw PrefetchReadException.ForScan(_lastPlannedId, exception);
         }

@@ -29,6 +29,15 @@ public sealed class PrefetchReadException : Exception
     /// <summary>Last id of the range that failed (inclusive).</summary>
     public string? LastId { get; private init; }
 
+    /// <summary>
+    /// Whether a failure of the read source becomes a <see cref="PrefetchReadException"/>: all but
+    /// OutOfMemoryException and the cancellation the run itself asked for. A source's own
+    /// OperationCanceledException (an internal timeout, say) is a failure, not a cancellation.
+    /// </summary>
+    internal static bool ShouldWrap(Exception exception, CancellationToken runToken) =>
+        exception is not OutOfMemoryException
+        && !(exception is OperationCanceledException && runToken.IsCancellationRequested);
+
     internal static PrefetchReadException ForTask(ReadTask task, Exception inner)
     {
         var what = task.DocumentCount == 1

@@ -30,8 +30,7 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             source.Read(task, documents, cancellationToken);
             bytes = Check(task, documents);
         }
-        catch (Exception exception) when (exception is not OutOfMemoryException
-            && !(exception is OperationCanceledException && cancellationToken.IsCancellationRequested))
+        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
         {
             throw PrefetchReadException.ForTask(task, exception);
         }

@@ -53,8 +53,6 @@ internal sealed class DocumentSizeHistogram
         _recent = new RecentSlot[recentWindowTicks];
     }
 
-    public int RecentWindowTicks => _recent.Length;
-
     // The per-tick factor that halves a weight every halfLife, e.g. 10 s at 250 ms ticks -> 0.5^0.025.
     public static double FactorForHalfLife(TimeSpan halfLife, TimeSpan tick)
     {
