@@ -108,7 +108,7 @@ public static class DocumentBodies
             }
 
             var bytes = buffer.AsSpan(0, written);
-            error = Problem(id, bytes, maxDocumentBytes);
+            error = written > maxDocumentBytes ? TooLarge(id, written, maxDocumentBytes) : ShapeProblem(id, bytes);
             if (error is not null)
             {
                 return false;
@@ -148,6 +148,14 @@ public static class DocumentBodies
                 "bodies must be UTF-8 JSON. Re-encode it as UTF-8 (a Latin-1 or UTF-16 file is the usual cause).");
         }
 
+        return ShapeProblem(id, utf8Json);
+    }
+
+    // The rules after size and encoding: no byte order mark, strict JSON, an object at the root.
+    // TryToUtf8 calls this directly: its strict encoder already produced valid UTF-8, and
+    // checking that again would be a second pass over every string body on the write path.
+    private static DocumentValidationError? ShapeProblem(string id, ReadOnlySpan<byte> utf8Json)
+    {
         if (utf8Json.StartsWith("\uFEFF"u8))
         {
             return new(id, DocumentValidationRule.BodyByteOrderMark,
