@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Datasets;
 
 /// <summary>How document sizes are spread over a generated dataset, in key order.</summary>
@@ -56,7 +58,7 @@ public static class DatasetShapeNames
         }
 
         throw new ArgumentException(
-            $"unknown dataset shape '{name}'; the allowed shapes are: {string.Join(", ", All)}.", nameof(name));
+            $"unknown dataset shape {MessageText.Quote(name)}; the allowed shapes are: {string.Join(", ", All)}.", nameof(name));
     }
 
     /// <summary>Parses a command-line name without throwing.</summary>

@@ -188,7 +188,7 @@ public sealed class DatasetSpec
         if (!valid)
         {
             throw new ArgumentException(
-                $"collection '{collection}' is not a valid generated collection name; use 1 to {MaxCollectionLength} ASCII letters, " +
+                $"collection {MessageText.Quote(collection)} is not a valid generated collection name; use 1 to {MaxCollectionLength} ASCII letters, " +
                 "digits, '-' or '_' (e.g. 'orders'), so every generated id is valid in the store.",
                 nameof(collection));
         }

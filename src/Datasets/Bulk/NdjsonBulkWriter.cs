@@ -2,6 +2,8 @@ using System.Buffers;
 using System.Text.Encodings.Web;
 using System.Text.Json;
 
+using Indexing.Storage;
+
 namespace Indexing.Datasets;
 
 /// <summary>Writes documents in the bulk format: one line per document, <c>{"id":"…","doc":{…}}</c>.</summary>
@@ -154,14 +156,14 @@ public sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
         ArgumentNullException.ThrowIfNull(id);
         if (utf8Json.IsEmpty)
         {
-            throw new ArgumentException($"document '{id}' has an empty body; a bulk line needs a JSON object body.", nameof(utf8Json));
+            throw new ArgumentException($"document {MessageText.Quote(id)} has an empty body; a bulk line needs a JSON object body.", nameof(utf8Json));
         }
 
         var lineBreak = utf8Json.IndexOfAny((byte)'\n', (byte)'\r');
         if (lineBreak >= 0)
         {
             throw new ArgumentException(
-                $"document '{id}' body has a line break at byte {lineBreak}, which would split its bulk line; " +
+                $"document {MessageText.Quote(id)} body has a line break at byte {lineBreak}, which would split its bulk line; " +
                 "write bodies as compact JSON (no indentation), e.g. re-serialize it with Indented = false.",
                 nameof(utf8Json));
         }

@@ -136,7 +136,7 @@ internal sealed class FieldPath
             {
                 error = text[i] == ']'
                     ? At(text, i, "has ']' without a '[' before it", "remove it")
-                    : At(text, i, $"has '{text[i]}' right after '[]'", "expected '.' or the end of the path");
+                    : At(text, i, $"has {MessageText.Quote(text[i].ToString())} right after '[]'", "expected '.' or the end of the path");
                 return false;
             }
 
