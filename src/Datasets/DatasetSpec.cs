@@ -34,7 +34,7 @@ public sealed class DatasetSpec
     public const string DefaultCollection = "orders";
 
     /// <summary>Default <see cref="MaxDocumentBytes"/>: 32 MiB, half the store's default 64 MiB limit.</summary>
-    public const long DefaultMaxDocumentBytes = 32L << 20;
+    public const long DefaultMaxDocumentBytes = StoreOptions.DefaultMaxDocumentBytes / 2;
 
     /// <summary>
     /// Smallest document the generator writes: 512 B. Smaller targets are raised to it, since an
@@ -43,10 +43,10 @@ public sealed class DatasetSpec
     public const long MinDocumentBytes = 512;
 
     /// <summary>Smallest allowed <see cref="MaxDocumentBytes"/>: 1 KiB (the store's own floor).</summary>
-    public const long MaxDocumentBytesFloor = 1L << 10;
+    public const long MaxDocumentBytesFloor = StoreOptions.MaxDocumentBytesFloor;
 
     /// <summary>Largest allowed <see cref="MaxDocumentBytes"/>: 1 GiB (the store's own ceiling).</summary>
-    public const long MaxDocumentBytesCeiling = 1L << 30;
+    public const long MaxDocumentBytesCeiling = StoreOptions.MaxDocumentBytesCeiling;
 
     /// <summary>Largest allowed <see cref="DocumentCount"/>: 10^12, so ids keep at most 12 digits.</summary>
     public const long MaxDocumentCount = 1_000_000_000_000;
@@ -104,7 +104,7 @@ public sealed class DatasetSpec
                 nameof(maxDocumentBytes), maxDocumentBytes,
                 $"maxDocumentBytes is {maxDocumentBytes} ({ByteSize.Format(maxDocumentBytes)}); it must be from " +
                 $"{ByteSize.Format(MaxDocumentBytesFloor)} to {ByteSize.Format(MaxDocumentBytesCeiling)}. " +
-                $"Keep it at or below the store's limit (64 MiB by default); the default is {ByteSize.Format(DefaultMaxDocumentBytes)}.");
+                $"Keep it at or below the store's limit ({ByteSize.Format(StoreOptions.DefaultMaxDocumentBytes)} by default); the default is {ByteSize.Format(DefaultMaxDocumentBytes)}.");
         }
 
         CheckCollection(collection);

@@ -11,13 +11,13 @@ namespace Indexing.Storage;
 public sealed class StoreOptions
 {
     /// <summary>Default <see cref="MaxDocumentBytes"/>: 64 MiB.</summary>
-    internal const long DefaultMaxDocumentBytes = 64L << 20;
+    public const long DefaultMaxDocumentBytes = 64L << 20;
 
     /// <summary>Smallest allowed <see cref="MaxDocumentBytes"/>: 1 KiB.</summary>
-    internal const long MaxDocumentBytesFloor = 1L << 10;
+    public const long MaxDocumentBytesFloor = 1L << 10;
 
     /// <summary>Largest allowed <see cref="MaxDocumentBytes"/>: 1 GiB.</summary>
-    internal const long MaxDocumentBytesCeiling = 1L << 30;
+    public const long MaxDocumentBytesCeiling = 1L << 30;
 
     /// <summary>Default <see cref="BlockCacheBytes"/>: 256 MiB.</summary>
     internal const long DefaultBlockCacheBytes = 256L << 20;
