@@ -12,6 +12,7 @@ public sealed partial class AdaptivePrefetcher
 
     private StrongBox<ControllerDecision>? _lastDecision;
     private long _foregroundP99Ticks = -1;
+    private DecisionsCopy? _publicDecisions;
 
     private void OnTick()
     {
@@ -54,12 +55,7 @@ public sealed partial class AdaptivePrefetcher
     private PressureView View()
     {
         var foregroundTicks = Volatile.Read(ref _foregroundP99Ticks);
-        var history = _controller.History;
-        var decisions = ImmutableArray.CreateBuilder<PrefetchDecisionEntry>(history.Length);
-        foreach (var entry in history)
-        {
-            decisions.Add(new PrefetchDecisionEntry(entry.At, entry.Concurrency, entry.Kind.ToString().ToLowerInvariant(), entry.Reason));
-        }
+        var decisions = PublicDecisions(_controller.History);
 
         return new PressureView(
             _gate.Running,
@@ -67,7 +63,28 @@ public sealed partial class AdaptivePrefetcher
             Limits.MaxBytesPerSecond,
             foregroundTicks < 0 ? null : TimeSpan.FromTicks(foregroundTicks),
             Volatile.Read(ref _lastDecision)?.Value,
-            decisions.MoveToImmutable());
+            decisions);
+    }
+
+    // The controller's history changes only when it records a decision (a new array each time),
+    // so the public copy is rebuilt only then, not on every publish.
+    private ImmutableArray<PrefetchDecisionEntry> PublicDecisions(ImmutableArray<ControllerHistoryEntry> history)
+    {
+        var cached = Volatile.Read(ref _publicDecisions);
+        if (cached is not null && cached.Source == history)
+        {
+            return cached.Entries;
+        }
+
+        var entries = ImmutableArray.CreateBuilder<PrefetchDecisionEntry>(history.Length);
+        foreach (var entry in history)
+        {
+            entries.Add(new PrefetchDecisionEntry(entry.At, entry.Concurrency, entry.Kind.Name(), entry.Reason));
+        }
+
+        var built = new DecisionsCopy(history, entries.MoveToImmutable());
+        Volatile.Write(ref _publicDecisions, built);
+        return built.Entries;
     }
 
     // Null when the window has no samples, or when every Get was faster than the histogram's
@@ -83,4 +100,6 @@ public sealed partial class AdaptivePrefetcher
         var info = GC.GetGCMemoryInfo();
         return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes;
     }
+
+    private sealed record DecisionsCopy(ImmutableArray<ControllerHistoryEntry> Source, ImmutableArray<PrefetchDecisionEntry> Entries);
 }

@@ -91,7 +91,7 @@ internal sealed partial class PrefetchMeter
                 ProducerBlockedPercent = Share(longer, current, s => s.ProducerBlocked),
                 ConsumerWaitTime = current.ConsumerWait,
                 StallCount = Interlocked.Read(ref _stalls),
-                LastDecision = view.Decision?.Kind.ToString().ToLowerInvariant(),
+                LastDecision = view.Decision?.Kind.Name(),
                 LastDecisionReason = view.Decision?.Reason,
                 ThrottledByForeground = view.Decision?.ThrottledByForeground ?? false,
                 ForegroundP99 = view.ForegroundP99,
