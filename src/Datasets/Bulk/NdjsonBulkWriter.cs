@@ -72,7 +72,7 @@ public sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
             _stream.Write(_lineEnd.Span);
         }
 
-        EndLine(utf8Json.Length);
+        EndLine(inline, utf8Json.Length);
     }
 
     /// <summary>Writes one line for a generated document, asynchronously.</summary>
@@ -91,7 +91,7 @@ public sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
             await _stream.WriteAsync(_lineEnd, cancellationToken).ConfigureAwait(false);
         }
 
-        EndLine(utf8Json.Length);
+        EndLine(inline, utf8Json.Length);
     }
 
     /// <summary>Writes every document of a sequence (e.g. <see cref="DatasetGenerator.Generate"/>) as it is produced.</summary>
@@ -184,10 +184,10 @@ public sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
         return true;
     }
 
-    private void EndLine(int bodyBytes)
+    private void EndLine(bool inline, int bodyBytes)
     {
-        // The framing is what BeginLine wrote plus, when the body went separately, the line end.
-        BytesWritten += bodyBytes > CopyLimitBytes ? _line.WrittenCount + bodyBytes + _lineEnd.Length : _line.WrittenCount;
+        // An inline line is all in the buffer; otherwise the body and line end went separately.
+        BytesWritten += inline ? _line.WrittenCount : _line.WrittenCount + bodyBytes + _lineEnd.Length;
         DocumentsWritten++;
     }
 }
