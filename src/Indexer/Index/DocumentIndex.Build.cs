@@ -46,6 +46,8 @@ public sealed partial class DocumentIndex
     private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, CancellationToken cancellationToken)
     {
         var snapshotEtag = source.SnapshotEtag;
+        var before = _meter.Snapshot();
+        var started = Stopwatch.GetTimestamp();
         lock (_writeGate)
         {
             if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _sink.DocumentCount != 0))
@@ -72,8 +74,6 @@ public sealed partial class DocumentIndex
             CommitLocked();
         }
 
-        var before = _meter.Snapshot();
-        var started = Stopwatch.GetTimestamp();
         var threads = Options.IndexingThreads;
         using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         var batches = Channel.CreateBounded<PrefetchBatch>(new BoundedChannelOptions(threads)

@@ -147,21 +147,49 @@ public sealed partial class DocumentIndex
     private static string DefaultField(IndexDefinition definition) =>
         (definition.Fields.FirstOrDefault(f => f.Type == IndexFieldType.Text) ?? definition.Fields[0]).Name;
 
-    // The parser's position and a short problem; Lucene's own message lists every token it
-    // could have expected, which says little to a person typing a query.
+    // The parser's position (1-based) and a short problem; Lucene's own message lists every token
+    // it could have expected, which says little to a person typing a query. The parser's token
+    // columns are 0-based; the lexer's error columns are 1-based.
     private static (int Column, string Problem) Describe(string text, ParseException exception)
     {
         if (exception.InnerException is ParseException { CurrentToken.Next: { } next })
         {
             return next.Kind == 0
                 ? (text.Length + 1, "the query ends where a term, a phrase or a closing bracket was expected")
-                : (next.BeginColumn, $"{MessageText.Quote(next.Image)} is not expected there");
+                : (next.BeginColumn + 1, $"{MessageText.Quote(next.Image)} is not expected there");
         }
 
         var message = exception.InnerException?.Message ?? exception.Message;
+        if (exception.InnerException is TokenMgrError && message.Contains("Encountered: <EOF>", StringComparison.Ordinal))
+        {
+            var quote = UnclosedQuote(text);
+            return quote >= 0
+                ? (quote + 1, "the phrase opened by this '\"' is never closed")
+                : (text.Length + 1, "the query ends inside an unfinished term (a trailing '\\'?)");
+        }
+
         var match = Regex.Match(message, @"column (\d+)", RegexOptions.CultureInvariant);
         var column = match.Success ? int.Parse(match.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture) : 0;
         var colon = message.IndexOf("': ", StringComparison.Ordinal);
         return (column, colon >= 0 ? message[(colon + 3)..] : message);
+    }
+
+    // Index of the '"' that opens a phrase never closed, or -1.
+    private static int UnclosedQuote(string text)
+    {
+        var open = -1;
+        for (var i = 0; i < text.Length; i++)
+        {
+            if (text[i] == '\\')
+            {
+                i++;
+            }
+            else if (text[i] == '"')
+            {
+                open = open < 0 ? i : -1;
+            }
+        }
+
+        return open;
     }
 }

@@ -191,6 +191,22 @@ public sealed partial class DocumentIndex : IDisposable
         }
     }
 
+    // Test hook: behave as if the process died here. Background loops stop, nothing is committed
+    // or closed (the writer keeps its files and its lock, as a dead process's would until the OS
+    // released them); every later call sees a disposed index. The caller clears the write lock
+    // (IndexWriter.Unlock) as the OS would, then opens a fresh index over the directory.
+    internal void SimulateCrash()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _closing.Cancel();
+        StopFollowLoop();
+        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
+    }
+
     /// <inheritdoc/>
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
