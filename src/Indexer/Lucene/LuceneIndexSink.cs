@@ -116,7 +116,9 @@ internal sealed class LuceneIndexSink : IIndexSink
     public void Refresh()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        _searchers.MaybeRefresh();
+        // Blocking: MaybeRefresh returns at once when another thread is refreshing, and that
+        // refresh may have started before the writes this caller wants visible.
+        _searchers.MaybeRefreshBlocking();
     }
 
     public void DeleteAll()
