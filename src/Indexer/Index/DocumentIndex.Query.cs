@@ -82,6 +82,33 @@ public sealed partial class DocumentIndex
         }
     }
 
+    /// <summary>Runs <paramref name="query"/> as <see cref="Query(IndexQuery)"/> does, then loads the hits' documents from <paramref name="store"/> in one GetMany.</summary>
+    /// <exception cref="IndexReadException">Reading the documents from the store failed.</exception>
+    public QueryResult Query(IndexQuery query, DocumentStore store)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        var result = Query(query);
+        if (result.Hits.Count == 0)
+        {
+            return result;
+        }
+
+        var ids = new string[result.Hits.Count];
+        for (var i = 0; i < ids.Length; i++)
+        {
+            ids[i] = result.Hits[i].Id;
+        }
+
+        try
+        {
+            return result with { Documents = store.GetMany(ids) };
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw new IndexReadException(Name, $"loading {ids.Length} hit documents from the store failed: {exception.Message}", exception);
+        }
+    }
+
     private Query Parse(IndexQuery query)
     {
         var types = _queryTypes ??= QueryTypes(Definition);

@@ -106,7 +106,7 @@ public sealed partial class DocumentIndex
     {
         Volatile.Write(ref _lastError, failure.Message);
         var failures = Interlocked.Increment(ref _consecutiveFailures);
-        if (failures >= Options.MaxConsecutiveFailures || IsTragic(failure.InnerException))
+        if (failures >= Options.MaxConsecutiveFailures || _sink.WriterClosed)
         {
             lock (_stateLock)
             {
@@ -141,7 +141,4 @@ public sealed partial class DocumentIndex
     // already wrapped ones.
     private static bool IsEngineFailure(Exception exception) =>
         exception is not (OutOfMemoryException or OperationCanceledException or IndexException);
-
-    // The writer closed itself after a tragic event (e.g. a disk error during a flush): retrying cannot help.
-    private static bool IsTragic(Exception? exception) => exception is ObjectDisposedException;
 }

@@ -25,6 +25,7 @@ internal sealed class LuceneIndexSink : IIndexSink
     private readonly SearcherManager _searchers;
     private readonly System.Threading.Lock _commitLock = new();
     private int _disposed;
+    private int _writerClosed;
 
     private LuceneIndexSink(
         IndexDefinition definition, LuceneDirectory directory, StandardAnalyzer analyzer, IndexWriter writer, SearcherManager searchers)
@@ -59,6 +60,12 @@ internal sealed class LuceneIndexSink : IIndexSink
 
     /// <summary>The analyser documents were written with; queries analyse text the same way (thread-safe).</summary>
     public StandardAnalyzer Analyzer => _analyzer;
+
+    /// <summary>
+    /// The writer closed itself after a tragic event (e.g. a disk error during a flush; Lucene then
+    /// throws ObjectDisposedException from every call): nothing more can be written until reopened.
+    /// </summary>
+    public bool WriterClosed => Volatile.Read(ref _writerClosed) != 0;
 
     /// <summary>Near-real-time searchers for the query side (acquire, search, release).</summary>
     public SearcherManager Searchers => _searchers;
@@ -100,7 +107,7 @@ internal sealed class LuceneIndexSink : IIndexSink
     public IIndexSinkWriter CreateWriter()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        return new LuceneSinkWriter(_writer, new LuceneDocumentMapper(Definition));
+        return new LuceneSinkWriter(this, new LuceneDocumentMapper(Definition));
     }
 
     public void Commit(IndexCheckpoint checkpoint)
@@ -108,8 +115,16 @@ internal sealed class LuceneIndexSink : IIndexSink
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         lock (_commitLock)
         {
-            _writer.SetCommitData(checkpoint.ToUserData());
-            _writer.Commit();
+            try
+            {
+                _writer.SetCommitData(checkpoint.ToUserData());
+                _writer.Commit();
+            }
+            catch (ObjectDisposedException)
+            {
+                NoteClosed();
+                throw;
+            }
         }
     }
 
@@ -118,7 +133,24 @@ internal sealed class LuceneIndexSink : IIndexSink
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         // Blocking: MaybeRefresh returns at once when another thread is refreshing, and that
         // refresh may have started before the writes this caller wants visible.
-        _searchers.MaybeRefreshBlocking();
+        try
+        {
+            _searchers.MaybeRefreshBlocking();
+        }
+        catch (ObjectDisposedException)
+        {
+            NoteClosed();
+            throw;
+        }
+    }
+
+    // An ObjectDisposedException while we have not disposed: the writer closed itself.
+    private void NoteClosed()
+    {
+        if (Volatile.Read(ref _disposed) == 0)
+        {
+            Volatile.Write(ref _writerClosed, 1);
+        }
     }
 
     public void DeleteAll()
@@ -170,25 +202,43 @@ internal sealed class LuceneIndexSink : IIndexSink
     public override string ToString() => $"Lucene index {MessageText.Quote(Definition.Name)}";
 
     // One thread's writer: its own mapper (reused fields) over the shared IndexWriter.
-    private sealed class LuceneSinkWriter(IndexWriter writer, LuceneDocumentMapper mapper) : IIndexSinkWriter
+    private sealed class LuceneSinkWriter(LuceneIndexSink sink, LuceneDocumentMapper mapper) : IIndexSinkWriter
     {
+        private readonly IndexWriter _writer = sink._writer;
+
         public void Upsert(string id, long etag, ExtractedFields fields)
         {
             var term = new Term(LuceneFieldNames.Id, id);
             try
             {
-                writer.UpdateDocument(term, mapper.Map(id, etag, fields));
+                _writer.UpdateDocument(term, mapper.Map(id, etag, fields));
+            }
+            catch (ObjectDisposedException)
+            {
+                sink.NoteClosed();
+                throw;
             }
             catch (ArgumentException)
             {
                 // Lucene refused this document (e.g. a term longer than 32,766 bytes) and marked
                 // the new copy deleted, but an update's delete of the old copy is not applied then:
                 // remove it, so the index does not keep a body the store has replaced.
-                writer.DeleteDocuments(term);
+                _writer.DeleteDocuments(term);
                 throw;
             }
         }
 
-        public void Delete(string id) => writer.DeleteDocuments(new Term(LuceneFieldNames.Id, id));
+        public void Delete(string id)
+        {
+            try
+            {
+                _writer.DeleteDocuments(new Term(LuceneFieldNames.Id, id));
+            }
+            catch (ObjectDisposedException)
+            {
+                sink.NoteClosed();
+                throw;
+            }
+        }
     }
 }

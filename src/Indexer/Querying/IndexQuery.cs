@@ -34,7 +34,15 @@ public sealed record QuerySort(string Field, bool Descending = false);
 /// <summary>A page of hits.</summary>
 /// <param name="TotalHits">Documents matching the query, all pages.</param>
 /// <param name="Hits">The requested page, in order.</param>
-public sealed record QueryResult(long TotalHits, IReadOnlyList<QueryHit> Hits);
+public sealed record QueryResult(long TotalHits, IReadOnlyList<QueryHit> Hits)
+{
+    /// <summary>
+    /// When the query was run with a store: each hit's current document, parallel to <see cref="Hits"/>
+    /// (null where the document was deleted after the index last saw it), read with one sorted GetMany.
+    /// Empty otherwise.
+    /// </summary>
+    public IReadOnlyList<Storage.StoredDocument?> Documents { get; init; } = [];
+}
 
 /// <summary>One hit.</summary>
 /// <param name="Id">The document's id.</param>

@@ -27,6 +27,7 @@ internal sealed class IndexTestEnvironment : IDisposable
         """;
 
     private readonly List<DocumentIndex> _indexes = [];
+    private bool _storeClosed;
 
     public IndexTestEnvironment(bool withStore = true)
     {
@@ -94,6 +95,19 @@ internal sealed class IndexTestEnvironment : IDisposable
         }
     }
 
+    /// <summary>Closes the store now (checking it leaked nothing), e.g. to make it fail under an index.</summary>
+    public void CloseStore()
+    {
+        if (Store is not null && !_storeClosed)
+        {
+            var status = Store.GetStatus();
+            Store.Dispose();
+            _storeClosed = true;
+            Assert.Equal(0, status.OpenSnapshots);
+            Assert.Equal(0, status.OpenIterators);
+        }
+    }
+
     public void Dispose()
     {
         foreach (var index in _indexes)
@@ -101,13 +115,7 @@ internal sealed class IndexTestEnvironment : IDisposable
             index.Dispose();
         }
 
-        if (Store is not null)
-        {
-            var status = Store.GetStatus();
-            Store.Dispose();
-            Assert.Equal(0, status.OpenSnapshots);
-            Assert.Equal(0, status.OpenIterators);
-        }
+        CloseStore();
 
         try
         {
