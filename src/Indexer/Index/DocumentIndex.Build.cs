@@ -35,10 +35,13 @@ public sealed partial class DocumentIndex
         Transition(IndexState.Building, "start a build", IndexState.Idle);
         try
         {
-            return await BuildCoreAsync(source, cancellationToken).ConfigureAwait(false);
+            var build = BuildCoreAsync(source, cancellationToken);
+            _activeBuild = build;
+            return await build.ConfigureAwait(false);
         }
         finally
         {
+            _activeBuild = null;
             SetState(IndexState.Idle);
         }
     }
@@ -75,7 +78,9 @@ public sealed partial class DocumentIndex
         }
 
         var threads = Options.IndexingThreads;
-        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        // Cancelled by the caller, by Dispose, or by the first worker that fails (so the feeder
+        // never waits on a channel nobody reads any more).
+        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
         var batches = Channel.CreateBounded<PrefetchBatch>(new BoundedChannelOptions(threads)
         {
             SingleWriter = true,
@@ -85,7 +90,20 @@ public sealed partial class DocumentIndex
         var workers = new Task[threads];
         for (var i = 0; i < threads; i++)
         {
-            workers[i] = Task.Run(() => BuildWorkerAsync(batches.Reader, threads, failed.Token), CancellationToken.None);
+            workers[i] = Task.Run(
+                async () =>
+                {
+                    try
+                    {
+                        await BuildWorkerAsync(batches.Reader, threads, failed.Token).ConfigureAwait(false);
+                    }
+                    catch
+                    {
+                        await failed.CancelAsync().ConfigureAwait(false);
+                        throw;
+                    }
+                },
+                CancellationToken.None);
         }
 
         try
@@ -121,7 +139,7 @@ public sealed partial class DocumentIndex
             {
                 if (worker.Exception?.InnerException is IndexWriteException writeFailure)
                 {
-                    throw writeFailure;
+                    throw RecordIndexFailure(writeFailure);
                 }
             }
 

@@ -9,6 +9,7 @@ public sealed partial class DocumentIndex
     private readonly Lock _stateLock = new();
     private IndexState _state = IndexState.Idle;
     private string? _lastError;
+    private IndexWriteException? _lastRecordedFailure;
     private int _consecutiveFailures;
     private long _failedDocuments;
     private string? _lastDocumentFailure;
@@ -102,8 +103,15 @@ public sealed partial class DocumentIndex
 
     // A failure of the index itself: counted; after MaxConsecutiveFailures in a row the index
     // stops writing (Error) rather than retrying forever. Returns the exception for throwing.
+    // Idempotent per exception: a failure recorded where it happened (e.g. in a commit) and seen
+    // again by an outer loop is counted once.
     private IndexWriteException RecordIndexFailure(IndexWriteException failure)
     {
+        if (ReferenceEquals(Interlocked.Exchange(ref _lastRecordedFailure, failure), failure))
+        {
+            return failure;
+        }
+
         Volatile.Write(ref _lastError, failure.Message);
         var failures = Interlocked.Increment(ref _consecutiveFailures);
         if (failures >= Options.MaxConsecutiveFailures || _sink.WriterClosed)

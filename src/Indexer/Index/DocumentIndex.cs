@@ -38,6 +38,7 @@ public sealed partial class DocumentIndex : IDisposable
     private long _uncommittedBytes;
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
     private int _disposed;
+    private Task? _activeBuild;
 
     private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, LuceneIndexSink sink)
     {
@@ -150,14 +151,10 @@ public sealed partial class DocumentIndex : IDisposable
 
         _closing.Cancel();
         StopFollowLoop();
-        try
-        {
-            _refreshLoop.Wait(TimeSpan.FromSeconds(10));
-        }
-        catch (AggregateException)
-        {
-            // The loop records its own failures; a faulted loop must not stop the close.
-        }
+        // A running build sees _closing and stops; its outcome belongs to its caller, and the
+        // refresh loop records its own failures: neither may stop the close.
+        _activeBuild?.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(30));
+        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
 
         var committed = false;
         lock (_writeGate)

@@ -148,6 +148,10 @@ public sealed class CheckpointTests
         {
             Assert.Equal(store.GetMetadata(hit.Id)!.Value.Etag, hit.Etag);
         }
+
+        var verify = fresh.Verify(store);
+        Assert.True(verify.IsConsistent, $"missing {verify.Missing}, extra {verify.Extra}, stale {verify.Stale}, duplicates {verify.Duplicates}");
+        Assert.Equal(190, verify.StoreDocuments);
     }
 
     [Fact]
