@@ -12,10 +12,10 @@ namespace Indexing.Indexer;
 public sealed record IndexOptions
 {
     /// <summary>Default <see cref="IndexingThreads"/>.</summary>
-    public const int DefaultIndexingThreads = 2;
+    public const int DefaultIndexingThreads = 1;
 
     /// <summary>Default <see cref="RamBufferSizeMB"/>.</summary>
-    public const double DefaultRamBufferSizeMB = 64;
+    public const double DefaultRamBufferSizeMB = 16;
 
     private readonly int _indexingThreads = DefaultIndexingThreads;
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;

@@ -162,7 +162,7 @@ public sealed class CheckpointTests
         var index = environment.OpenIndex(options: new IndexOptions { IndexingThreads = 1, TakeMaxDocuments = 10 });
         using var cancel = new CancellationTokenSource();
         var source = new CancellingSource(IndexTestEnvironment.Source(documents, snapshotEtag: 900), cancelAfter: 100, cancel);
-        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => index.BuildAsync(source, cancel.Token));
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => index.BuildAsync(source, cancel.Token).WaitAsync(TimeSpan.FromMinutes(1)));
         Assert.True(index.GetStatus().BuildInterrupted);
         index.Dispose();
 
@@ -171,7 +171,7 @@ public sealed class CheckpointTests
         Assert.True(status.BuildInterrupted);
         Assert.Equal(0, status.CommittedEtag);
 
-        var metrics = await reopened.BuildAsync(IndexTestEnvironment.Source(documents, snapshotEtag: 900));
+        var metrics = await reopened.BuildAsync(IndexTestEnvironment.Source(documents, snapshotEtag: 900)).WaitAsync(TimeSpan.FromMinutes(1));
         Assert.Equal(300, metrics.Documents);
         var rebuilt = reopened.GetStatus();
         Assert.False(rebuilt.BuildInterrupted);

@@ -4,6 +4,8 @@ namespace Indexing.Indexer.Tests.Index;
 
 public sealed class DocumentFailureTests
 {
+    private static readonly TimeSpan _hangGuard = TimeSpan.FromMinutes(1);
+
     private static readonly IndexDefinition _definition = IndexDefinition.Parse("""
         { "name": "orders-small", "collection": "orders", "fields": [
           { "name": "status", "path": "status", "type": "keyword" },
@@ -20,7 +22,7 @@ public sealed class DocumentFailureTests
         await index.BuildAsync(Source(
             ("orders/1", """{"status":"new","itemCount":3}"""),
             ("orders/2", """{"status":"new","itemCount":"many"}"""),
-            ("orders/3", """{"status":"old","itemCount":7}""")));
+            ("orders/3", """{"status":"old","itemCount":7}"""))).WaitAsync(_hangGuard);
 
         var status = index.GetStatus();
         Assert.Equal(3, status.DocumentCount);
@@ -41,7 +43,7 @@ public sealed class DocumentFailureTests
         await index.BuildAsync(Source(
             ("orders/1", """{"status":"new"}"""),
             ("orders/2", """{"status": oops"""),
-            ("orders/3", """{"status":"new"}""")));
+            ("orders/3", """{"status":"new"}"""))).WaitAsync(_hangGuard);
 
         var status = index.GetStatus();
         Assert.Equal(2, status.DocumentCount);
@@ -62,7 +64,7 @@ public sealed class DocumentFailureTests
         await index.BuildAsync(Source(
             ("orders/1", """{"status":"new"}"""),
             ("orders/2", $$"""{"status":"{{immense}}"}"""),
-            ("orders/3", """{"status":"new"}""")));
+            ("orders/3", """{"status":"new"}"""))).WaitAsync(_hangGuard);
 
         var status = index.GetStatus();
         Assert.Equal(2, status.DocumentCount);
@@ -76,7 +78,7 @@ public sealed class DocumentFailureTests
     {
         using var environment = new IndexTestEnvironment(withStore: false);
         var index = environment.OpenIndex(_definition);
-        await index.BuildAsync(Source(("orders/1", """{"status":"new"}"""), ("customers/1", """{"status":"new"}""")));
+        await index.BuildAsync(Source(("orders/1", """{"status":"new"}"""), ("customers/1", """{"status":"new"}"""))).WaitAsync(_hangGuard);
         Assert.Equal(["orders/1"], index.Query(new IndexQuery("status:new")).Hits.Select(h => h.Id));
     }
 
