@@ -58,6 +58,9 @@ public sealed partial class AdaptivePrefetcher : IBatchSource
     /// <inheritdoc />
     public long SnapshotEtag => _run.SnapshotEtag;
 
+    /// <inheritdoc />
+    public string? HandedOutThrough => _run.Ready.HandedOutThrough;
+
     /// <summary>The live limits in force.</summary>
     public PrefetchLimits Limits => Volatile.Read(ref _limits);
 

@@ -150,6 +150,8 @@ public sealed class DeliveryContractTests
             }
         }
 
+        public string? StartAfterId => inner.StartAfterId;
+
         public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
         public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken) =>
