@@ -47,7 +47,7 @@ public sealed partial class AdaptivePrefetcher : IBatchSource
         _targetTaskBytes = _controller.TargetTaskBytes;
         _gate = new ConcurrencyGate(EffectiveConcurrency(_decidedConcurrency, _limits));
         _rate = new ByteRateLimiter(_limits.MaxBytesPerSecond);
-        _workers = new ReadWorkerPool("Prefetch reader", options.Controller.MaxConcurrency, ReadOne, _run.ReaderStarted, _run.ReaderExited);
+        _workers = new ReadWorkerPool("Prefetch reader", options.Controller.MaxConcurrency, ReadOne, _run.ReaderStarted, _run.ReaderExited, _run.Fail);
         _plan = new PlannedTasks(source, PlanOptions.ForBudget(options.BudgetBytes), () => Volatile.Read(ref _targetTaskBytes), _run.Meter);
         _planner = new Thread(PlanAndIssue) { IsBackground = true, Name = "Prefetch planner" };
     }
