@@ -39,12 +39,12 @@ public sealed class StoreOptions
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
     /// <param name="syncWrites">Whether each write waits for the write-ahead log to reach disk.</param>
     /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
-    /// <param name="directReadsForScans">Whether full scans bypass the OS page cache.</param>
+    /// <param name="directReads">Whether the store reads SST files with direct I/O (DB-wide), bypassing the OS page cache.</param>
     public StoreOptions(
         long maxDocumentBytes = DefaultMaxDocumentBytes,
         bool syncWrites = true,
         long blockCacheBytes = DefaultBlockCacheBytes,
-        bool directReadsForScans = false)
+        bool directReads = false)
     {
         if (maxDocumentBytes is < MaxDocumentBytesFloor or > MaxDocumentBytesCeiling)
         {
@@ -69,10 +69,10 @@ public sealed class StoreOptions
         MaxDocumentBytes = maxDocumentBytes;
         SyncWrites = syncWrites;
         BlockCacheBytes = blockCacheBytes;
-        DirectReadsForScans = directReadsForScans;
+        DirectReads = directReads;
     }
 
-    /// <summary>The defaults: 64 MiB documents, synced writes, 256 MiB block cache, cached scans.</summary>
+    /// <summary>The defaults: 64 MiB documents, synced writes, 256 MiB block cache, buffered (page-cached) reads.</summary>
     public static StoreOptions Default { get; } = new();
 
     /// <summary>Largest UTF-8 body a document may have, in bytes.</summary>
@@ -88,10 +88,12 @@ public sealed class StoreOptions
     public long BlockCacheBytes { get; }
 
     /// <summary>
-    /// Whether full scans (index rebuilds) read with direct I/O so they do not evict the pages
-    /// live reads depend on. Off by default: it only pays off when the data is much larger than RAM.
+    /// Whether every read of the store uses direct I/O (RocksDB's DB-wide <c>use_direct_reads</c>),
+    /// bypassing the OS page cache. RocksDB has no per-read switch, so this cannot be limited to
+    /// rebuild scans. Off by default; benchmarks turn it on so the page cache does not hide the
+    /// device's I/O (the block cache still caches what foreground reads fill).
     /// </summary>
-    public bool DirectReadsForScans { get; }
+    public bool DirectReads { get; }
 
     /// <summary>The effective configuration, e.g. "MaxDocumentBytes=64 MiB, SyncWrites=true, ...".</summary>
     public override string ToString()
@@ -100,7 +102,7 @@ public sealed class StoreOptions
         return string.Create(
             CultureInfo.InvariantCulture,
             $"MaxDocumentBytes={ByteSize.FormatExact(MaxDocumentBytes)}, SyncWrites={(SyncWrites ? "true" : "false")}, " +
-            $"BlockCacheBytes={cache}, DirectReadsForScans={(DirectReadsForScans ? "true" : "false")}");
+            $"BlockCacheBytes={cache}, DirectReads={(DirectReads ? "true" : "false")}");
     }
 
     private static ArgumentOutOfRangeException OutOfRange(

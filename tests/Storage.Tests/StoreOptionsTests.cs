@@ -10,7 +10,7 @@ public sealed class StoreOptionsTests
         Assert.Equal(64L << 20, options.MaxDocumentBytes);
         Assert.True(options.SyncWrites);
         Assert.Equal(256L << 20, options.BlockCacheBytes);
-        Assert.False(options.DirectReadsForScans);
+        Assert.False(options.DirectReads);
     }
 
     [Fact]
@@ -69,7 +69,7 @@ public sealed class StoreOptionsTests
     public void ToString_Defaults_ListsEffectiveConfiguration()
     {
         Assert.Equal(
-            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReadsForScans=false",
+            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReads=false",
             new StoreOptions().ToString());
     }
 
@@ -77,10 +77,10 @@ public sealed class StoreOptionsTests
     public void ToString_CustomValues_ShowsExactBytesAndDisabledCache()
     {
         var options = new StoreOptions(
-            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReadsForScans: true);
+            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true);
 
         Assert.Equal(
-            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReadsForScans=true",
+            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReads=true",
             options.ToString());
     }
 }

@@ -1,0 +1,244 @@
+using System.Collections.Concurrent;
+using RocksDbSharp;
+
+namespace Indexing.Storage;
+
+/// <summary>
+/// The document store: JSON documents in RocksDB with store-wide etags, a change feed,
+/// snapshots, and a metadata scan that knows every document's size without reading its body.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Owns one RocksDB instance with three column families: <c>docs</c> (id -> body), <c>meta</c>
+/// (id -> etag, size, deleted flag) and <c>changes</c> (etag -> id, size, deleted flag; one live
+/// entry per document). Every write puts all three in one WriteBatch, so they never disagree.
+/// </para>
+/// <para>
+/// Threading: reads run concurrently from any thread; writes are serialised by one lock, under
+/// which the next etag is assigned and the previous change entry found (the etag is only
+/// consumed once the batch is written). <see cref="Dispose"/> may race with reads and scans on
+/// other threads: it waits for native calls in flight, then frees open iterators and snapshots
+/// before closing the database; afterwards every call throws <see cref="ObjectDisposedException"/>.
+/// </para>
+/// <para>
+/// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Reads.cs</c>;
+/// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
+/// </para>
+/// </remarks>
+public sealed partial class DocumentStore : IDisposable
+{
+    internal const string DocsFamily = "docs";
+    internal const string MetaFamily = "meta";
+    internal const string ChangesFamily = "changes";
+
+    // Read-once scans: do not fill the block cache with data nobody reads again; read ahead in
+    // large sequential chunks (2 MiB: a few blocks is too little on network disks).
+    internal const ulong ScanReadaheadBytes = 2 << 20;
+
+    private readonly RocksDb _db;
+    private readonly ColumnFamilyHandle _docs;
+    private readonly ColumnFamilyHandle _meta;
+    private readonly ColumnFamilyHandle _changes;
+    private readonly StoreTuning _tuning;
+    private readonly NativeGate _gate = new();
+    private readonly Lock _writeLock = new();
+
+    // Created once and reused: RocksDbSharp's ReadOptions/WriteOptions have finalizers only, so
+    // per-call instances would pile up native allocations until the GC runs.
+    private readonly ReadOptions _pointRead = new();
+    private readonly ReadOptions _scanRead = new ReadOptions().SetFillCache(false).SetReadaheadSize(ScanReadaheadBytes);
+    private readonly WriteOptions _writeOptions;
+
+    private readonly ConcurrentDictionary<OpenIterator, byte> _iterators = new();
+    private readonly ConcurrentDictionary<StoreSnapshot, byte> _snapshots = new();
+    private int _openIterators;
+    private long _lastEtag;
+
+    private DocumentStore(string path, StoreOptions options, RocksDb db, StoreTuning tuning)
+    {
+        Path = path;
+        Options = options;
+        _db = db;
+        _tuning = tuning;
+        _docs = db.GetColumnFamily(DocsFamily);
+        _meta = db.GetColumnFamily(MetaFamily);
+        _changes = db.GetColumnFamily(ChangesFamily);
+        _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
+        _lastEtag = RecoverLastEtag();
+    }
+
+    /// <summary>The directory the store lives in.</summary>
+    public string Path { get; }
+
+    /// <summary>The settings the store was opened with.</summary>
+    public StoreOptions Options { get; }
+
+    /// <summary>Latencies of foreground reads (<see cref="Get"/>): the prefetcher backs off when they rise.</summary>
+    public LatencyHistogram ForegroundReadLatency { get; } = new();
+
+    /// <summary>The etag of the latest write; 0 for an empty store.</summary>
+    public long LastEtag => Interlocked.Read(ref _lastEtag);
+
+    internal NativeGate Gate => _gate;
+
+    internal RocksDb Db => _db;
+
+    internal ColumnFamilyHandle DocsHandle => _docs;
+
+    internal ColumnFamilyHandle MetaHandle => _meta;
+
+    /// <summary>Opens (creating if missing) the store in <paramref name="path"/>.</summary>
+    /// <exception cref="DocumentStoreException">RocksDB could not open it (locked by another process, corrupt, no permission).</exception>
+    public static DocumentStore Open(string path, StoreOptions? options = null)
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(path);
+        options ??= StoreOptions.Default;
+        var full = System.IO.Path.GetFullPath(path);
+        Directory.CreateDirectory(full);
+        var tuning = new StoreTuning(options);
+        try
+        {
+            var db = RocksDb.Open(tuning.Db, full, tuning.Families);
+            return new DocumentStore(full, options, db, tuning);
+        }
+        catch (RocksDbException e)
+        {
+            var hint = e.Message.Contains("lock", StringComparison.OrdinalIgnoreCase)
+                ? " Another process (or another DocumentStore in this one) has it open: stop it or use another path."
+                : string.Empty;
+            throw new DocumentStoreException($"could not open the document store at {MessageText.Quote(full)}: {e.Message}.{hint}", e);
+        }
+    }
+
+    /// <summary>A consistent, read-only view of the store now, with its etag high-water mark. Dispose it when done.</summary>
+    public StoreSnapshot CreateSnapshot()
+    {
+        _gate.Enter(this);
+        try
+        {
+            // Under the write lock, so that the snapshot holds exactly the writes up to its etag.
+            Snapshot native;
+            long etag;
+            lock (_writeLock)
+            {
+                native = _db.CreateSnapshot();
+                etag = _lastEtag;
+            }
+
+            var snapshot = new StoreSnapshot(this, native, etag);
+            _snapshots.TryAdd(snapshot, 0);
+            return snapshot;
+        }
+        finally
+        {
+            _gate.Exit();
+        }
+    }
+
+    /// <summary>RocksDB's own figures and the store's open handles, read now.</summary>
+    public StoreStatus GetStatus()
+    {
+        _gate.Enter(this);
+        try
+        {
+            return new StoreStatus(
+                Path,
+                LastEtag,
+                EstimatedDocuments: PropertyLong("rocksdb.estimate-num-keys", _docs),
+                EstimatedLiveDataBytes: PropertyLong("rocksdb.estimate-live-data-size", _docs) + PropertyLong("rocksdb.estimate-live-data-size", _meta) + PropertyLong("rocksdb.estimate-live-data-size", _changes),
+                LiveSstFilesBytes: PropertyLong("rocksdb.live-sst-files-size", _docs) + PropertyLong("rocksdb.live-sst-files-size", _meta) + PropertyLong("rocksdb.live-sst-files-size", _changes),
+                MemtableBytes: PropertyLong("rocksdb.cur-size-all-mem-tables", _docs) + PropertyLong("rocksdb.cur-size-all-mem-tables", _meta) + PropertyLong("rocksdb.cur-size-all-mem-tables", _changes),
+                BlockCacheUsageBytes: _tuning.BlockCache is { } cache ? (long)cache.GetUsage() : 0,
+                BlockCacheCapacityBytes: Options.BlockCacheBytes,
+                OpenSnapshots: _snapshots.Count,
+                OpenIterators: Volatile.Read(ref _openIterators),
+                Options: Options.ToString(),
+                RocksDbStats: _db.GetProperty("rocksdb.stats") ?? string.Empty);
+        }
+        finally
+        {
+            _gate.Exit();
+        }
+    }
+
+    /// <summary>
+    /// Closes the store. Waits for RocksDB calls in flight on other threads, frees every iterator
+    /// and snapshot still open, then closes the database. Idempotent.
+    /// </summary>
+    public void Dispose()
+    {
+        if (!_gate.Close())
+        {
+            return;
+        }
+
+        // Nothing can enter now; free in reverse order of creation: iterators, snapshots, database.
+        foreach (var iterator in _iterators.Keys)
+        {
+            iterator.Release();
+        }
+
+        foreach (var snapshot in _snapshots.Keys)
+        {
+            snapshot.ReleaseNative();
+        }
+
+        _db.Dispose();
+        GC.KeepAlive(_tuning);
+    }
+
+    internal OpenIterator OpenIterator(ColumnFamilyHandle family, ReadOptions readOptions, StoreSnapshot? owner)
+    {
+        var iterator = new OpenIterator(this, _db.NewIterator(family, readOptions), owner);
+        Interlocked.Increment(ref _openIterators);
+        _iterators.TryAdd(iterator, 0);
+        return iterator;
+    }
+
+    internal void IteratorClosed(OpenIterator iterator)
+    {
+        _iterators.TryRemove(iterator, out _);
+        Interlocked.Decrement(ref _openIterators);
+    }
+
+    internal void SnapshotClosed(StoreSnapshot snapshot) => _snapshots.TryRemove(snapshot, out _);
+
+    internal IEnumerable<OpenIterator> IteratorsOf(StoreSnapshot owner) => _iterators.Keys.Where(i => ReferenceEquals(i.Owner, owner));
+
+    private long PropertyLong(string name, ColumnFamilyHandle family) =>
+        long.TryParse(_db.GetProperty(name, family), out var value) ? value : 0;
+
+    private long RecoverLastEtag()
+    {
+        using var iterator = _db.NewIterator(_changes, _pointRead);
+        iterator.SeekToLast();
+        return iterator.Valid() ? StoredFormats.ReadEtagKey(iterator.GetKeySpan()) : 0;
+    }
+}
+
+/// <summary>The store's state as an operator reads it: RocksDB's estimates and the handles open now.</summary>
+/// <param name="Path">The store's directory.</param>
+/// <param name="LastEtag">Etag of the latest write.</param>
+/// <param name="EstimatedDocuments">RocksDB's estimate of keys in <c>docs</c> (rocksdb.estimate-num-keys; approximate).</param>
+/// <param name="EstimatedLiveDataBytes">RocksDB's estimate of live data over all column families.</param>
+/// <param name="LiveSstFilesBytes">Size of the SST files in use.</param>
+/// <param name="MemtableBytes">Bytes in memtables (written, not yet flushed).</param>
+/// <param name="BlockCacheUsageBytes">Bytes the block cache holds now.</param>
+/// <param name="BlockCacheCapacityBytes">The block cache's size (Storage:BlockCacheBytes).</param>
+/// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
+/// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
+/// <param name="Options">The effective store configuration.</param>
+/// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
+public sealed record StoreStatus(
+    string Path,
+    long LastEtag,
+    long EstimatedDocuments,
+    long EstimatedLiveDataBytes,
+    long LiveSstFilesBytes,
+    long MemtableBytes,
+    long BlockCacheUsageBytes,
+    long BlockCacheCapacityBytes,
+    int OpenSnapshots,
+    int OpenIterators,
+    string Options,
+    string RocksDbStats);

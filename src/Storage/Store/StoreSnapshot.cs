@@ -1,0 +1,226 @@
+using RocksDbSharp;
+
+namespace Indexing.Storage;
+
+/// <summary>
+/// A consistent, read-only view of the store at one moment, with its etag high-water mark: every
+/// change after <see cref="Etag"/> is in <see cref="DocumentStore.ReadChanges"/>. Rebuilds read
+/// through it so that the documents they index and the change feed they follow agree.
+/// </summary>
+/// <remarks>
+/// Reads may run on many threads at once. Read-once access: scans and range reads do not fill the
+/// block cache and read ahead; point reads (MultiGet, Get) do not fill the cache either. Its two
+/// ReadOptions are created once per snapshot (RocksDbSharp frees them in a finalizer; there is
+/// no Dispose). Per-call iterator bounds would need a ReadOptions per call, so range reads stop by
+/// comparing keys with the range's last id instead. Dispose waits for reads in flight, frees its
+/// scans' iterators, then releases the RocksDB snapshot; it is idempotent, and disposing the store
+/// releases every snapshot still open.
+/// </remarks>
+public sealed class StoreSnapshot : IDisposable
+{
+    private readonly DocumentStore _store;
+    private readonly Snapshot _native;
+    private readonly ReadOptions _scanRead;
+    private readonly ReadOptions _pointRead;
+    private int _released;
+
+    internal StoreSnapshot(DocumentStore store, Snapshot native, long etag)
+    {
+        _store = store;
+        _native = native;
+        Etag = etag;
+        _scanRead = new ReadOptions().SetSnapshot(native).SetFillCache(false).SetReadaheadSize(DocumentStore.ScanReadaheadBytes);
+        _pointRead = new ReadOptions().SetSnapshot(native).SetFillCache(false);
+    }
+
+    /// <summary>The etag of the latest write the snapshot holds (0 for an empty store).</summary>
+    public long Etag { get; }
+
+    internal NativeGate Gate { get; } = new();
+
+    /// <summary>
+    /// Live documents' metadata in key order, of one collection (null: all), strictly after
+    /// <paramref name="startAfterId"/> when given (a resumed scan). Lazily enumerated; the token is
+    /// observed between rows.
+    /// </summary>
+    public IEnumerable<DocumentMetadata> ScanMetadata(string? collection = null, string? startAfterId = null, CancellationToken cancellationToken = default)
+    {
+        Enter();
+        try
+        {
+            return _store.ScanMeta(_scanRead, collection, startAfterId, this, cancellationToken);
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>
+    /// Appends the bodies of the live documents with <paramref name="firstId"/> &lt;= id &lt;=
+    /// <paramref name="lastId"/> (key order) to <paramref name="destination"/>, in key order: one
+    /// iterator, stopped by comparing keys with <paramref name="lastId"/>.
+    /// </summary>
+    public void ReadRange(string firstId, string lastId, List<DocumentBody> destination, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(destination);
+        var first = DocumentIds.ToKey(firstId);
+        var last = DocumentIds.ToKey(lastId);
+        if (first.AsSpan().SequenceCompareTo(last) > 0)
+        {
+            throw new ArgumentException(
+                $"range {MessageText.Quote(firstId)}..{MessageText.Quote(lastId)} is empty: the first id sorts after the last in key order. Pass them in key order.",
+                nameof(lastId));
+        }
+
+        Enter();
+        try
+        {
+            var iterator = _store.OpenIterator(_store.DocsHandle, _scanRead, owner: null);
+            try
+            {
+                for (iterator.Native.Seek(first); iterator.Native.Valid(); iterator.Native.Next())
+                {
+                    cancellationToken.ThrowIfCancellationRequested();
+                    var key = iterator.Native.GetKeySpan();
+                    if (key.SequenceCompareTo(last) > 0)
+                    {
+                        break;
+                    }
+
+                    destination.Add(new DocumentBody(DocumentIds.FromKey(key), iterator.Native.Value()));
+                }
+            }
+            finally
+            {
+                iterator.Release();
+            }
+        }
+        catch (RocksDbException e)
+        {
+            throw new DocumentStoreException(
+                $"reading documents {MessageText.Quote(firstId)}..{MessageText.Quote(lastId)} failed in RocksDB at {MessageText.Quote(_store.Path)}: {e.Message}", e);
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>
+    /// Appends the bodies of <paramref name="sortedIds"/> (in key order) to
+    /// <paramref name="destination"/>, read by one MultiGet. An id absent under the snapshot throws
+    /// <see cref="InvalidOperationException"/> naming it: the ids are expected to come from this
+    /// snapshot's metadata scan.
+    /// </summary>
+    public void MultiGet(IReadOnlyList<string> sortedIds, List<DocumentBody> destination)
+    {
+        ArgumentNullException.ThrowIfNull(sortedIds);
+        ArgumentNullException.ThrowIfNull(destination);
+        if (sortedIds.Count == 0)
+        {
+            return;
+        }
+
+        var keys = new byte[sortedIds.Count][];
+        var families = new ColumnFamilyHandle[keys.Length];
+        for (var i = 0; i < keys.Length; i++)
+        {
+            keys[i] = DocumentIds.ToKey(sortedIds[i]);
+            families[i] = _store.DocsHandle;
+        }
+
+        Enter();
+        try
+        {
+            var values = _store.MultiGet(keys, families, sortedIds[0], _pointRead);
+            for (var i = 0; i < values.Length; i++)
+            {
+                var body = values[i].Value ?? throw new InvalidOperationException(
+                    $"document {MessageText.Quote(sortedIds[i])} does not exist in the snapshot at etag {Etag}; read only ids from this snapshot's metadata scan.");
+                destination.Add(new DocumentBody(sortedIds[i], body));
+            }
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>The body of <paramref name="id"/> under the snapshot, or null. Not a foreground read.</summary>
+    public byte[]? Get(string id)
+    {
+        var key = DocumentIds.ToKey(id);
+        Enter();
+        try
+        {
+            return _store.Db.Get(key, _store.DocsHandle, _pointRead);
+        }
+        catch (RocksDbException e)
+        {
+            throw new DocumentStoreException($"reading document {MessageText.Quote(id)} failed in RocksDB at {MessageText.Quote(_store.Path)}: {e.Message}", e);
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>Waits for reads in flight, frees open scans and releases the snapshot. Idempotent.</summary>
+    public void Dispose()
+    {
+        if (!Gate.Close())
+        {
+            return;
+        }
+
+        if (!_store.Gate.TryEnter())
+        {
+            return; // the store is closing and releases every snapshot itself
+        }
+
+        try
+        {
+            ReleaseNative();
+        }
+        finally
+        {
+            _store.Gate.Exit();
+        }
+    }
+
+    // Frees this snapshot's scan iterators, then the RocksDB snapshot, once. The caller is inside
+    // the store's gate, or the store is closing (its gate closed).
+    internal void ReleaseNative()
+    {
+        Gate.Close();
+        if (Interlocked.Exchange(ref _released, 1) != 0)
+        {
+            return;
+        }
+
+        foreach (var iterator in _store.IteratorsOf(this))
+        {
+            iterator.Release();
+        }
+
+        _native.Dispose();
+        _store.SnapshotClosed(this);
+    }
+
+    private void Enter()
+    {
+        _store.Gate.Enter(_store);
+        if (!Gate.TryEnter())
+        {
+            _store.Gate.Exit();
+            throw new ObjectDisposedException(nameof(StoreSnapshot), $"the snapshot at etag {Etag} was disposed; take a new snapshot to read.");
+        }
+    }
+
+    private void Exit()
+    {
+        Gate.Exit();
+        _store.Gate.Exit();
+    }
+}
