@@ -55,11 +55,15 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public int ReadCalls => Volatile.Read(ref _readCalls);
 
+    /// <summary>Dispose calls (the owner must make exactly one).</summary>
     public int DisposeCount => Volatile.Read(ref _disposeCount);
+
+    /// <summary>1 once released, however often Dispose was called (a real snapshot releases once).</summary>
+    public int ReleaseCount => Math.Min(1, DisposeCount);
 
     public int ReadsAfterDispose => Volatile.Read(ref _readsAfterDispose);
 
-    public long SnapshotEtag => _ids.Length;
+    public long SnapshotEtag => _ids.Length == 0 ? 0 : EtagOf(_ids.Length - 1);
 
     /// <summary>The scan starts strictly after this id, as a resumed run's would.</summary>
     public string? StartAfterId { get; init; }
