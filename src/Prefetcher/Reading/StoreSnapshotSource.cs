@@ -48,6 +48,12 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
 
     public long SnapshotEtag { get; }
 
+    /// <summary>Test hook: called after the token check, just before the store call of a task.</summary>
+    internal Action<ReadTask>? BeforeStoreCall { get; init; }
+
+    /// <summary>Test hook: called when the store call of a task returned (or threw).</summary>
+    internal Action<ReadTask>? AfterStoreCall { get; init; }
+
     public string? StartAfterId { get; }
 
     public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
@@ -62,6 +68,27 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         cancellationToken.ThrowIfCancellationRequested();
+        BeforeStoreCall?.Invoke(task);
+        try
+        {
+            ReadFromStore(task, destination, cancellationToken);
+        }
+        finally
+        {
+            AfterStoreCall?.Invoke(task);
+        }
+    }
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _snapshot.Dispose();
+        }
+    }
+
+    private void ReadFromStore(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+    {
         if (task.DocumentCount == 1)
         {
             var body = _snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
@@ -86,14 +113,6 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
             // names the mismatch instead of delivering a document with someone else's etag.
             var etag = i < task.Etags.Length && string.Equals(bodies[i].Id, task.Ids[i], StringComparison.Ordinal) ? task.Etags[i] : 0;
             destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body));
-        }
-    }
-
-    public void Dispose()
-    {
-        if (Interlocked.Exchange(ref _disposed, 1) == 0)
-        {
-            _snapshot.Dispose();
         }
     }
 }
