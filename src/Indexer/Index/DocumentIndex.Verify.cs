@@ -63,6 +63,23 @@ public sealed partial class DocumentIndex
         return new IndexVerifyResult(storeCount, missingCount, indexed.Count, staleCount, duplicateCount, missing, extra, stale, duplicates);
     }
 
+    // Every live entry's id and etag as the query view shows them after a refresh, for the
+    // manager's verify, which compares them with a store snapshot at a known point.
+    internal Dictionary<string, long> ReadEntries(List<string> duplicates, int maxListed, out long duplicateCount)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        RefreshForQueries();
+        duplicateCount = 0;
+        try
+        {
+            return ReadIndexedEtags(duplicates, maxListed, ref duplicateCount);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
+        }
+    }
+
     private Dictionary<string, long> ReadIndexedEtags(List<string> duplicates, int maxListed, ref long duplicateCount)
     {
         var indexed = new Dictionary<string, long>(StringComparer.Ordinal);

@@ -186,6 +186,8 @@ public sealed class CheckpointTests
 
         public long SnapshotEtag => inner.SnapshotEtag;
 
+        public string? HandedOutThrough => inner.HandedOutThrough;
+
         public ValueTask<Prefetcher.PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
         {
             if (inner.Taken >= cancelAfter)

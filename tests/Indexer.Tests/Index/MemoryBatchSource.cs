@@ -15,6 +15,8 @@ internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> docume
 
     public long SnapshotEtag { get; } = snapshotEtag;
 
+    public string? HandedOutThrough => null;
+
     /// <summary>Documents handed out so far.</summary>
     public int Taken => Volatile.Read(ref _next);
 
@@ -34,7 +36,7 @@ internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> docume
             batch.Add(documents[_next++]);
         }
 
-        return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false));
+        return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false, handedOutThrough: null));
     }
 
     public async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
