@@ -96,7 +96,7 @@ public sealed partial class DocumentIndex
         if (IsStale)
         {
             throw new InvalidOperationException(
-                $"index {Storage.MessageText.Quote(Name)} cannot {action}: it was built with definition hash {_committedHash![..12]}..., " +
+                $"index {Storage.MessageText.Quote(Name)} cannot {action}: it was built with definition hash {_committedHash[..12]}..., " +
                 $"not {Definition.DefinitionHash[..12]}... of the definition in use; rebuild it into a new directory.");
         }
     }

@@ -31,7 +31,7 @@ public sealed partial class DocumentIndex : IDisposable
     private readonly System.Threading.Lock _writeGate = new();
     private readonly CancellationTokenSource _closing = new();
     private readonly Task _refreshLoop;
-    private readonly string? _committedHash;
+    private readonly string _committedHash;
     private long _appliedEtag;
     private long _committedEtag;
     private long? _buildSnapshotEtag;
@@ -208,7 +208,7 @@ public sealed partial class DocumentIndex : IDisposable
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
     private IndexCheckpoint CurrentCheckpoint() =>
-        new(Volatile.Read(ref _appliedEtag), _committedHash ?? Definition.DefinitionHash, _buildSnapshotEtag);
+        new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag);
 
     // Caller holds _writeGate.
     private void CommitLocked()
@@ -243,6 +243,14 @@ public sealed partial class DocumentIndex : IDisposable
         {
             while (await timer.WaitForNextTickAsync(_closing.Token).ConfigureAwait(false))
             {
+                if (State == IndexState.Building)
+                {
+                    // An NRT reopen flushes every thread's in-memory segment: refreshing during a
+                    // bulk build would cut tiny segments every tick whatever the RAM buffer, and a
+                    // build's index serves no queries yet (the build refreshes once at its end).
+                    continue;
+                }
+
                 try
                 {
                     _sink.Refresh();

@@ -33,7 +33,7 @@ public enum IndexState
 /// </param>
 /// <param name="BuildInterrupted">The last commit was made during a bulk build that never finished: the index is incomplete and must be rebuilt.</param>
 /// <param name="DefinitionHash">Hash of the definition the index was opened with.</param>
-/// <param name="CommittedDefinitionHash">Hash recorded in the last commit (null for an index that had no commit when opened).</param>
+/// <param name="CommittedDefinitionHash">Hash recorded in the last commit (a new index is committed with the definition in use when it is created).</param>
 /// <param name="AppliedEtag">Every change of the store up to this etag is in the index (in memory; maybe not yet committed).</param>
 /// <param name="CommittedEtag">Every change up to this etag is in the last commit: where a reopened index resumes.</param>
 /// <param name="DocumentCount">Live documents in the index as last refreshed for queries.</param>
