@@ -53,6 +53,10 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
                     output.WriteLine(string.Create(CultureInfo.InvariantCulture,
                         $"{shape.ToName()} | {(modelled ? "modelled network disk" : "local")} | {strategy} | {Median(runs, f => f.MegabytesPerSecond):0.0} | " +
                         $"{Median(runs, f => f.StallPercent):0.0}% | {Median(runs, f => f.MeanL):0.00} | {written.Documents}"));
+                    foreach (var decision in runs[^1].Decisions.Where(d => d.Kind != "hold"))
+                    {
+                        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    {decision.Elapsed.TotalSeconds,6:0.00}s L={decision.ConcurrencyLimit} {decision.Reason}"));
+                    }
                 }
             }
 
@@ -88,7 +92,7 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
 
                 var elapsed = stopwatch.Elapsed;
                 var pressure = prefetcher.Pressure;
-                return new Figures(bytes / elapsed.TotalSeconds / 1e6, pressure.ConsumerWaitTime / elapsed * 100, pressure.MeanConcurrencyLimit, count);
+                return new Figures(bytes / elapsed.TotalSeconds / 1e6, pressure.ConsumerWaitTime / elapsed * 100, pressure.MeanConcurrencyLimit, count, pressure.RecentDecisions);
             }).WaitAsync(TimeSpan.FromMinutes(10));
         }
     }
@@ -102,5 +106,6 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
     private static long EnvironmentNumber(string name, long fallback) =>
         long.TryParse(Environment.GetEnvironmentVariable(name), out var value) && value > 0 ? value : fallback;
 
-    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, int Documents);
+    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, int Documents,
+        System.Collections.Immutable.ImmutableArray<PrefetchDecisionEntry> Decisions);
 }
