@@ -27,6 +27,48 @@ public static class ByteSize
         return exact ? text : string.Create(CultureInfo.InvariantCulture, $"{text} ({bytes:N0} B)");
     }
 
+    /// <summary>
+    /// Parses a size as people write it in configuration: "1048576", "512 KiB", "64MiB", "1.5 GiB",
+    /// "300 MB" (decimal units are 10^3 steps, binary ones 2^10; "K", "M", "G", "T" alone are binary).
+    /// Case-insensitive; false for anything else, a negative value, or one over <see cref="long.MaxValue"/>.
+    /// </summary>
+    public static bool TryParse(string? text, out long bytes)
+    {
+        bytes = 0;
+        var span = text.AsSpan().Trim();
+        var split = 0;
+        while (split < span.Length && (char.IsAsciiDigit(span[split]) || span[split] == '.'))
+        {
+            split++;
+        }
+
+        if (split == 0 || !decimal.TryParse(span[..split], NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var number))
+        {
+            return false;
+        }
+
+        var multiplier = span[split..].Trim().ToString().ToUpperInvariant() switch
+        {
+            "" or "B" => 1m,
+            "K" or "KIB" => 1L << 10,
+            "M" or "MIB" => 1L << 20,
+            "G" or "GIB" => 1L << 30,
+            "T" or "TIB" => 1L << 40,
+            "KB" => 1e3m,
+            "MB" => 1e6m,
+            "GB" => 1e9m,
+            "TB" => 1e12m,
+            _ => -1m,
+        };
+        if (multiplier < 0 || number * multiplier > long.MaxValue)
+        {
+            return false;
+        }
+
+        bytes = (long)decimal.Round(number * multiplier);
+        return true;
+    }
+
     private static string Format(long bytes, out bool exact)
     {
         // Negative counts only appear in messages about bad input; long.MinValue has no positive twin.

@@ -30,4 +30,31 @@ public sealed class ByteSizeTests
     {
         Assert.Equal(expected, ByteSize.FormatExact(bytes));
     }
+
+    [Theory]
+    [InlineData("1048576", 1048576L)]
+    [InlineData("512 KiB", 524288L)]
+    [InlineData("64MiB", 67108864L)]
+    [InlineData("1.5 GiB", 1610612736L)]
+    [InlineData("300 MB", 300000000L)]
+    [InlineData(" 2g ", 2147483648L)]
+    [InlineData("0", 0L)]
+    public void TryParse_SizesAsWritten_ParsesToBytes(string text, long expected)
+    {
+        Assert.True(ByteSize.TryParse(text, out var bytes));
+        Assert.Equal(expected, bytes);
+    }
+
+    [Theory]
+    [InlineData(null)]
+    [InlineData("")]
+    [InlineData("MiB")]
+    [InlineData("-5 MiB")]
+    [InlineData("12 parsecs")]
+    [InlineData("1.2.3 KiB")]
+    [InlineData("99999999999 TiB")]
+    public void TryParse_NotASize_ReturnsFalse(string? text)
+    {
+        Assert.False(ByteSize.TryParse(text, out _));
+    }
 }

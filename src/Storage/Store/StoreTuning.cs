@@ -22,6 +22,9 @@ internal sealed class StoreTuning
     private const ulong DocsWriteBufferBytes = 64 << 20;
     private const ulong SmallWriteBufferBytes = 16 << 20;
 
+    private static readonly Compression[] _compressionPerLevel =
+        [Compression.No, Compression.No, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4];
+
     public StoreTuning(StoreOptions options)
     {
         BlockCache = options.BlockCacheBytes > 0 ? Cache.CreateLru((ulong)options.BlockCacheBytes) : null;
@@ -81,8 +84,11 @@ internal sealed class StoreTuning
             // which matters more for a source of truth than the extra write amplification.
             .SetCompactionStyle(Compaction.Level)
             .SetLevelCompactionDynamicLevelBytes(true)
-            // LZ4: JSON compresses 2-4x at a cost the read path barely notices.
-            .SetCompression(Compression.Lz4)
+            // No compression in L0 and L1, LZ4 below. Compressing at flush time cut a bulk load
+            // from 168 to 50 MB/s here (2 cores: flushes compete with the writer); the deeper
+            // levels, where almost all data ends up, are rewritten by compaction in the
+            // background anyway, and JSON compresses 2-4x there.
+            .SetCompressionPerLevel(_compressionPerLevel, (ulong)_compressionPerLevel.Length)
             .SetWriteBufferSize(writeBufferBytes);
     }
 }

@@ -1,0 +1,19 @@
+using Indexing.Datasets;
+using Indexing.Prefetcher;
+
+namespace Indexing.Server.Demo;
+
+// What `demo` was asked to do, validated by the command line.
+internal sealed record DemoSettings(
+    string DataDirectory,
+    DatasetShape Shape,
+    long SizeBytes,
+    int Seed,
+    PrefetchStrategy Strategy,
+    bool DirectReads,
+    bool ModelNetworkDisk)
+{
+    public string StoreDirectory => Path.Combine(DataDirectory, "store");
+
+    public string DatasetMarkerPath => Path.Combine(DataDirectory, "dataset.json");
+}
