@@ -42,13 +42,18 @@ internal sealed class RebuildStep
         var bulkLatencies = new List<TimeSpan>();
         var started = Stopwatch.GetTimestamp();
         LatencySummary? bulk = null;
+        var bulkSeconds = TimeSpan.Zero;
         var final = await FollowAsync(
             indexes,
             $"side-by-side rebuild to {MessageText.Quote(next.DefinitionHash[..12])}",
             bulkLatencies,
             cancellationToken,
             store,
-            onBulkEnded: () => bulk = store.ForegroundReadLatency.Snapshot(Min(Stopwatch.GetElapsedTime(started), LatencyHistogram.MaxWindow))).ConfigureAwait(false);
+            onBulkEnded: () =>
+            {
+                bulkSeconds = Stopwatch.GetElapsedTime(started);
+                bulk = store.ForegroundReadLatency.Snapshot(Min(bulkSeconds, LatencyHistogram.MaxWindow));
+            }).ConfigureAwait(false);
         var elapsed = Stopwatch.GetElapsedTime(started);
         var queries = traffic.Queries - queriesBefore;
         var failed = traffic.FailedQueries - failedBefore;
@@ -58,7 +63,11 @@ internal sealed class RebuildStep
 
         var verify = indexes.Verify(IndexName, cancellationToken);
         bulkLatencies.Sort();
-        return new RebuildReport(final, elapsed, idle, bulk, bulkLatencies.Count == 0 ? null : bulkLatencies[^1], queries, failed, failure, writes, verify);
+        return new RebuildReport(
+            final, elapsed, idle, bulk, Min(bulkSeconds, LatencyHistogram.MaxWindow),
+            bulkLatencies.Count == 0 ? null : bulkLatencies[bulkLatencies.Count / 2],
+            bulkLatencies.Count == 0 ? null : bulkLatencies[^1],
+            queries, failed, failure, writes, verify);
     }
 
     private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
@@ -118,6 +127,8 @@ internal sealed record RebuildReport(
     TimeSpan Elapsed,
     LatencySummary IdleGets,
     LatencySummary? BulkGets,
+    TimeSpan BulkGetsWindow,
+    TimeSpan? BulkGetP99MedianSecond,
     TimeSpan? BulkGetP99WorstSecond,
     long Queries,
     long FailedQueries,

@@ -89,10 +89,10 @@ internal static class StatusTables
         table.AddRow("foreground Get p50 / p99: idle (5 s before)", $"{Ms(report.IdleGets.P50)} / {Ms(report.IdleGets.P99)} ({report.IdleGets.Count:N0} Gets)");
         if (report.BulkGets is { } bulkGets)
         {
-            table.AddRow("foreground Get p50 / p99: bulk phase", $"{Ms(bulkGets.P50)} / {Ms(bulkGets.P99)} ({bulkGets.Count:N0} Gets)");
+            table.AddRow($"foreground Get p50 / p99: last {report.BulkGetsWindow.TotalSeconds:0} s of the bulk phase", $"{Ms(bulkGets.P50)} / {Ms(bulkGets.P99)} ({bulkGets.Count:N0} Gets)");
         }
 
-        table.AddRow("foreground Get p99: worst second of the bulk phase", Ms(report.BulkGetP99WorstSecond));
+        table.AddRow("foreground Get p99 per second of the bulk phase: median / worst", $"{Ms(report.BulkGetP99MedianSecond)} / {Ms(report.BulkGetP99WorstSecond)}");
         var verify = report.Verify;
         table.AddRow("verify", $"{(verify.IsConsistent ? "[green]consistent[/]" : "[red]INCONSISTENT[/]")}: {verify.StoreDocuments:N0} documents, missing {verify.Missing}, extra {verify.Extra}, stale {verify.Stale}, duplicates {verify.Duplicates}, changed during verify {verify.ChangedDuringVerify}");
         if (rebuild.SwapSteps is { } steps)
