@@ -28,6 +28,8 @@ internal abstract class BaselinePrefetcher : IBatchSource
 
     public long SnapshotEtag => Run.SnapshotEtag;
 
+    public string? HandedOutThrough => Run.Ready.HandedOutThrough;
+
     internal Thread ReaderThread => Reader.Thread;
 
     internal Task ReadersStopped => Run.ReadersStopped;

@@ -11,16 +11,19 @@ namespace Indexing.Prefetcher;
 /// For virtual time use <see cref="NetworkDiskModelClock"/>, which has the same semantics.
 /// </para>
 /// </summary>
-internal sealed class NetworkDiskModel
+public sealed class NetworkDiskModel
 {
     private readonly FifoSlotGate _slots;
 
+    /// <summary>A model with these parameters (validated); share one between the reads of one modelled device.</summary>
     public NetworkDiskModel(NetworkDiskModelOptions options)
     {
+        ArgumentNullException.ThrowIfNull(options);
         Options = options.Validate();
         _slots = new FifoSlotGate(options.UsefulQueueDepth);
     }
 
+    /// <summary>The model's parameters.</summary>
     public NetworkDiskModelOptions Options { get; }
 
     /// <summary>Requests holding a slot now.</summary>
@@ -29,7 +32,7 @@ internal sealed class NetworkDiskModel
     /// <summary>Requests waiting for a slot now.</summary>
     public int QueuedRequests => _slots.Waiting;
 
-    public async ValueTask ReadAsync(long bytes, CancellationToken cancellationToken)
+    internal async ValueTask ReadAsync(long bytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
         var active = await _slots.AcquireAsync(cancellationToken).ConfigureAwait(false);
@@ -44,7 +47,7 @@ internal sealed class NetworkDiskModel
     }
 
     /// <summary>Blocking form of <see cref="ReadAsync"/>, for dedicated reader threads.</summary>
-    public void Read(long bytes, CancellationToken cancellationToken)
+    internal void Read(long bytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
         var active = _slots.Acquire(cancellationToken);

@@ -10,8 +10,9 @@ namespace Indexing.Prefetcher;
 /// The service-time formula lives only in <see cref="ServiceTime"/>: both model forms use it.
 /// </para>
 /// </summary>
-internal sealed record NetworkDiskModelOptions
+public sealed record NetworkDiskModelOptions
 {
+    /// <summary>Fixed cost of every request (2 ms: a network round trip plus the device).</summary>
     public TimeSpan RequestLatency { get; init; } = TimeSpan.FromMilliseconds(2);
 
     /// <summary>Bandwidth of one request stream (60 MB/s, decimal, as cloud disks are quoted).</summary>
@@ -23,6 +24,7 @@ internal sealed record NetworkDiskModelOptions
     /// <summary>Optional whole-device cap shared by the requests in service; null = none.</summary>
     public long? DeviceBandwidthBytesPerSecond { get; init; }
 
+    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
     public NetworkDiskModelOptions Validate()
     {
         var problems = new OptionProblems(nameof(NetworkDiskModelOptions));
@@ -42,7 +44,7 @@ internal sealed record NetworkDiskModelOptions
     /// others come and go: exact sharing would need every completion rescheduled on each
     /// admission, and admission-time sharing keeps both model forms simple and identical.
     /// </summary>
-    public TimeSpan ServiceTime(long bytes, int activeRequests)
+    internal TimeSpan ServiceTime(long bytes, int activeRequests)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
         ArgumentOutOfRangeException.ThrowIfLessThan(activeRequests, 1);

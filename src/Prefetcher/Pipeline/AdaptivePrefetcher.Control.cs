@@ -8,8 +8,6 @@ namespace Indexing.Prefetcher;
 // View may also run on the thread that ends the run, so what it reads is published atomically.
 public sealed partial class AdaptivePrefetcher
 {
-    private static readonly TimeSpan _foregroundWindow = TimeSpan.FromSeconds(1);
-
     private StrongBox<ControllerDecision>? _lastDecision;
     private long _foregroundP99Ticks = -1;
     private DecisionsCopy? _publicDecisions;
@@ -87,12 +85,7 @@ public sealed partial class AdaptivePrefetcher
         return built.Entries;
     }
 
-    // Null when the window has no samples, or when every Get was faster than the histogram's
-    // resolution (P99 reads 0): the controller treats a zero p99 as misuse, not as "idle".
-    private TimeSpan? ForegroundP99() =>
-        _options.ForegroundLatency?.Snapshot(_foregroundWindow) is { Count: > 0 } summary && summary.P99 > TimeSpan.Zero
-            ? summary.P99
-            : null;
+    private TimeSpan? ForegroundP99() => ForegroundSignal.P99(_options.ForegroundLatency);
 
     // The GC's own notion of "high memory load" (90% of the machine or container limit by default).
     private static bool IsMemoryHigh()

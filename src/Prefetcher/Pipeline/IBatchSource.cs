@@ -15,6 +15,15 @@ public interface IBatchSource : IAsyncDisposable
     long SnapshotEtag { get; }
 
     /// <summary>
+    /// Every document with an id up to this one (inclusive, UTF-8 key order) has been handed out by
+    /// a take; null while none is (or the start key of a resumed run). Reads complete out of key
+    /// order, so this trails the largest id handed out: it is the last id of the longest prefix of
+    /// read tasks, in key order, that were taken completely. The same value as the last batch's
+    /// <see cref="PrefetchBatch.HandedOutThrough"/>; a rebuild checkpoints it and resumes after it.
+    /// </summary>
+    string? HandedOutThrough { get; }
+
+    /// <summary>
     /// Returns documents that are ready, up to <paramref name="maxDocuments"/> and
     /// <paramref name="maxBytes"/> (but always at least one document, however big), waiting only
     /// while nothing is ready; null once every document was handed out. Bytes taken leave the

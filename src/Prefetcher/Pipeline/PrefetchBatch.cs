@@ -3,11 +3,12 @@ namespace Indexing.Prefetcher;
 /// <summary>One hand-over to the consumer: documents in read-completion order (key order within one read).</summary>
 public sealed class PrefetchBatch
 {
-    internal PrefetchBatch(IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited)
+    internal PrefetchBatch(IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited, string? handedOutThrough)
     {
         Documents = documents;
         TotalBytes = totalBytes;
         Waited = waited;
+        HandedOutThrough = handedOutThrough;
     }
 
     public IReadOnlyList<PrefetchedDocument> Documents { get; }
@@ -19,4 +20,13 @@ public sealed class PrefetchBatch
 
     /// <summary>Whether the consumer had to wait for this batch because nothing was ready (a stall).</summary>
     public bool Waited { get; }
+
+    /// <summary>
+    /// The watermark once this batch is taken: every document of the run with an id up to this one
+    /// (inclusive, key order) is in this batch or an earlier one; null while no prefix is complete
+    /// (or the run's start key when it resumed after one). Checkpoint it once everything taken so
+    /// far is indexed; a resumed run starts after it (startAfterId) and reads nothing twice that
+    /// was checkpointed, though documents after it taken earlier are read again.
+    /// </summary>
+    public string? HandedOutThrough { get; }
 }

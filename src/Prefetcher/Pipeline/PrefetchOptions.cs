@@ -41,6 +41,9 @@ public sealed record PrefetchOptions
     /// <summary>Half-life of the document-size histogram (recent sizes weigh more).</summary>
     public TimeSpan SizeHalfLife { get; init; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>Documents per batch of the two baselines (FixedBatch, Sequential), whatever their bytes; the adaptive prefetcher ignores it.</summary>
+    public int BaselineBatchDocuments { get; init; } = BaselinePrefetcher.DefaultBatchDocuments;
+
     /// <summary>The live limits a prefetcher starts with.</summary>
     public PrefetchLimits InitialLimits => new() { BudgetBytes = BudgetBytes, MaxBytesPerSecond = MaxBytesPerSecond };
 
@@ -56,6 +59,7 @@ public sealed record PrefetchOptions
         problems.Require(HistoryLength >= TimeSpan.FromSeconds(10) && HistoryLength <= TimeSpan.FromHours(1),
             ControlText.Invariant($"{nameof(HistoryLength)} must be in [10 s, 1 h] (was {HistoryLength})"));
         problems.Positive(SizeHalfLife, nameof(SizeHalfLife));
+        problems.InRange(BaselineBatchDocuments, 1, PlanOptions.DefaultMaxDocumentsPerTask * 256, nameof(BaselineBatchDocuments));
         InitialLimits.AddProblems(problems, Controller.MaxConcurrency);
         problems.ThrowIfAny();
         return this;

@@ -49,7 +49,7 @@ internal sealed class PrefetchRun
         _snapshotEtag = source.SnapshotEtag;
         Budget = new ByteBudget(options.BudgetBytes);
         Meter = new PrefetchMeter(strategy, Budget, options.HistoryLength);
-        Ready = new ReadyReads(Meter, onReadStarted);
+        Ready = new ReadyReads(Meter, source.StartAfterId, onReadStarted);
         _reader = new TaskReader(source, Meter);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _token = _stop.Token;

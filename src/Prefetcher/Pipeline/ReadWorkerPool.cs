@@ -10,9 +10,16 @@ namespace Indexing.Prefetcher;
 /// threads exit after their current read (which the run's token interrupts); tasks still queued are
 /// left for <see cref="DrainUnstarted"/>, so their reservations can be returned.
 /// </para>
+/// <para>
+/// An exception escaping <c>read</c> (a bug in the bookkeeping around a read: the read itself
+/// reports its failures to the run) is caught at the top of the thread and handed to
+/// <c>onFailure</c>, which fails the run so the consumer sees it; left alone it would be an
+/// unhandled exception on a thread, which ends the process.
+/// </para>
 /// Threading: Dispatch from the planner, Stop from anywhere; all state under one monitor.
 /// </summary>
-internal sealed class ReadWorkerPool(string name, int maxThreads, Action<ReadTask> read, Action threadStarting, Action threadExited)
+internal sealed class ReadWorkerPool(
+    string name, int maxThreads, Action<ReadTask> read, Action threadStarting, Action threadExited, Action<Exception> onFailure)
 {
     private readonly object _lock = new();
     private readonly Queue<ReadTask> _queue = new();
@@ -120,6 +127,10 @@ internal sealed class ReadWorkerPool(string name, int maxThreads, Action<ReadTas
 
                 read(task);
             }
+        }
+        catch (Exception exception)
+        {
+            onFailure(exception);
         }
         finally
         {

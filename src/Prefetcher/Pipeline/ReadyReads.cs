@@ -16,8 +16,10 @@ namespace Indexing.Prefetcher;
 /// shutdown and a take woken by the channel's completion never hand out the same document.
 /// </para>
 /// </summary>
-internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = null)
+internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Action? onReadStarted = null)
 {
+    private readonly HandOutWatermark _watermark = new(startAfterId);
+
     private readonly Channel<CompletedRead> _channel = Channel.CreateUnbounded<CompletedRead>(
         new UnboundedChannelOptions { SingleReader = true, SingleWriter = false, AllowSynchronousContinuations = false });
 
@@ -31,6 +33,9 @@ internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = nu
 
     /// <summary>Completed reads not yet fully taken.</summary>
     public int Queued => Volatile.Read(ref _inChannel) + (Volatile.Read(ref _current) is null ? 0 : 1);
+
+    /// <summary>See <see cref="IBatchSource.HandedOutThrough"/>.</summary>
+    public string? HandedOutThrough => _watermark.Through;
 
     public void Publish(CompletedRead read)
     {
@@ -135,6 +140,10 @@ internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = nu
                 documents.Add(document);
                 bytes += document.SizeBytes;
                 _offset++;
+                if (_offset == _current!.Documents.Count)
+                {
+                    _watermark.HandedOut(_current.Task);
+                }
             }
 
             if (documents is null)
@@ -144,7 +153,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, Action? onReadStarted = nu
 
             meter.Budget.Release(bytes);
             meter.Taken(documents.Count, bytes, waited);
-            return new PrefetchBatch(documents, bytes, waited);
+            return new PrefetchBatch(documents, bytes, waited, _watermark.Through);
         }
     }
 

@@ -7,7 +7,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Reads one task through the source and does the bookkeeping every strategy needs, so all three
-/// read the same way: checks that the source returned exactly the task's documents, records their
+/// read the same way: checks that the source returned exactly the task's documents (ids and etags), records their
 /// sizes, moves the reservation from in flight to buffered, and times the read.
 /// <para>
 /// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range;
@@ -59,6 +59,12 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             {
                 throw new InvalidOperationException(
                     $"the source returned {MessageText.Quote(documents[i].Id)} where {MessageText.Quote(task.Ids[i])} was expected; documents must come in the task's key order.");
+            }
+
+            if (documents[i].Etag != task.Etags[i])
+            {
+                throw new InvalidOperationException(
+                    $"the source returned {MessageText.Quote(documents[i].Id)} with etag {documents[i].Etag} where the metadata scan listed {task.Etags[i]}; a document must carry its snapshot etag.");
             }
 
             bytes += documents[i].SizeBytes;

@@ -53,7 +53,7 @@ internal static class ReadPlanner
                 }
 
                 yield return new ReadTask(
-                    sequence++, document.Id, document.Id, 1, document.SizeBytes, IsLargeDocument: true, TargetBytes: 0, [document.Id]);
+                    sequence++, document.Id, document.Id, 1, document.SizeBytes, IsLargeDocument: true, TargetBytes: 0, [document.Id], [document.Etag]);
                 continue;
             }
 
@@ -91,6 +91,12 @@ internal static class ReadPlanner
                 $"The metadata scan returned size {document.SizeBytes} for {MessageText.Quote(document.Id)}; sizes must be zero or more.");
         }
 
+        if (document.Etag < 1)
+        {
+            throw new InvalidOperationException(
+                $"The metadata scan returned etag {document.Etag} for {MessageText.Quote(document.Id)}; etags start at 1.");
+        }
+
         if (previousId is not null && DocumentIds.CompareKeyOrder(previousId, document.Id) >= 0)
         {
             throw new InvalidOperationException(
@@ -98,11 +104,12 @@ internal static class ReadPlanner
         }
     }
 
-    // The task being built. Its id buffer is reused across tasks; each cut copies the ids into an
-    // exact-size immutable array, one allocation per task rather than per document.
+    // The task being built. Its id and etag buffers are reused across tasks; each cut copies them
+    // into exact-size immutable arrays, two allocations per task rather than per document.
     private sealed class PendingTask(int capacity)
     {
         private readonly List<string> _ids = new(capacity);
+        private readonly List<long> _etags = new(capacity);
 
         public int Count => _ids.Count;
 
@@ -113,14 +120,17 @@ internal static class ReadPlanner
         public void Add(DocumentMeta document)
         {
             _ids.Add(document.Id);
+            _etags.Add(document.Etag);
             Bytes += document.SizeBytes;
         }
 
         public ReadTask Cut(long sequence)
         {
             var ids = ImmutableArray.Create<string>(CollectionsMarshal.AsSpan(_ids));
-            var task = new ReadTask(sequence, ids[0], ids[^1], ids.Length, Bytes, IsLargeDocument: false, TargetBytes, ids);
+            var etags = ImmutableArray.Create<long>(CollectionsMarshal.AsSpan(_etags));
+            var task = new ReadTask(sequence, ids[0], ids[^1], ids.Length, Bytes, IsLargeDocument: false, TargetBytes, ids, etags);
             _ids.Clear();
+            _etags.Clear();
             Bytes = 0;
             return task;
         }

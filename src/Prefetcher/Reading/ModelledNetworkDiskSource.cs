@@ -27,6 +27,8 @@ internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
 
     public long SnapshotEtag => _inner.SnapshotEtag;
 
+    public string? StartAfterId => _inner.StartAfterId;
+
     public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)

@@ -131,7 +131,7 @@ public sealed class DeliveryContractTests
         await Strategies.DrainWithPatienceAsync(prefetcher);
 
         Assert.True(source.IsDisposed);
-        Assert.Equal(10, prefetcher.SnapshotEtag);
+        Assert.Equal(InMemoryReadSourceDouble.EtagOf(9), prefetcher.SnapshotEtag);
     }
 
     /// <summary>A source that, like a real snapshot, cannot answer anything once released.</summary>
@@ -149,6 +149,8 @@ public sealed class DeliveryContractTests
                 return inner.SnapshotEtag;
             }
         }
+
+        public string? StartAfterId => inner.StartAfterId;
 
         public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 

@@ -55,11 +55,18 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public int ReadCalls => Volatile.Read(ref _readCalls);
 
+    /// <summary>Dispose calls (the owner must make exactly one).</summary>
     public int DisposeCount => Volatile.Read(ref _disposeCount);
+
+    /// <summary>1 once released, however often Dispose was called (a real snapshot releases once).</summary>
+    public int ReleaseCount => Math.Min(1, DisposeCount);
 
     public int ReadsAfterDispose => Volatile.Read(ref _readsAfterDispose);
 
-    public long SnapshotEtag => _ids.Length;
+    public long SnapshotEtag => _ids.Length == 0 ? 0 : EtagOf(_ids.Length - 1);
+
+    /// <summary>The scan starts strictly after this id, as a resumed run's would.</summary>
+    public string? StartAfterId { get; init; }
 
     public byte[] BodyOf(string id) => _bodies[IndexOf(id)];
 
@@ -67,15 +74,16 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
     {
-        for (var i = 0; i < _ids.Length; i++)
+        var first = StartAfterId is null ? 0 : FirstAfter(StartAfterId);
+        for (var i = first; i < _ids.Length; i++)
         {
             cancellationToken.ThrowIfCancellationRequested();
-            if (ScanFailure is not null && i == ScanFailsAfter)
+            if (ScanFailure is not null && i - first == ScanFailsAfter)
             {
                 throw ScanFailure;
             }
 
-            yield return new DocumentMeta(_ids[i], _bodies[i].Length);
+            yield return new DocumentMeta(_ids[i], _bodies[i].Length, EtagOf(i));
         }
     }
 
@@ -104,7 +112,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
             for (var i = IndexOf(task.FirstId); i < _ids.Length && DocumentIds.CompareKeyOrder(_ids[i], task.LastId) <= 0; i++)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                destination.Add(new PrefetchedDocument(_ids[i], i + 1, _bodies[i].AsSpan().ToArray()));
+                destination.Add(new PrefetchedDocument(_ids[i], EtagOf(i), _bodies[i].AsSpan().ToArray()));
             }
         }
         finally
@@ -115,9 +123,20 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public void Dispose() => Interlocked.Increment(ref _disposeCount);
 
+    /// <summary>The etag the double gives the document at <paramref name="index"/> (not its position, so a mix-up shows).</summary>
+    public static long EtagOf(int index) => 1000 + (3L * index);
+
+    private static readonly Comparer<string> _keyOrder = Comparer<string>.Create(DocumentIds.CompareKeyOrder);
+
+    private int FirstAfter(string id)
+    {
+        var index = Array.BinarySearch(_ids, id, _keyOrder);
+        return index >= 0 ? index + 1 : ~index;
+    }
+
     private int IndexOf(string id)
     {
-        var index = Array.BinarySearch(_ids, id, Comparer<string>.Create(DocumentIds.CompareKeyOrder));
+        var index = Array.BinarySearch(_ids, id, _keyOrder);
         return index >= 0 ? index : throw new KeyNotFoundException($"No document '{id}' in the test double.");
     }
 

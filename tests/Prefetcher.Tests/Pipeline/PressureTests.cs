@@ -15,11 +15,16 @@ public sealed class PressureTests
         await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source), options);
         var first = prefetcher.Pressure;
 
-        // A consumer slow enough (about 24 MB/s) for the run to last several ticks, and foreground Gets of ~5 ms.
+        // A consumer slow enough (about 24 MB/s) for the run to last several ticks, and foreground Gets of
+        // ~5 ms, enough of them (ten per batch) for the signal's minimum sample count.
         var seen = new List<PrefetchPressure>();
         await foreach (var batch in prefetcher.ReadAllAsync(64, TestCollections.MiB).WithCancellation(CancellationToken.None))
         {
-            foreground.Record(TimeSpan.FromMilliseconds(5));
+            for (var i = 0; i < 10; i++)
+            {
+                foreground.Record(TimeSpan.FromMilliseconds(5));
+            }
+
             await Task.Delay(20);
             seen.Add(prefetcher.Pressure);
         }

@@ -145,7 +145,7 @@ public sealed class ReadFailureTests
     public void ForTask_Range_MessageNamesRangeCountAndSize()
     {
         var ids = Enumerable.Range(100, 100).Select(i => $"orders/{i:D4}").ToArray();
-        var task = new ReadTask(3, ids[0], ids[^1], ids.Length, 412 * 1024, IsLargeDocument: false, TargetBytes: 512 * 1024, [.. ids]);
+        var task = new ReadTask(3, ids[0], ids[^1], ids.Length, 412 * 1024, IsLargeDocument: false, TargetBytes: 512 * 1024, [.. ids], [.. ids.Select((_, i) => 10L + i)]);
 
         var failure = PrefetchReadException.ForTask(task, new IOException("boom"));
 
@@ -161,6 +161,8 @@ public sealed class ReadFailureTests
     private sealed class DroppingSource(IDocumentReadSource inner) : IDocumentReadSource
     {
         public long SnapshotEtag => inner.SnapshotEtag;
+
+        public string? StartAfterId => inner.StartAfterId;
 
         public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 

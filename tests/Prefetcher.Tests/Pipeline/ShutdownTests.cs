@@ -158,6 +158,8 @@ public sealed class ShutdownTests(ITestOutputHelper output)
     {
         public long SnapshotEtag => inner.SnapshotEtag;
 
+        public string? StartAfterId => inner.StartAfterId;
+
         public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
         public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken) =>

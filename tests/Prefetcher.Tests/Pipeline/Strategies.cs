@@ -15,6 +15,14 @@ internal static class Strategies
 
     public static TheoryData<string> All => [Adaptive, FixedBatch, Sequential];
 
+    /// <summary>The test name of a public strategy.</summary>
+    public static string Name(PrefetchStrategy strategy) => strategy switch
+    {
+        PrefetchStrategy.Adaptive => Adaptive,
+        PrefetchStrategy.FixedBatch => FixedBatch,
+        _ => Sequential,
+    };
+
     public static IBatchSource Start(
         string strategy,
         IDocumentReadSource source,

@@ -105,7 +105,7 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_OutOfOrderIds_ThrowsNamingBothIds()
     {
-        DocumentMeta[] documents = [new("apple", 1), new("cherry", 1), new("banana", 1)];
+        DocumentMeta[] documents = [new("apple", 1, 1), new("cherry", 1, 1), new("banana", 1, 1)];
 
         var error = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan(documents, ShapeOptions).ToList());
 
@@ -115,7 +115,7 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_DuplicateId_Throws()
     {
-        DocumentMeta[] documents = [new("a", 1), new("a", 1)];
+        DocumentMeta[] documents = [new("a", 1, 1), new("a", 1, 1)];
 
         Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan(documents, ShapeOptions).ToList());
     }
@@ -124,7 +124,7 @@ public sealed class ReadPlannerTests
     public void Plan_SupplementaryCharacterAfterPrivateUseCharacter_AcceptedInUtf8Order()
     {
         // UTF-8 puts U+1F600 after U+E000; UTF-16 ordinal comparison would put it before.
-        DocumentMeta[] inUtf8Order = [new("k\uE000", 1), new("k\U0001F600", 1)];
+        DocumentMeta[] inUtf8Order = [new("k\uE000", 1, 1), new("k\U0001F600", 1, 1)];
         Assert.True(string.CompareOrdinal(inUtf8Order[0].Id, inUtf8Order[1].Id) > 0);
 
         Assert.Single(ReadPlanner.Plan(inUtf8Order, ShapeOptions));
@@ -134,9 +134,11 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_InvalidDocument_ThrowsNamingTheProblem()
     {
-        var negative = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMeta("a", -3)], ShapeOptions).ToList());
+        var negative = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMeta("a", -3, 1)], ShapeOptions).ToList());
         Assert.Contains("-3", negative.Message, StringComparison.Ordinal);
         Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([default(DocumentMeta)], ShapeOptions).ToList());
+        var noEtag = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMeta("a", 3, 0)], ShapeOptions).ToList());
+        Assert.Contains("etag 0", noEtag.Message, StringComparison.Ordinal);
         Assert.Throws<ArgumentNullException>(() => ReadPlanner.Plan(null!, ShapeOptions));
     }
 
@@ -145,7 +147,7 @@ public sealed class ReadPlannerTests
         var documents = new DocumentMeta[sizes.Length];
         for (var i = 0; i < sizes.Length; i++)
         {
-            documents[i] = new DocumentMeta($"doc/{i:D8}", sizes[i]);
+            documents[i] = new DocumentMeta($"doc/{i:D8}", sizes[i], i + 1);
         }
 
         return documents;
@@ -202,7 +204,7 @@ public sealed class ReadPlannerTests
             for (var i = 0; i < count; i++)
             {
                 MoveNextCalls++;
-                yield return new DocumentMeta($"doc/{i:D8}", sizeBytes);
+                yield return new DocumentMeta($"doc/{i:D8}", sizeBytes, i + 1);
             }
 
             MoveNextCalls++;

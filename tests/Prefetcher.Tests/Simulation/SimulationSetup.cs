@@ -22,8 +22,8 @@ internal sealed record SimulationSetup
     /// <summary>Run at this concurrency (tasks still sized like the controller does) instead of adapting.</summary>
     public int? FixedConcurrency { get; init; }
 
-    /// <summary>The machine running tests has few cores; the modelled disk wants more readers than 4 per core.</summary>
-    public ControllerOptions Controller { get; init; } = new() { MaxConcurrency = 32 };
+    /// <summary>The controller as a real run gets it (default ceiling 64).</summary>
+    public ControllerOptions Controller { get; init; } = new();
 
     /// <summary>Scripted foreground p99 from (virtual now, disk requests outstanding); null = no foreground traffic.</summary>
     public Func<TimeSpan, int, TimeSpan?>? ForegroundP99 { get; init; }

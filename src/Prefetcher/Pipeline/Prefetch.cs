@@ -1,0 +1,99 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The way in: prefetch every document of one collection of a <see cref="DocumentStore"/>, as of
+/// a snapshot taken now, with any of the three strategies.
+/// </summary>
+public static class Prefetch
+{
+    /// <summary>
+    /// Takes a snapshot of <paramref name="store"/> and starts reading the live documents of
+    /// <paramref name="collection"/> in it (strictly after <paramref name="startAfterId"/> when a
+    /// rebuild resumes from a checkpointed <see cref="IBatchSource.HandedOutThrough"/>). The returned
+    /// source owns the snapshot and releases it when reading ends or it is disposed; dispose it.
+    /// <para>
+    /// The adaptive strategy watches the store's <see cref="DocumentStore.ForegroundReadLatency"/>
+    /// unless <see cref="PrefetchOptions.ForegroundLatency"/> names another histogram.
+    /// <paramref name="diskModel"/> (benchmarks, the demo) adds a modelled network disk's delays to
+    /// every read. Invalid arguments throw before the snapshot is taken.
+    /// </para>
+    /// </summary>
+    public static IBatchSource Start(
+        DocumentStore store,
+        string collection,
+        PrefetchStrategy strategy,
+        PrefetchOptions? options = null,
+        NetworkDiskModel? diskModel = null,
+        string? startAfterId = null,
+        CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ValidateCollection(collection);
+        ValidateStartAfter(collection, startAfterId);
+        if (!Enum.IsDefined(strategy))
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(strategy), strategy, $"strategy {(int)strategy} is not a PrefetchStrategy; use Adaptive, FixedBatch or Sequential.");
+        }
+
+        options ??= new PrefetchOptions();
+        if (strategy == PrefetchStrategy.Adaptive && options.ForegroundLatency is null)
+        {
+            options = options with { ForegroundLatency = store.ForegroundReadLatency };
+        }
+
+        options.Validate();
+        IDocumentReadSource source = new StoreSnapshotSource(store.CreateSnapshot(), collection, startAfterId);
+        try
+        {
+            if (diskModel is not null)
+            {
+                source = new ModelledNetworkDiskSource(source, diskModel);
+            }
+
+            return strategy switch
+            {
+                PrefetchStrategy.Adaptive => AdaptivePrefetcher.Start(source, options, cancellationToken),
+                PrefetchStrategy.FixedBatch => FixedBatchPrefetcher.Start(source, options, options.BaselineBatchDocuments, cancellationToken),
+                _ => SequentialPrefetcher.Start(source, options, options.BaselineBatchDocuments, cancellationToken),
+            };
+        }
+        catch
+        {
+            // Nothing took ownership: release the snapshot here rather than leak it.
+            source.Dispose();
+            throw;
+        }
+    }
+
+    private static void ValidateCollection(string collection)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        if (collection.Length == 0 || collection.Contains('/'))
+        {
+            throw new ArgumentException(
+                $"collection {MessageText.Quote(collection)} is not a collection name; it must be non-empty and contain no '/'. " +
+                "Pass the part of an id before its first '/', e.g. 'orders' for 'orders/17'.",
+                nameof(collection));
+        }
+    }
+
+    private static void ValidateStartAfter(string collection, string? startAfterId)
+    {
+        if (startAfterId is null)
+        {
+            return;
+        }
+
+        DocumentIds.Validate(startAfterId);
+        if (!DocumentIds.GetCollection(startAfterId).SequenceEqual(collection))
+        {
+            throw new ArgumentException(
+                $"startAfterId {MessageText.Quote(startAfterId)} is not in collection {MessageText.Quote(collection)}; " +
+                "resume from an id the same collection's run handed out (its HandedOutThrough).",
+                nameof(startAfterId));
+        }
+    }
+}

@@ -1,0 +1,118 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>, adapted to the
+/// prefetcher's <see cref="IDocumentReadSource"/> (Storage knows nothing of the prefetcher).
+/// <para>
+/// The metadata scan is the snapshot's scan of <c>meta</c> for the collection, strictly after the
+/// start key when resuming; it carries each document's etag, which <see cref="Read"/> stamps on
+/// the body it reads, so <c>meta</c> is read once. How a task is read:
+/// </para>
+/// <list type="bullet">
+/// <item>one document (a large document is always alone): one Get;</item>
+/// <item>up to <see cref="MultiGetMaxDocuments"/> documents: one sorted MultiGet (a handful of
+/// point lookups in one call, without creating and seeking an iterator);</item>
+/// <item>more: one bounded range read, an iterator over [FirstId, LastId] that stops by comparing
+/// keys with LastId. A task is a run of consecutive scan rows of one collection, so under the
+/// snapshot the range holds exactly the task's documents (dense).</item>
+/// </list>
+/// <para>
+/// A Get or MultiGet cannot be interrupted once issued; a range read observes the token between
+/// rows. So cancellation waits for at most the slowest single call in progress: one giant Get, or
+/// one MultiGet of at most <see cref="MultiGetMaxDocuments"/> documents.
+/// </para>
+/// Owns the snapshot: disposing this disposes it, once. Thread-safe (the snapshot allows
+/// concurrent reads; each range read owns its iterator).
+/// </summary>
+internal sealed class StoreSnapshotSource : IDocumentReadSource
+{
+    /// <summary>Tasks of at most this many documents are read by one MultiGet, longer ones by a range read.</summary>
+    public const int MultiGetMaxDocuments = 32;
+
+    private readonly StoreSnapshot _snapshot;
+    private readonly string _collection;
+    private int _disposed;
+
+    /// <summary>Takes ownership of <paramref name="snapshot"/>.</summary>
+    public StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId)
+    {
+        ArgumentNullException.ThrowIfNull(snapshot);
+        ArgumentNullException.ThrowIfNull(collection);
+        _snapshot = snapshot;
+        _collection = collection;
+        StartAfterId = startAfterId;
+        SnapshotEtag = snapshot.Etag;
+    }
+
+    public long SnapshotEtag { get; }
+
+    /// <summary>Test hook: called after the token check, just before the store call of a task.</summary>
+    internal Action<ReadTask>? BeforeStoreCall { get; init; }
+
+    /// <summary>Test hook: called when the store call of a task returned (or threw).</summary>
+    internal Action<ReadTask>? AfterStoreCall { get; init; }
+
+    public string? StartAfterId { get; }
+
+    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
+    {
+        foreach (var row in _snapshot.ScanMetadata(_collection, StartAfterId, cancellationToken))
+        {
+            yield return new DocumentMeta(row.Id, row.SizeBytes, row.Etag);
+        }
+    }
+
+    public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        cancellationToken.ThrowIfCancellationRequested();
+        BeforeStoreCall?.Invoke(task);
+        try
+        {
+            ReadFromStore(task, destination, cancellationToken);
+        }
+        finally
+        {
+            AfterStoreCall?.Invoke(task);
+        }
+    }
+
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _snapshot.Dispose();
+        }
+    }
+
+    private void ReadFromStore(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+    {
+        if (task.DocumentCount == 1)
+        {
+            var body = _snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
+                $"document {MessageText.Quote(task.FirstId)} is listed by the metadata scan but has no body under the snapshot at etag {SnapshotEtag}.");
+            destination.Add(new PrefetchedDocument(task.FirstId, task.Etags[0], body));
+            return;
+        }
+
+        var bodies = new List<DocumentBody>(task.DocumentCount);
+        if (task.DocumentCount <= MultiGetMaxDocuments)
+        {
+            _snapshot.MultiGet(task.Ids, bodies);
+        }
+        else
+        {
+            _snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
+        }
+
+        for (var i = 0; i < bodies.Count; i++)
+        {
+            // A body the task does not list at this position gets no etag: the reader's check then
+            // names the mismatch instead of delivering a document with someone else's etag.
+            var etag = i < task.Etags.Length && string.Equals(bodies[i].Id, task.Ids[i], StringComparison.Ordinal) ? task.Etags[i] : 0;
+            destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body));
+        }
+    }
+}

@@ -1,0 +1,133 @@
+using Indexing.Storage;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// The hand-out watermark a resumable rebuild checkpoints: every document up to it was handed out,
+/// it never passes a document still unread however reads complete, and a run can start after it.
+/// </summary>
+public sealed class WatermarkTests
+{
+    [Fact]
+    public void HandedOut_OutOfOrder_WatermarkIsTheEndOfTheCompletePrefix()
+    {
+        var watermark = new HandOutWatermark(startAfterId: null);
+
+        watermark.HandedOut(Task(2, "c"));
+        watermark.HandedOut(Task(1, "b"));
+        Assert.Null(watermark.Through);
+
+        watermark.HandedOut(Task(0, "a"));
+        Assert.Equal("c", watermark.Through);
+
+        watermark.HandedOut(Task(4, "e"));
+        Assert.Equal("c", watermark.Through);
+        watermark.HandedOut(Task(3, "d"));
+        Assert.Equal("e", watermark.Through);
+    }
+
+    [Fact]
+    public void HandedOut_SameTaskTwice_Throws()
+    {
+        var watermark = new HandOutWatermark("start");
+        Assert.Equal("start", watermark.Through);
+        watermark.HandedOut(Task(0, "a"));
+        watermark.HandedOut(Task(2, "c"));
+
+        Assert.Throws<InvalidOperationException>(() => watermark.HandedOut(Task(0, "a")));
+        Assert.Throws<InvalidOperationException>(() => watermark.HandedOut(Task(2, "c")));
+    }
+
+    [Theory]
+    [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
+    public async Task ReadAll_EveryBatch_WatermarkCoversOnlyDocumentsAlreadyHandedOut(string strategy)
+    {
+        var documents = TestCollections.Shaped(SizeShapes.RareGiants, 3000);
+        var source = new InMemoryReadSourceDouble(documents);
+        await using var prefetcher = Strategies.Start(strategy, Strategies.OnModelledDisk(source), new PrefetchOptions { BudgetBytes = 16 * TestCollections.MiB });
+
+        var received = new HashSet<string>(StringComparer.Ordinal);
+        var index = 0;
+        string? previous = null;
+        await foreach (var batch in prefetcher.ReadAllAsync(200, TestCollections.MiB).WithCancellation(CancellationToken.None))
+        {
+            received.UnionWith(batch.Documents.Select(d => d.Id));
+            Assert.Equal(batch.HandedOutThrough, prefetcher.HandedOutThrough);
+            if (batch.HandedOutThrough is { } through)
+            {
+                Assert.True(previous is null || DocumentIds.CompareKeyOrder(previous, through) <= 0, $"The watermark went back from '{previous}' to '{through}'.");
+                for (; index < documents.Count && DocumentIds.CompareKeyOrder(documents[index].Id, through) <= 0; index++)
+                {
+                    Assert.True(received.Contains(documents[index].Id), $"The watermark '{through}' passed '{documents[index].Id}', which was not handed out.");
+                }
+
+                previous = through;
+            }
+        }
+
+        Assert.Equal(documents[^1].Id, prefetcher.HandedOutThrough);
+    }
+
+    [Fact]
+    public async Task Adaptive_FirstTaskStillReading_WatermarkStaysBeforeItWhileLaterDocumentsAreHandedOut()
+    {
+        var documents = TestCollections.Uniform(4000, 16 * TestCollections.KiB);
+        using var firstTaskMayFinish = new ManualResetEventSlim();
+        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
+        var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 } };
+        await using var prefetcher = AdaptivePrefetcher.Start(source, options);
+
+        var early = await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+
+        Assert.NotNull(early);
+        Assert.DoesNotContain(early.Documents, d => d.Id == documents[0].Id);
+        Assert.Null(early.HandedOutThrough);
+        Assert.Null(prefetcher.HandedOutThrough);
+
+        firstTaskMayFinish.Set();
+        var rest = await Strategies.DrainWithPatienceAsync(prefetcher);
+        Assert.Equal(documents.Count, early.Count + rest.Count);
+        Assert.Equal(documents[^1].Id, prefetcher.HandedOutThrough);
+    }
+
+    [Theory]
+    [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
+    public async Task Start_AfterAKey_DeliversOnlyLaterDocumentsAndStartsTheWatermarkThere(string strategy)
+    {
+        var documents = TestCollections.Uniform(1000, 4 * TestCollections.KiB);
+        var resumeAfter = documents[599].Id;
+        var source = new InMemoryReadSourceDouble(documents) { StartAfterId = resumeAfter };
+        await using var prefetcher = Strategies.Start(strategy, source);
+        Assert.Equal(resumeAfter, prefetcher.HandedOutThrough);
+
+        var received = await Strategies.DrainWithPatienceAsync(prefetcher);
+
+        Assert.Equal(documents.Skip(600).Select(d => d.Id), received.Select(d => d.Id).Order(Comparer<string>.Create(DocumentIds.CompareKeyOrder)));
+        Assert.Equal(documents[^1].Id, prefetcher.HandedOutThrough);
+    }
+
+    private static ReadTask Task(long sequence, string lastId) =>
+        new(sequence, lastId, lastId, 1, 1, IsLargeDocument: false, TargetBytes: 1, [lastId], [sequence + 1]);
+
+    /// <summary>Holds the read of the run's first task until the test lets it finish (observing the token).</summary>
+    private sealed class HoldFirstTaskSource(InMemoryReadSourceDouble inner, ManualResetEventSlim firstTaskMayFinish) : IDocumentReadSource
+    {
+        public long SnapshotEtag => inner.SnapshotEtag;
+
+        public string? StartAfterId => inner.StartAfterId;
+
+        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+
+        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+        {
+            if (task.Sequence == 0 && !firstTaskMayFinish.Wait(Strategies.Patience, cancellationToken))
+            {
+                throw new TimeoutException("The test never let the first task finish.");
+            }
+
+            inner.Read(task, destination, cancellationToken);
+        }
+
+        public void Dispose() => inner.Dispose();
+    }
+}
