@@ -24,7 +24,7 @@ public sealed class AdminEndpointTests
     public async Task Prefetch_Registered_PressureInCamelCaseWithLimitsAndHistory()
     {
         await using var server = await RunningServer.StartAsync();
-        server.LoadOrders(2_000_000);
+        server.LoadOrders(4_000_000);
         var source = server.StartPrefetch("rebuild-orders", maxBytesPerSecond: 1_000_000);
         await WaitUntilAsync(() => source.Pressure.DocumentsDone > 0 && source.Pressure.History.Length > 0);
 
@@ -34,11 +34,11 @@ public sealed class AdminEndpointTests
         Assert.Equal("rebuild-orders", prefetch.GetProperty("name").GetString());
         var pressure = prefetch.GetProperty("pressure");
         Assert.Equal("adaptive", pressure.GetProperty("strategy").GetString());
-        Assert.True(pressure.GetProperty("state").GetString() is "Planning" or "Running" or "Completed");
+        Assert.True(pressure.GetProperty("state").GetString() is "planning" or "running" or "completed");
         Assert.True(pressure.GetProperty("documentsDone").GetInt64() > 0);
         Assert.True(pressure.GetProperty("concurrencyLimit").GetInt32() >= 1);
         Assert.True(pressure.GetProperty("history").GetArrayLength() > 0);
-        Assert.Equal(8L << 20, prefetch.GetProperty("limits").GetProperty("budgetBytes").GetInt64());
+        Assert.Equal(RunningServer.PrefetchBudgetBytes, prefetch.GetProperty("limits").GetProperty("budgetBytes").GetInt64());
         Assert.Equal(1_000_000, prefetch.GetProperty("limits").GetProperty("maxBytesPerSecond").GetInt64());
     }
 
@@ -46,8 +46,8 @@ public sealed class AdminEndpointTests
     public async Task Stream_Registered_YieldsSnapshotsAboutOncePerSecondAndEndsWhenClientLeaves()
     {
         await using var server = await RunningServer.StartAsync();
-        server.LoadOrders(2_000_000);
-        server.StartPrefetch("scan", maxBytesPerSecond: 1_000_000);
+        server.LoadOrders(4_000_000);
+        server.StartPrefetch("scan");
         using var timeout = new CancellationTokenSource(_hangGuard);
 
         var events = new List<SseItem<string>>();
@@ -81,8 +81,8 @@ public sealed class AdminEndpointTests
     public async Task Limits_Valid_AppliedLiveToTheAdaptivePrefetcher()
     {
         await using var server = await RunningServer.StartAsync();
-        server.LoadOrders(2_000_000);
-        var source = (AdaptivePrefetcher)server.StartPrefetch("scan", maxBytesPerSecond: 1_000_000);
+        server.LoadOrders(4_000_000);
+        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
 
         using var response = await server.Client.PutAsync("/admin/prefetch/limits",
             RunningServer.Json("""{"maxMegabytesPerSecond": 2.5, "maxConcurrency": 3, "budget": "16MiB"}"""));
@@ -120,7 +120,7 @@ public sealed class AdminEndpointTests
     {
         await using var server = await RunningServer.StartAsync();
         server.LoadOrders(1_000_000);
-        var source = (AdaptivePrefetcher)server.StartPrefetch("scan", maxBytesPerSecond: 1_000_000);
+        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
         var before = source.Limits;
 
         using var response = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json(body));
@@ -141,8 +141,8 @@ public sealed class AdminEndpointTests
     public async Task Metrics_Registered_PrometheusTextWithEveryPrefetchFigure()
     {
         await using var server = await RunningServer.StartAsync();
-        server.LoadOrders(2_000_000);
-        var source = server.StartPrefetch("scan", maxBytesPerSecond: 1_000_000);
+        server.LoadOrders(4_000_000);
+        var source = server.StartPrefetch("scan");
         await WaitUntilAsync(() => source.Pressure.DocumentsDone > 0);
 
         using var response = await server.Client.GetAsync("/metrics");
@@ -163,7 +163,7 @@ public sealed class AdminEndpointTests
             Assert.Equal("adaptive", sample.Labels["strategy"]);
         }
 
-        Assert.Equal(8L << 20, exposition.Single("indexing_prefetch_budget_bytes", "scan").Value);
+        Assert.Equal(RunningServer.PrefetchBudgetBytes, exposition.Single("indexing_prefetch_budget_bytes", "scan").Value);
         Assert.True(exposition.Single("indexing_prefetch_concurrency_limit", "scan").Value >= 1);
         var done = exposition.Single("indexing_prefetch_documents_done", "scan");
         Assert.Equal("counter", exposition.Types[done.Name]);
@@ -228,7 +228,7 @@ public sealed class AdminEndpointTests
     {
         await using var server = await RunningServer.StartAsync();
         server.LoadOrders(500_000);
-        var source = server.StartPrefetch("scan", maxBytesPerSecond: 1_000_000);
+        var source = server.StartPrefetch("scan");
         var error = Assert.Throws<InvalidOperationException>(() => server.Host.Prefetches.Register("scan", source));
         Assert.Contains("'scan' is already registered", error.Message, StringComparison.Ordinal);
     }

@@ -25,6 +25,8 @@ internal sealed class RunningServer : IAsyncDisposable
         Client = client;
     }
 
+    public const long PrefetchBudgetBytes = 1L << 20;
+
     public string Directory { get; }
 
     public ServerHost Host { get; }
@@ -70,23 +72,24 @@ internal sealed class RunningServer : IAsyncDisposable
     }
 
     /// <summary>
-    /// Starts an adaptive prefetch of "orders", registers it as <paramref name="name"/>, and consumes it
-    /// in the background, slowly enough (and under a MB/s cap) that it is still running while a test
-    /// watches it. Stopped and unregistered when the server is disposed.
+    /// Starts an adaptive prefetch of "orders" with a 1 MiB budget, registers it as
+    /// <paramref name="name"/>, and consumes it in the background at about 1 MB/s, like a slow indexer:
+    /// with the small budget, reads keep going (and the pressure keeps changing) for as many seconds
+    /// as the collection has MB. Stopped and unregistered when the server is disposed.
     /// </summary>
-    public IBatchSource StartPrefetch(string name, long maxBytesPerSecond)
+    public IBatchSource StartPrefetch(string name, long? maxBytesPerSecond = null)
     {
         var source = Prefetch.Start(Store, DatasetSpec.DefaultCollection, PrefetchStrategy.Adaptive,
-            new PrefetchOptions { MaxBytesPerSecond = maxBytesPerSecond, BudgetBytes = 8L << 20 });
+            new PrefetchOptions { MaxBytesPerSecond = maxBytesPerSecond, BudgetBytes = PrefetchBudgetBytes });
         _prefetches.Add(source);
         _registrations.Add(Host.Prefetches.Register(name, source));
         _ = Task.Run(async () =>
         {
             try
             {
-                while (await source.TakeAsync(64, 1L << 20) is not null)
+                while (await source.TakeAsync(64, 100_000) is not null)
                 {
-                    await Task.Delay(5);
+                    await Task.Delay(100);
                 }
             }
             catch (Exception e) when (e is OperationCanceledException or ObjectDisposedException)

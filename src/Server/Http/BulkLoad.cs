@@ -59,10 +59,16 @@ internal static class BulkLoad
                 {
                     // The tail of a line already reported as too long.
                     discarding = false;
-                    continue;
                 }
-
-                load.Line(line, cancellationToken);
+                else if (line.Length > load.MaxLineBytes)
+                {
+                    // Arrived whole in one read; judged by the same rule as a line still arriving.
+                    load.TooLong();
+                }
+                else
+                {
+                    load.Line(line, cancellationToken);
+                }
             }
 
             if (!discarding && buffer.Length > load.MaxLineBytes)

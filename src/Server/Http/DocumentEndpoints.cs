@@ -48,7 +48,17 @@ internal static class DocumentEndpoints
 
         // Read at most one byte past the limit: enough to know it is too large without buffering more.
         var reader = context.Request.BodyReader;
-        var read = await reader.ReadAtLeastAsync((int)limit + 1, cancellationToken).ConfigureAwait(false);
+        ReadResult read;
+        try
+        {
+            read = await reader.ReadAtLeastAsync((int)limit + 1, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            // Kestrel's own cap (the limit plus slack) tripped first on a body without Content-Length.
+            return ProblemResults.TooLarge(TooLargeMessage(id, $"more than {ByteSize.FormatExact(limit)}", limit));
+        }
+
         try
         {
             if (read.Buffer.Length > limit)
