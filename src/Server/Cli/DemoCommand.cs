@@ -49,7 +49,7 @@ internal static class DemoCommand
             Description = "Prefetch strategy to read the collection with.",
             DefaultValueFactory = _ => "adaptive",
         };
-        strategy.AcceptOnlyFromAmong("adaptive", "fixed-batch", "sequential");
+        strategy.AcceptOnlyFromAmong([.. PrefetchStrategyNames.All]);
         var directReads = new Option<bool>("--direct-reads")
         {
             Description = "Open the store with RocksDB's DB-wide use_direct_reads, so the OS page cache does not hide I/O.",
@@ -71,7 +71,7 @@ internal static class DemoCommand
                 DatasetShapeNames.Parse(parse.GetValue(shape)!),
                 bytes,
                 parse.GetValue(seed),
-                parse.GetValue(strategy)!,
+                PrefetchStrategyNames.Parse(parse.GetValue(strategy)!),
                 parse.GetValue(directReads),
                 parse.GetValue(networkDisk));
             return new DemoRunner(settings).RunAsync(cancellationToken);

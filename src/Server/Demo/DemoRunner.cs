@@ -43,9 +43,10 @@ internal sealed class DemoRunner
             {
                 var spec = new DatasetSpec(_settings.Shape, targetTotalBytes: _settings.SizeBytes, seed: _settings.Seed);
                 var dataset = new DatasetLoader(_console).EnsureLoaded(store, _settings.DatasetMarkerPath, spec, cancellationToken);
+                var (sink, pressure, elapsed) = await PrefetchAsync(store, dataset.Collection, cancellationToken).ConfigureAwait(false);
                 StatusTables.WriteStoreStatus(_console, store.GetStatus());
-                await Task.CompletedTask.ConfigureAwait(false);
-                return 0;
+                StatusTables.WritePressureSummary(_console, pressure, sink, elapsed);
+                return sink.Duplicates == 0 && sink.EtagsAfterSnapshot == 0 ? 0 : 2;
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
@@ -53,5 +54,37 @@ internal sealed class DemoRunner
                 return 130;
             }
         }
+    }
+
+    private async Task<(CountingSink Sink, PrefetchPressure Pressure, TimeSpan Elapsed)> PrefetchAsync(
+        DocumentStore store, string collection, CancellationToken cancellationToken)
+    {
+        var options = new PrefetchOptions { ForegroundLatency = store.ForegroundReadLatency };
+        var model = _settings.ModelNetworkDisk ? new NetworkDiskModel(new NetworkDiskModelOptions()) : null;
+        _console.MarkupLineInterpolated(
+            $"Prefetching collection [bold]{collection}[/] with [bold]{_settings.Strategy.ToName()}[/]{(model is null ? string.Empty : " through the modelled network disk")}; budget {ByteSize.Format(options.BudgetBytes)}");
+        var sink = new CountingSink();
+        var started = Stopwatch.GetTimestamp();
+        await using var source = Prefetch.Start(store, collection, _settings.Strategy, options, model, cancellationToken: cancellationToken);
+        await _console.Progress()
+            .AutoClear(false)
+            .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new DownloadedColumn(), new TransferSpeedColumn(), new RemainingTimeColumn())
+            .StartAsync(async context =>
+            {
+                var task = context.AddTask("prefetch", maxValue: Math.Max(1, store.GetStatus().EstimatedLiveDataBytes));
+                var draining = sink.DrainAsync(source, cancellationToken);
+                while (await Task.WhenAny(draining, Task.Delay(250, cancellationToken)).ConfigureAwait(false) != draining)
+                {
+                    var now = source.Pressure;
+                    task.MaxValue = Math.Max(now.BytesPlanned, 1);
+                    task.Value = now.BytesDone;
+                    task.Description = $"prefetch L={now.ConcurrencyLimit,2} {now.MegabytesPerSecondLastSecond,6:0} MB/s buffered {ByteSize.Format(now.BufferedBytes + now.InFlightBytes),9}";
+                }
+
+                await draining.ConfigureAwait(false);
+                task.MaxValue = Math.Max(sink.Bytes, 1);
+                task.Value = sink.Bytes;
+            }).ConfigureAwait(false);
+        return (sink, source.Pressure, Stopwatch.GetElapsedTime(started));
     }
 }

@@ -1,4 +1,5 @@
 using Indexing.Datasets;
+using Indexing.Prefetcher;
 
 namespace Indexing.Server.Demo;
 
@@ -8,7 +9,7 @@ internal sealed record DemoSettings(
     DatasetShape Shape,
     long SizeBytes,
     int Seed,
-    string Strategy,
+    PrefetchStrategy Strategy,
     bool DirectReads,
     bool ModelNetworkDisk)
 {
