@@ -113,7 +113,7 @@ function render(prefetch) {
     chart.setData([xs, ...spec.series.map(s => history.map(point => s.value(point, p)))]);
   }
 
-  root.querySelector(".last-decision").textContent = p.lastDecision ? `Now: ${p.lastDecision}: ${p.lastDecisionReason}` : "Fixed strategy: no controller.";
+  root.querySelector(".last-decision").textContent = p.lastDecision ? `Now: ${p.lastDecisionReason}` : "Fixed strategy: no controller.";
   const body = root.querySelector(".decisions tbody");
   body.replaceChildren(...(p.recentDecisions || []).slice(-12).reverse().map(d => {
     const row = document.createElement("tr");
