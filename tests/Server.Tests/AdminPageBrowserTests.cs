@@ -41,8 +41,8 @@ public sealed class AdminPageBrowserTests
             new JsonObject { ["width"] = Width, ["height"] = Height, ["deviceScaleFactor"] = 1, ["mobile"] = false }, timeout.Token);
         await browser.SendAsync("Page.navigate", new JsonObject { ["url"] = new Uri(server.Host.BaseAddress, "/admin").ToString() }, timeout.Token);
 
-        // Six one-second snapshots: enough history for lines, while the prefetch (14 MB at ~1 MB/s) still runs.
-        while ((int?)await browser.EvaluateAsync("Number(document.body.dataset.snapshots)", timeout.Token) < 6)
+        // Until navigation ends the old page (about:blank, no body yet) answers. Six one-second snapshots: enough history for lines, while the prefetch (14 MB at ~1 MB/s) still runs.
+        while ((int?)await browser.EvaluateAsync("document.body ? Number(document.body.dataset.snapshots || 0) : 0", timeout.Token) < 6)
         {
             await Task.Delay(250, timeout.Token);
         }
