@@ -1,4 +1,5 @@
 using System.Collections.Immutable;
+using System.Diagnostics.CodeAnalysis;
 using System.Text;
 
 using Indexing.Storage;
@@ -31,6 +32,18 @@ public sealed partial class IndexDefinition
     private const string FieldNameRule =
         "a field name is 1 to 64 characters from A-Z, a-z, 0-9, '_' and '.', starting with a letter or '_', " +
         "so that queries can name it without quoting";
+
+    /// <summary>
+    /// Whether <paramref name="name"/> may name an index (lookups check this before touching any
+    /// path, so '..', '/', an empty name and the like are refused); <paramref name="problem"/> says why not.
+    /// </summary>
+    public static bool IsValidName([NotNullWhen(true)] string? name, [NotNullWhen(false)] out string? problem)
+    {
+        var problems = new List<IndexDefinitionProblem>();
+        CheckName(name ?? string.Empty, problems);
+        problem = problems.Count == 0 ? null : problems[0].Message;
+        return problem is null;
+    }
 
     private static void CheckName(string? name, List<IndexDefinitionProblem> problems)
     {

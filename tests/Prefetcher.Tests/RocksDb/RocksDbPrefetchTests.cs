@@ -137,6 +137,53 @@ public sealed class RocksDbPrefetchTests
         Assert.Equal(PrefetchState.Failed, prefetcher.Pressure.State);
     }
 
+    [Fact]
+    public async Task Start_Adaptive_WatchesTheStoresForegroundReadsByDefault()
+    {
+        using var temp = new TempDocumentStore();
+        var expected = temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
+
+        // A slow modelled disk keeps the run going for several ticks while the store serves Gets.
+        var slowDisk = new NetworkDiskModel(new NetworkDiskModelOptions { RequestLatency = TimeSpan.FromMilliseconds(100), StreamBandwidthBytesPerSecond = 2_000_000 });
+        await using var prefetcher = Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, _options with { BudgetBytes = TestCollections.MiB }, slowDisk);
+        await Strategies.EventuallyAsync(
+            () =>
+            {
+                for (var i = 0; i < 20; i++)
+                {
+                    Assert.NotNull(temp.Store.Get(expected[i].Id));
+                }
+
+                return prefetcher.Pressure.ForegroundP99 is not null;
+            },
+            "the pressure view shows the store's foreground p99");
+
+        Assert.True(prefetcher.Pressure.ForegroundP99 > TimeSpan.Zero);
+    }
+
+    [Fact]
+    public void Start_BadCollectionOrStartKey_ThrowsNamingTheValueAndOpensNothing()
+    {
+        using var temp = new TempDocumentStore();
+        temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 100_000));
+
+        var nested = Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, "orders/x", PrefetchStrategy.Adaptive));
+        Assert.Contains("'orders/x'", nested.Message, StringComparison.Ordinal);
+        Assert.Contains("no '/'", nested.Message, StringComparison.Ordinal);
+        Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, "", PrefetchStrategy.Sequential));
+
+        var elsewhere = Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, Collection, PrefetchStrategy.FixedBatch, startAfterId: "users/7"));
+        Assert.Contains("'users/7'", elsewhere.Message, StringComparison.Ordinal);
+        Assert.Contains("'orders'", elsewhere.Message, StringComparison.Ordinal);
+
+        var strategy = Assert.Throws<ArgumentOutOfRangeException>(() => Prefetch.Start(temp.Store, Collection, (PrefetchStrategy)7));
+        Assert.Contains("7", strategy.Message, StringComparison.Ordinal);
+
+        var options = Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 0 }));
+        Assert.Contains("BudgetBytes", options.Message, StringComparison.Ordinal);
+        temp.AssertNoOpenHandles();
+    }
+
     private static void AssertSame(List<StoredDocument> expected, List<PrefetchedDocument> received)
     {
         Assert.Equal(expected.Count, received.Count);

@@ -1,0 +1,288 @@
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+// Incremental indexing from the store's change feed.
+//
+// A step (under _writeGate) reads up to ChangeBatchSize change entries after the applied etag,
+// reads the bodies of the live ones with one GetMany, and applies them in etag order: a put
+// replaces the document (UpdateDocument by id), a delete removes it, a put whose document is
+// gone by the time it is read removes it too. Entries of other collections only advance the
+// etag. The applied etag moves only when a whole step succeeded, so a failed step is replayed
+// from its start (replaying is harmless: every operation is by id and idempotent).
+//
+// CatchUp runs steps on the caller's thread (the side-by-side rebuild uses it with an etag
+// bound, while following is paused); StartFollowing runs them in a background loop that polls
+// every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
+// step has ended, and no step starts until ResumeFollowing.
+public sealed partial class DocumentIndex
+{
+    private static readonly TimeSpan _maxBackoff = TimeSpan.FromSeconds(5);
+
+    private WriteContext? _followContext;
+    private CancellationTokenSource? _followStop;
+    private Task? _followLoop;
+    private volatile bool _paused;
+
+    /// <summary>
+    /// Applies the store's changes after the index's applied etag, up to <paramref name="upToEtag"/>
+    /// (null: everything present now), then makes them visible to queries. Commits when a commit is due.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The index is stale, building, in error, or closed.</exception>
+    /// <exception cref="IndexWriteException">The engine or the store failed; counted towards the Error state.</exception>
+    public CatchUpResult CatchUp(DocumentStore store, long? upToEtag = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        ThrowIfStale("catch up");
+        if (upToEtag is < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(upToEtag), upToEtag, $"upToEtag is {upToEtag}; it must be at least 0 (or null for everything present).");
+        }
+
+        var state = State;
+        if (state is IndexState.Building or IndexState.Error or IndexState.Closed)
+        {
+            throw new InvalidOperationException($"index {MessageText.Quote(Name)} cannot catch up while it is {state}" +
+                (state == IndexState.Error ? $" (last error: {Volatile.Read(ref _lastError)}); reopen it after fixing the cause." : "."));
+        }
+
+        var from = Volatile.Read(ref _appliedEtag);
+        long applied = 0;
+        while (true)
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            int step;
+            lock (_writeGate)
+            {
+                step = StepLocked(store, upToEtag);
+                CommitIfDueLocked();
+            }
+
+            applied += step;
+            if (step == 0)
+            {
+                break;
+            }
+        }
+
+        RefreshForQueries();
+        var to = Volatile.Read(ref _appliedEtag);
+        return new CatchUpResult(applied, from, to, upToEtag is null ? to >= store.LastEtag : to >= upToEtag.Value || to >= store.LastEtag);
+    }
+
+    /// <summary>Starts a background loop that applies the change feed as it grows (the index must be idle and not stale).</summary>
+    public void StartFollowing(DocumentStore store)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        ThrowIfStale("follow the change feed");
+        Transition(IndexState.Following, "start following", IndexState.Idle);
+        _paused = false;
+        _followStop = new CancellationTokenSource();
+        var token = _followStop.Token;
+        _followLoop = Task.Run(() => FollowLoopAsync(store, token), CancellationToken.None);
+    }
+
+    /// <summary>Pauses following; returns once the step in progress (if any) has ended. Explicit <see cref="CatchUp"/> still works.</summary>
+    public void PauseFollowing()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        Transition(IndexState.Paused, "pause following", IndexState.Following, IndexState.Paused);
+        _paused = true;
+        lock (_writeGate)
+        {
+            // The loop checks _paused under this gate before each step: once we hold it, the
+            // running step (if any) is over and no other will start.
+        }
+    }
+
+    /// <summary>Resumes following after <see cref="PauseFollowing"/>.</summary>
+    public void ResumeFollowing()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        Transition(IndexState.Following, "resume following", IndexState.Paused, IndexState.Following);
+        _paused = false;
+    }
+
+    /// <summary>Stops following (the index becomes idle; what was applied stays, committed at the next commit).</summary>
+    public void StopFollowing()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        StopFollowLoop();
+        SetState(IndexState.Idle);
+    }
+
+    private void StopFollowLoop()
+    {
+        var stop = Interlocked.Exchange(ref _followStop, null);
+        if (stop is null)
+        {
+            return;
+        }
+
+        stop.Cancel();
+        try
+        {
+            _followLoop?.Wait(TimeSpan.FromSeconds(30));
+        }
+        catch (AggregateException)
+        {
+            // The loop records its failures in the status; stopping must not throw them.
+        }
+
+        stop.Dispose();
+        _followLoop = null;
+    }
+
+    private async Task FollowLoopAsync(DocumentStore store, CancellationToken stop)
+    {
+        var backoff = Options.FollowPollInterval;
+        while (!stop.IsCancellationRequested)
+        {
+            var applied = 0;
+            try
+            {
+                lock (_writeGate)
+                {
+                    if (!_paused && State == IndexState.Following)
+                    {
+                        applied = StepLocked(store, upToEtag: null);
+                    }
+
+                    CommitIfDueLocked();
+                }
+
+                RecordSuccess();
+                backoff = Options.FollowPollInterval;
+            }
+            catch (IndexWriteException)
+            {
+                // Counted by StepLocked / CommitLocked; the index may now be in Error.
+                if (State == IndexState.Error)
+                {
+                    return;
+                }
+
+                backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _maxBackoff.Ticks));
+                applied = 0;
+            }
+
+            if (applied == 0)
+            {
+                try
+                {
+                    await Task.Delay(backoff, stop).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    return;
+                }
+            }
+        }
+    }
+
+    // One step; returns the number of change entries consumed. Caller holds _writeGate.
+    private int StepLocked(DocumentStore store, long? upToEtag)
+    {
+        var after = Volatile.Read(ref _appliedEtag);
+        if (upToEtag is { } bound && after >= bound)
+        {
+            return 0;
+        }
+
+        try
+        {
+            var changes = new List<ChangeEntry>(Math.Min(Options.ChangeBatchSize, 1024));
+            foreach (var change in store.ReadChanges(after, Options.ChangeBatchSize))
+            {
+                if (upToEtag is { } limit && change.Etag > limit)
+                {
+                    break;
+                }
+
+                changes.Add(change);
+            }
+
+            if (changes.Count == 0)
+            {
+                return 0;
+            }
+
+            var ids = new List<string>(changes.Count);
+            foreach (var change in changes)
+            {
+                if (!change.Deleted && InCollection(change.Id))
+                {
+                    ids.Add(change.Id);
+                }
+            }
+
+            var bodies = ids.Count == 0 ? [] : store.GetMany(ids);
+            _meter.Read(ids.Count);
+            var context = _followContext ??= CreateWriteContext();
+            var next = 0;
+            foreach (var change in changes)
+            {
+                if (!InCollection(change.Id))
+                {
+                    continue;
+                }
+
+                if (change.Deleted)
+                {
+                    DeleteDocument(context, change.Id, countDelete: true);
+                    continue;
+                }
+
+                if (bodies[next++] is { } document)
+                {
+                    WriteDocument(context, document.Id, document.Etag, document.Body);
+                }
+                else
+                {
+                    // Deleted between the feed read and the body read; its delete entry follows.
+                    DeleteDocument(context, change.Id, countDelete: true);
+                }
+            }
+
+            Volatile.Write(ref _appliedEtag, changes[^1].Etag);
+            return changes.Count;
+        }
+        catch (IndexWriteException failure)
+        {
+            throw RecordIndexFailure(failure);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
+        }
+    }
+
+    private void CommitIfDueLocked()
+    {
+        if (CommitDue(Volatile.Read(ref _appliedEtag) != Volatile.Read(ref _committedEtag)))
+        {
+            CommitLocked();
+        }
+    }
+
+    private void RefreshForQueries()
+    {
+        try
+        {
+            _sink.Refresh();
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+        }
+    }
+}
+
+/// <summary>What one <see cref="DocumentIndex.CatchUp"/> applied.</summary>
+/// <param name="AppliedChanges">Change-feed entries consumed (all collections; only the index's own are written).</param>
+/// <param name="FromEtag">The applied etag before.</param>
+/// <param name="ToEtag">The applied etag after.</param>
+/// <param name="CaughtUp">The index reached the bound asked for, or the store's last etag as read at the end.</param>
+public sealed record CatchUpResult(long AppliedChanges, long FromEtag, long ToEtag, bool CaughtUp);

@@ -1,0 +1,152 @@
+namespace Indexing.Indexer;
+
+// The index's state machine and failure accounting, read as one immutable IndexStatus.
+//
+// State changes happen under _stateLock; counters are Interlocked; the latest messages are
+// written with Volatile, so GetStatus never waits for a writer.
+public sealed partial class DocumentIndex
+{
+    private readonly Lock _stateLock = new();
+    private IndexState _state = IndexState.Idle;
+    private string? _lastError;
+    private IndexWriteException? _lastRecordedFailure;
+    private int _consecutiveFailures;
+    private long _failedDocuments;
+    private string? _lastDocumentFailure;
+    private long _mismatchedValues;
+    private string? _lastMismatch;
+
+    /// <summary>A reading of the index's state, checkpoint, failures and metrics; cheap, never blocks on writing.</summary>
+    public IndexStatus GetStatus()
+    {
+        long documentCount;
+        try
+        {
+            documentCount = Volatile.Read(ref _disposed) == 0 ? _sink.DocumentCount : 0;
+        }
+        catch (ObjectDisposedException)
+        {
+            documentCount = 0;
+        }
+
+        return new IndexStatus(
+            Name,
+            Directory,
+            State,
+            IsStale,
+            BuildInterrupted,
+            Definition.DefinitionHash,
+            _committedHash,
+            Volatile.Read(ref _appliedEtag),
+            Volatile.Read(ref _committedEtag),
+            documentCount,
+            Interlocked.Read(ref _failedDocuments),
+            Volatile.Read(ref _lastDocumentFailure),
+            Interlocked.Read(ref _mismatchedValues),
+            Volatile.Read(ref _lastMismatch),
+            Volatile.Read(ref _consecutiveFailures),
+            Volatile.Read(ref _lastError),
+            _meter.Snapshot());
+    }
+
+    /// <summary>What the index is doing now.</summary>
+    public IndexState State
+    {
+        get
+        {
+            lock (_stateLock)
+            {
+                return _state;
+            }
+        }
+    }
+
+    /// <summary>The last commit was made mid-build (a build never finished): the index is incomplete until rebuilt.</summary>
+    public bool BuildInterrupted => _buildSnapshotEtag is not null && State != IndexState.Building;
+
+    // Moves from one of the allowed states to another, or throws naming the index and its state.
+    private void Transition(IndexState to, string action, params IndexState[] from)
+    {
+        lock (_stateLock)
+        {
+            if (Array.IndexOf(from, _state) < 0)
+            {
+                throw new InvalidOperationException(
+                    $"index {Storage.MessageText.Quote(Name)} cannot {action} while it is {_state}" +
+                    (_state == IndexState.Error ? $" (last error: {_lastError}); reopen it after fixing the cause." : "."));
+            }
+
+            _state = to;
+        }
+    }
+
+    private void SetState(IndexState to)
+    {
+        lock (_stateLock)
+        {
+            if (_state is not (IndexState.Error or IndexState.Closed))
+            {
+                _state = to;
+            }
+        }
+    }
+
+    private void ThrowIfStale(string action)
+    {
+        if (IsStale)
+        {
+            throw new InvalidOperationException(
+                $"index {Storage.MessageText.Quote(Name)} cannot {action}: it was built with definition hash {_committedHash![..12]}..., " +
+                $"not {Definition.DefinitionHash[..12]}... of the definition in use; rebuild it into a new directory.");
+        }
+    }
+
+    // A failure of the index itself: counted; after MaxConsecutiveFailures in a row the index
+    // stops writing (Error) rather than retrying forever. Returns the exception for throwing.
+    // Idempotent per exception: a failure recorded where it happened (e.g. in a commit) and seen
+    // again by an outer loop is counted once.
+    private IndexWriteException RecordIndexFailure(IndexWriteException failure)
+    {
+        if (ReferenceEquals(Interlocked.Exchange(ref _lastRecordedFailure, failure), failure))
+        {
+            return failure;
+        }
+
+        Volatile.Write(ref _lastError, failure.Message);
+        var failures = Interlocked.Increment(ref _consecutiveFailures);
+        if (failures >= Options.MaxConsecutiveFailures || _sink.WriterClosed)
+        {
+            lock (_stateLock)
+            {
+                if (_state != IndexState.Closed)
+                {
+                    _state = IndexState.Error;
+                }
+            }
+        }
+
+        return failure;
+    }
+
+    private void RecordSuccess() => Volatile.Write(ref _consecutiveFailures, 0);
+
+    private void RecordDocumentFailure(IndexWriteException failure)
+    {
+        Interlocked.Increment(ref _failedDocuments);
+        Volatile.Write(ref _lastDocumentFailure, failure.Message);
+    }
+
+    private void RecordMismatches(string id, ExtractedFields fields)
+    {
+        Interlocked.Add(ref _mismatchedValues, fields.MismatchCount);
+        if (fields.Mismatches.Count > 0)
+        {
+            Volatile.Write(ref _lastMismatch, $"document {Storage.MessageText.Quote(id)}: {fields.Mismatches[^1]}");
+        }
+    }
+
+    // Everything but the exceptions that must pass (out of memory, cancellation) and our own,
+    // already wrapped ones.
+    private static bool IsEngineFailure(Exception exception) =>
+        exception is not (OutOfMemoryException or OperationCanceledException or IndexException);
+}

@@ -1,0 +1,150 @@
+using Indexing.Storage;
+
+using Lucene.Net.Index;
+using Lucene.Net.Util;
+
+namespace Indexing.Indexer;
+
+// Verify: what the index holds (id and etag of every live entry) against the store's live
+// documents of the collection (ScanMetadata). Meaningful when the two are at the same point:
+// pause following and catch up first, or expect the writes in between to show as differences.
+public sealed partial class DocumentIndex
+{
+    private static readonly HashSet<string> _idOnly = [LuceneFieldNames.Id];
+
+    /// <summary>
+    /// Compares the index with <paramref name="store"/>: documents missing from the index, entries
+    /// the store no longer has, entries holding an older or newer etag than the store, and ids the
+    /// index holds more than once. Reads every entry of the current query view (refresh first).
+    /// </summary>
+    /// <exception cref="IndexReadException">Reading the index or the store failed.</exception>
+    public IndexVerifyResult Verify(DocumentStore store, int maxListed = 100)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ArgumentOutOfRangeException.ThrowIfNegative(maxListed);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        RefreshForQueries();
+        Dictionary<string, long> indexed;
+        var duplicates = new List<string>();
+        long duplicateCount = 0;
+        try
+        {
+            indexed = ReadIndexedEtags(duplicates, maxListed, ref duplicateCount);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
+        }
+
+        var missing = new List<string>();
+        var stale = new List<string>();
+        long missingCount = 0, staleCount = 0, storeCount = 0;
+        try
+        {
+            foreach (var metadata in store.ScanMetadata(Definition.Collection))
+            {
+                storeCount++;
+                if (!indexed.Remove(metadata.Id, out var etag))
+                {
+                    Add(missing, metadata.Id, ref missingCount, maxListed);
+                }
+                else if (etag != metadata.Etag)
+                {
+                    Add(stale, $"{metadata.Id} (index {etag}, store {metadata.Etag})", ref staleCount, maxListed);
+                }
+            }
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw new IndexReadException(Name, $"scanning the store for verify failed: {exception.Message}", exception);
+        }
+
+        var extra = indexed.Keys.Order(StringComparer.Ordinal).Take(maxListed).ToList();
+        return new IndexVerifyResult(storeCount, missingCount, indexed.Count, staleCount, duplicateCount, missing, extra, stale, duplicates);
+    }
+
+    // Every live entry's id and etag as the query view shows them after a refresh, for the
+    // manager's verify, which compares them with a store snapshot at a known point.
+    internal Dictionary<string, long> ReadEntries(List<string> duplicates, int maxListed, out long duplicateCount)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        RefreshForQueries();
+        duplicateCount = 0;
+        try
+        {
+            return ReadIndexedEtags(duplicates, maxListed, ref duplicateCount);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
+        }
+    }
+
+    private Dictionary<string, long> ReadIndexedEtags(List<string> duplicates, int maxListed, ref long duplicateCount)
+    {
+        var indexed = new Dictionary<string, long>(StringComparer.Ordinal);
+        var searcher = _sink.Searchers.Acquire();
+        try
+        {
+            foreach (var leaf in searcher.IndexReader.Leaves)
+            {
+                var reader = leaf.AtomicReader;
+                var live = reader.LiveDocs;
+                var etags = reader.GetNumericDocValues(LuceneFieldNames.Etag);
+                for (var doc = 0; doc < reader.MaxDoc; doc++)
+                {
+                    if (live is not null && !live.Get(doc))
+                    {
+                        continue;
+                    }
+
+                    var id = reader.Document(doc, _idOnly).Get(LuceneFieldNames.Id);
+                    if (!indexed.TryAdd(id, etags?.Get(doc) ?? 0))
+                    {
+                        Add(duplicates, id, ref duplicateCount, maxListed);
+                    }
+                }
+            }
+        }
+        finally
+        {
+            _sink.Searchers.Release(searcher);
+        }
+
+        return indexed;
+    }
+
+    private static void Add(List<string> list, string item, ref long count, int maxListed)
+    {
+        count++;
+        if (list.Count < maxListed)
+        {
+            list.Add(item);
+        }
+    }
+}
+
+/// <summary>The index compared with the store.</summary>
+/// <param name="StoreDocuments">Live documents of the collection in the store.</param>
+/// <param name="Missing">Store documents the index lacks.</param>
+/// <param name="Extra">Index entries whose document the store does not have.</param>
+/// <param name="Stale">Index entries whose etag differs from the store's.</param>
+/// <param name="Duplicates">Extra copies of an id in the index.</param>
+/// <param name="MissingIds">The first missing ids (up to the limit asked).</param>
+/// <param name="ExtraIds">The first extra ids, in key order.</param>
+/// <param name="StaleEntries">The first stale entries, as "id (index etag, store etag)".</param>
+/// <param name="DuplicateIds">The first duplicated ids.</param>
+public sealed record IndexVerifyResult(
+    long StoreDocuments,
+    long Missing,
+    long Extra,
+    long Stale,
+    long Duplicates,
+    IReadOnlyList<string> MissingIds,
+    IReadOnlyList<string> ExtraIds,
+    IReadOnlyList<string> StaleEntries,
+    IReadOnlyList<string> DuplicateIds)
+{
+    /// <summary>No differences at all.</summary>
+    public bool IsConsistent => Missing == 0 && Extra == 0 && Stale == 0 && Duplicates == 0;
+}

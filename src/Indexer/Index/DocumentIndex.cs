@@ -1,0 +1,265 @@
+using System.Diagnostics;
+
+using Indexing.Storage;
+
+using Lucene.Net.Store;
+
+namespace Indexing.Indexer;
+
+/// <summary>
+/// One search index over one collection, in its own directory: bulk build from a batch source,
+/// incremental following of the store's change feed, checkpoints, near-real-time queries.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Owns the engine (an <see cref="IIndexSink"/>; Lucene here) and a background loop that refreshes
+/// the query view every <see cref="IndexOptions.RefreshInterval"/>. One writing activity at a time
+/// (a build, a catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
+/// </para>
+/// <para>
+/// Files: this one (open, state, commit, dispose); <c>.Writing.cs</c> (one document through extraction
+/// and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
+/// <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause); <c>.Query.cs</c>;
+/// <c>.Status.cs</c> (status record, error state).
+/// </para>
+/// </remarks>
+public sealed partial class DocumentIndex : IDisposable
+{
+    private readonly LuceneIndexSink _sink;
+    private readonly FieldExtractor _extractor;
+    private readonly IndexMeter _meter = new();
+    private readonly System.Threading.Lock _writeGate = new();
+    private readonly CancellationTokenSource _closing = new();
+    private readonly Task _refreshLoop;
+    private readonly string? _committedHash;
+    private long _appliedEtag;
+    private long _committedEtag;
+    private long? _buildSnapshotEtag;
+    private long _uncommittedBytes;
+    private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
+    private int _disposed;
+    private Task? _activeBuild;
+
+    private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, LuceneIndexSink sink)
+    {
+        Directory = directory;
+        Definition = definition;
+        Options = options;
+        _sink = sink;
+        _extractor = new FieldExtractor(definition);
+        if (sink.OpenedCheckpoint is { } checkpoint)
+        {
+            _committedHash = checkpoint.DefinitionHash;
+            _appliedEtag = _committedEtag = checkpoint.Etag;
+            _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
+        }
+        else
+        {
+            // A new index: stamp it with the definition at once, so the directory is a valid index
+            // that says what it holds even before the first document.
+            _committedHash = definition.DefinitionHash;
+            sink.Commit(CurrentCheckpoint());
+        }
+
+        _refreshLoop = Task.Run(RefreshLoopAsync);
+    }
+
+    /// <summary>The directory the index lives in (its own; nothing else may write there).</summary>
+    public string Directory { get; }
+
+    /// <summary>The definition in use.</summary>
+    public IndexDefinition Definition { get; }
+
+    /// <summary>The index's name (from the definition).</summary>
+    public string Name => Definition.Name;
+
+    /// <summary>The options it was opened with.</summary>
+    public IndexOptions Options { get; }
+
+    /// <summary>The last commit was made with another definition: the index must be rebuilt (it still serves queries).</summary>
+    public bool IsStale => _committedHash != Definition.DefinitionHash;
+
+    /// <summary>Opens the index in <paramref name="directory"/>, creating it (and the directory) if needed.</summary>
+    /// <exception cref="IndexWriteException">The directory is locked by another writer, or the index cannot be opened.</exception>
+    public static DocumentIndex Open(string directory, IndexDefinition definition, IndexOptions? options = null)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(directory);
+        ArgumentNullException.ThrowIfNull(definition);
+        options ??= new IndexOptions();
+        LuceneIndexSink sink;
+        try
+        {
+            System.IO.Directory.CreateDirectory(directory);
+            sink = LuceneIndexSink.Open(directory, definition, options);
+        }
+        catch (LockObtainFailedException exception)
+        {
+            throw new IndexWriteException(
+                definition.Name, null,
+                $"its directory {MessageText.Quote(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
+                exception);
+        }
+        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException or Lucene.Net.Index.CorruptIndexException)
+        {
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+        }
+
+        try
+        {
+            return new DocumentIndex(directory, definition, options, sink);
+        }
+        catch (Exception exception)
+        {
+            sink.DisposeWithoutCommit();
+            if (exception is IndexException)
+            {
+                throw;
+            }
+
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+        }
+    }
+
+    /// <summary>Deletes a closed index's directory and everything in it; nothing happens if it does not exist.</summary>
+    public static void DeleteDirectory(string directory)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(directory);
+        if (System.IO.Directory.Exists(directory))
+        {
+            System.IO.Directory.Delete(directory, recursive: true);
+        }
+    }
+
+    /// <summary>Commits now: what was written becomes durable with its checkpoint (etag, definition hash).</summary>
+    /// <exception cref="IndexWriteException">The engine failed to commit.</exception>
+    public void Commit()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        lock (_writeGate)
+        {
+            CommitLocked();
+        }
+    }
+
+    /// <summary>Stops following, commits what was applied (unless the index is in error) and closes the engine. Idempotent.</summary>
+    public void Dispose()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _closing.Cancel();
+        StopFollowLoop();
+        // A running build sees _closing and stops; its outcome belongs to its caller, and the
+        // refresh loop records its own failures: neither may stop the close.
+        _activeBuild?.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(30));
+        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
+
+        var committed = false;
+        lock (_writeGate)
+        {
+            try
+            {
+                if (_state != IndexState.Error && !IsStale)
+                {
+                    CommitLocked();
+                    committed = true;
+                }
+            }
+            catch (IndexWriteException)
+            {
+                // Recorded in the status by CommitLocked; close without committing below.
+            }
+            finally
+            {
+                _state = IndexState.Closed;
+                if (committed)
+                {
+                    _sink.Dispose();
+                }
+                else
+                {
+                    _sink.DisposeWithoutCommit();
+                }
+
+                _closing.Dispose();
+            }
+        }
+    }
+
+    // Test hook: behave as if the process died here. Background loops stop, nothing is committed
+    // or closed (the writer keeps its files and its lock, as a dead process's would until the OS
+    // released them); every later call sees a disposed index. The caller clears the write lock
+    // (IndexWriter.Unlock) as the OS would, then opens a fresh index over the directory.
+    internal void SimulateCrash()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        _closing.Cancel();
+        StopFollowLoop();
+        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
+    }
+
+    /// <inheritdoc/>
+    public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
+
+    private IndexCheckpoint CurrentCheckpoint() =>
+        new(Volatile.Read(ref _appliedEtag), _committedHash ?? Definition.DefinitionHash, _buildSnapshotEtag);
+
+    // Caller holds _writeGate.
+    private void CommitLocked()
+    {
+        var start = Stopwatch.GetTimestamp();
+        var checkpoint = CurrentCheckpoint();
+        try
+        {
+            _sink.Commit(checkpoint);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"commit failed: {exception.Message}", exception));
+        }
+
+        _meter.Committed(Stopwatch.GetTimestamp() - start);
+        Volatile.Write(ref _committedEtag, checkpoint.Etag);
+        Interlocked.Exchange(ref _uncommittedBytes, 0);
+        Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
+    }
+
+    // A commit is due by bytes or by time (and only when something is uncommitted).
+    private bool CommitDue(bool changedSinceCommit) =>
+        changedSinceCommit &&
+        (Interlocked.Read(ref _uncommittedBytes) >= Options.CommitEveryBytes ||
+         Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)) >= Options.CommitInterval);
+
+    private async Task RefreshLoopAsync()
+    {
+        using var timer = new PeriodicTimer(Options.RefreshInterval);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(_closing.Token).ConfigureAwait(false))
+            {
+                try
+                {
+                    _sink.Refresh();
+                }
+                catch (ObjectDisposedException)
+                {
+                    return;
+                }
+                catch (Exception exception) when (IsEngineFailure(exception))
+                {
+                    RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+            // Closing.
+        }
+    }
+}

@@ -1,0 +1,72 @@
+using System.Globalization;
+
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+// What a commit records about the index, as the engine's commit user data (string pairs).
+//
+// Etag: every change of the store up to it is in the commit; a reopened index follows the change
+// feed from there. During a bulk build it keeps the value from before the build (0 for a new
+// index) and BuildSnapshotEtag holds the snapshot being built: a commit taken mid-build is
+// incomplete, and an index reopened with the marker must be rebuilt (the bulk phase restarts).
+internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash, long? BuildSnapshotEtag)
+{
+    public const int FormatVersion = 1;
+
+    private const string FormatKey = "indexer.format";
+    private const string EtagKey = "indexer.etag";
+    private const string HashKey = "indexer.definitionHash";
+    private const string BuildKey = "indexer.buildSnapshotEtag";
+
+    public Dictionary<string, string> ToUserData()
+    {
+        var data = new Dictionary<string, string>(4, StringComparer.Ordinal)
+        {
+            [FormatKey] = FormatVersion.ToString(CultureInfo.InvariantCulture),
+            [EtagKey] = Etag.ToString(CultureInfo.InvariantCulture),
+            [HashKey] = DefinitionHash,
+        };
+        if (BuildSnapshotEtag is { } snapshot)
+        {
+            data[BuildKey] = snapshot.ToString(CultureInfo.InvariantCulture);
+        }
+
+        return data;
+    }
+
+    /// <summary>Reads a commit's user data; null when it has none of ours (a new, empty index).</summary>
+    /// <exception cref="InvalidDataException">The data is ours but unreadable or of an unknown format.</exception>
+    public static IndexCheckpoint? FromUserData(IDictionary<string, string>? data)
+    {
+        if (data is null || !data.TryGetValue(FormatKey, out var format))
+        {
+            return null;
+        }
+
+        if (format != FormatVersion.ToString(CultureInfo.InvariantCulture))
+        {
+            throw new InvalidDataException(
+                $"the last commit's checkpoint has format {MessageText.Quote(format)}; this indexer reads format {FormatVersion}. Rebuild the index.");
+        }
+
+        var etag = ReadLong(data, EtagKey) ?? throw Missing(EtagKey);
+        var hash = data.TryGetValue(HashKey, out var h) ? h : throw Missing(HashKey);
+        return new IndexCheckpoint(etag, hash, ReadLong(data, BuildKey));
+    }
+
+    private static long? ReadLong(IDictionary<string, string> data, string key)
+    {
+        if (!data.TryGetValue(key, out var text))
+        {
+            return null;
+        }
+
+        return long.TryParse(text, NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= 0
+            ? value
+            : throw new InvalidDataException($"the last commit's {key} is {MessageText.Quote(text)}; it must be a non-negative integer. Rebuild the index.");
+    }
+
+    private static InvalidDataException Missing(string key) =>
+        new($"the last commit's checkpoint lacks {key}; the commit data is damaged. Rebuild the index.");
+}

@@ -1,0 +1,123 @@
+using System.Globalization;
+
+namespace Indexing.Indexer;
+
+/// <summary>How an index writes, commits, refreshes and follows the change feed. Validated as each value is set.</summary>
+/// <remarks>
+/// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
+/// <see cref="RamBufferSizeMB"/>. The others are read on every use but are not meant to change
+/// while the index is open: pass a new instance when reopening. Defaults come from measurements
+/// on a 2-core VM (see src/Indexer/README.md, "Throughput").
+/// </remarks>
+public sealed record IndexOptions
+{
+    /// <summary>Default <see cref="IndexingThreads"/>.</summary>
+    public const int DefaultIndexingThreads = 2;
+
+    /// <summary>Default <see cref="RamBufferSizeMB"/>.</summary>
+    public const double DefaultRamBufferSizeMB = 64;
+
+    private readonly int _indexingThreads = DefaultIndexingThreads;
+    private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
+    private readonly long _commitEveryBytes = 256L << 20;
+    private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
+    private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
+    private readonly TimeSpan _followPollInterval = TimeSpan.FromMilliseconds(100);
+    private readonly int _changeBatchSize = 1024;
+    private readonly int _takeMaxDocuments = 1024;
+    private readonly long _takeMaxBytes = 16L << 20;
+    private readonly int _maxConsecutiveFailures = 5;
+
+    /// <summary>Threads adding documents to the one IndexWriter during a bulk build (1..16); following the change feed uses one.</summary>
+    public int IndexingThreads
+    {
+        get => _indexingThreads;
+        init => _indexingThreads = Check(value, 1, 16, nameof(IndexingThreads), "threads");
+    }
+
+    /// <summary>IndexWriter RAM buffer in MB (1..2048): documents are buffered until this much, then flushed as a segment.</summary>
+    public double RamBufferSizeMB
+    {
+        get => _ramBufferSizeMB;
+        init => _ramBufferSizeMB = double.IsFinite(value) && value is >= 1 and <= 2048
+            ? value
+            : throw new ArgumentOutOfRangeException(nameof(RamBufferSizeMB), value, $"{nameof(RamBufferSizeMB)} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
+    }
+
+    /// <summary>Commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
+    public long CommitEveryBytes
+    {
+        get => _commitEveryBytes;
+        init => _commitEveryBytes = value is >= 1L << 20 and <= 64L << 30
+            ? value
+            : throw new ArgumentOutOfRangeException(nameof(CommitEveryBytes), value, $"{nameof(CommitEveryBytes)} is {value}; it must be from 1 MiB to 64 GiB.");
+    }
+
+    /// <summary>Commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
+    public TimeSpan CommitInterval
+    {
+        get => _commitInterval;
+        init => _commitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(CommitInterval));
+    }
+
+    /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
+    public TimeSpan RefreshInterval
+    {
+        get => _refreshInterval;
+        init => _refreshInterval = CheckTime(value, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(RefreshInterval));
+    }
+
+    /// <summary>How often a following index polls the change feed when it found nothing new (10 ms .. 10 s).</summary>
+    public TimeSpan FollowPollInterval
+    {
+        get => _followPollInterval;
+        init => _followPollInterval = CheckTime(value, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(FollowPollInterval));
+    }
+
+    /// <summary>Change-feed entries read per step (1..100,000); their bodies are read with one GetMany.</summary>
+    public int ChangeBatchSize
+    {
+        get => _changeBatchSize;
+        init => _changeBatchSize = Check(value, 1, 100_000, nameof(ChangeBatchSize), "entries");
+    }
+
+    /// <summary>Most documents taken from a batch source at once during a build (1..1,000,000).</summary>
+    public int TakeMaxDocuments
+    {
+        get => _takeMaxDocuments;
+        init => _takeMaxDocuments = Check(value, 1, 1_000_000, nameof(TakeMaxDocuments), "documents");
+    }
+
+    /// <summary>Most body bytes taken from a batch source at once during a build (64 KiB .. 1 GiB; one larger document is still taken alone).</summary>
+    public long TakeMaxBytes
+    {
+        get => _takeMaxBytes;
+        init => _takeMaxBytes = value is >= 64L << 10 and <= 1L << 30
+            ? value
+            : throw new ArgumentOutOfRangeException(nameof(TakeMaxBytes), value, $"{nameof(TakeMaxBytes)} is {value}; it must be from 64 KiB to 1 GiB.");
+    }
+
+    /// <summary>Failures of the index itself in a row (1..1000) after which following stops and the index is in <see cref="IndexState.Error"/>.</summary>
+    public int MaxConsecutiveFailures
+    {
+        get => _maxConsecutiveFailures;
+        init => _maxConsecutiveFailures = Check(value, 1, 1000, nameof(MaxConsecutiveFailures), "failures");
+    }
+
+    /// <summary>The effective settings, one line.</summary>
+    public override string ToString() => string.Create(
+        CultureInfo.InvariantCulture,
+        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, " +
+        $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
+        $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+
+    private static int Check(int value, int min, int max, string name, string unit) =>
+        value >= min && value <= max
+            ? value
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {min} to {max} ({unit}).");
+
+    private static TimeSpan CheckTime(TimeSpan value, TimeSpan min, TimeSpan max, string name) =>
+        value >= min && value <= max
+            ? value
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {min} to {max}.");
+}

@@ -1,0 +1,164 @@
+using Lucene.Net.Documents;
+using Lucene.Net.Index;
+using Lucene.Net.Util;
+
+namespace Indexing.Indexer;
+
+// Turns one document's extracted values into Lucene fields, reusing Field instances: one mapper
+// per indexing thread, each Field set to the next document's value once the previous one was
+// added (Lucene copies what it needs during UpdateDocument, so reuse is safe on that thread).
+//
+// Mapping per field type:
+//   text    -> TextField (StandardAnalyzer at write time)
+//   keyword -> StringField (one exact term); sortable: + SortedDocValuesField
+//   long    -> Int64Field (trie terms: range queries); sortable: + NumericDocValuesField
+//   double  -> DoubleField; sortable: + DoubleDocValuesField
+//   bool    -> StringField "true"/"false"; sortable: + NumericDocValuesField 0/1
+// Multi-valued fields index every value; doc values take one value per document in Lucene 4.8,
+// so a sortable field sorts by its first value in document order.
+//
+// Threading: one thread at a time.
+internal sealed class LuceneDocumentMapper
+{
+    private readonly IndexDefinition _definition;
+    private readonly FieldSlot[] _slots;
+    private readonly StringField _id = new(LuceneFieldNames.Id, "", Field.Store.YES);
+    private readonly Int64Field _etag = new(LuceneFieldNames.Etag, 0, Field.Store.YES);
+    private readonly NumericDocValuesField _etagValue = new(LuceneFieldNames.Etag, 0);
+    private readonly List<IIndexableField> _fields = [];
+
+    public LuceneDocumentMapper(IndexDefinition definition)
+    {
+        _definition = definition;
+        _slots = new FieldSlot[definition.Fields.Length];
+        for (var i = 0; i < _slots.Length; i++)
+        {
+            _slots[i] = new FieldSlot(definition.Fields[i]);
+        }
+    }
+
+    /// <summary>The fields of one document; valid until the next call.</summary>
+    public IReadOnlyList<IIndexableField> Map(string id, long etag, ExtractedFields values)
+    {
+        _fields.Clear();
+        _id.SetStringValue(id);
+        _etag.SetInt64Value(etag);
+        _etagValue.SetInt64Value(etag);
+        _fields.Add(_id);
+        _fields.Add(_etag);
+        _fields.Add(_etagValue);
+        for (var field = 0; field < _slots.Length; field++)
+        {
+            if (values.Count(field) > 0)
+            {
+                _slots[field].Add(field, values, _fields);
+            }
+        }
+
+        return _fields;
+    }
+
+    public IndexDefinition Definition => _definition;
+
+    // The reusable Field instances of one definition field.
+    private sealed class FieldSlot
+    {
+        private readonly IndexFieldDefinition _field;
+        private readonly Field.Store _store;
+        private readonly Field? _sortValue;
+        private Field[] _pool = [];
+
+        public FieldSlot(IndexFieldDefinition field)
+        {
+            _field = field;
+            _store = field.Stored ? Field.Store.YES : Field.Store.NO;
+            if (field.Sortable)
+            {
+                _sortValue = field.Type switch
+                {
+                    IndexFieldType.Keyword => new SortedDocValuesField(field.Name, new BytesRef()),
+                    IndexFieldType.Double => new DoubleDocValuesField(field.Name, 0),
+                    _ => new NumericDocValuesField(field.Name, 0),
+                };
+            }
+        }
+
+        public void Add(int field, ExtractedFields values, List<IIndexableField> into)
+        {
+            var count = values.Count(field);
+            if (_pool.Length < count)
+            {
+                Grow(count);
+            }
+
+            switch (_field.Type)
+            {
+                case IndexFieldType.Text:
+                case IndexFieldType.Keyword:
+                    var strings = values.Strings(field);
+                    for (var i = 0; i < strings.Length; i++)
+                    {
+                        _pool[i].SetStringValue(strings[i]);
+                        into.Add(_pool[i]);
+                    }
+
+                    _sortValue?.SetBytesValue(new BytesRef(strings[0]));
+                    break;
+
+                case IndexFieldType.Long:
+                    var longs = values.Longs(field);
+                    for (var i = 0; i < longs.Length; i++)
+                    {
+                        _pool[i].SetInt64Value(longs[i]);
+                        into.Add(_pool[i]);
+                    }
+
+                    _sortValue?.SetInt64Value(longs[0]);
+                    break;
+
+                case IndexFieldType.Double:
+                    var doubles = values.Doubles(field);
+                    for (var i = 0; i < doubles.Length; i++)
+                    {
+                        _pool[i].SetDoubleValue(doubles[i]);
+                        into.Add(_pool[i]);
+                    }
+
+                    _sortValue?.SetDoubleValue(doubles[0]);
+                    break;
+
+                default:
+                    var bools = values.Bools(field);
+                    for (var i = 0; i < bools.Length; i++)
+                    {
+                        _pool[i].SetStringValue(bools[i] ? "true" : "false");
+                        into.Add(_pool[i]);
+                    }
+
+                    _sortValue?.SetInt64Value(bools[0] ? 1 : 0);
+                    break;
+            }
+
+            if (_sortValue is not null)
+            {
+                into.Add(_sortValue);
+            }
+        }
+
+        private void Grow(int count)
+        {
+            var old = _pool.Length;
+            Array.Resize(ref _pool, Math.Max(count, old * 2));
+            for (var i = old; i < _pool.Length; i++)
+            {
+                _pool[i] = _field.Type switch
+                {
+                    IndexFieldType.Text => new TextField(_field.Name, "", _store),
+                    IndexFieldType.Keyword or IndexFieldType.Bool => new StringField(_field.Name, "", _store),
+                    IndexFieldType.Long => new Int64Field(_field.Name, 0, _store),
+                    _ => new DoubleField(_field.Name, 0, _store),
+                };
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+namespace Indexing.Indexer;
+
+// The fields the indexer adds to every Lucene document. Definition field names cannot start with
+// "__" (IndexDefinition's rules), so these never collide with them.
+internal static class LuceneFieldNames
+{
+    /// <summary>The document id: one exact term (for update and delete by id), stored (returned with hits).</summary>
+    public const string Id = "__id";
+
+    /// <summary>The etag of the indexed body: stored and as numeric doc values, so a verify can compare the index with the store.</summary>
+    public const string Etag = "__etag";
+}

@@ -1,0 +1,129 @@
+using System.Globalization;
+
+using Indexing.Storage;
+
+using Lucene.Net.Analysis;
+using Lucene.Net.Index;
+using Lucene.Net.QueryParsers.Classic;
+using Lucene.Net.Search;
+using Lucene.Net.Util;
+
+namespace Indexing.Indexer;
+
+// Lucene's classic query parser, typed by the index definition. The classic parser knows nothing
+// of field types: it would analyse "total:100" as text and compare "[5 TO 50]" as strings, which
+// finds nothing in numeric (trie-encoded) fields. Here each field query is built for the field's
+// type: numeric terms and ranges become NumericRangeQuery, keyword and bool values exact
+// TermQuery, text goes through the analyser; an unknown field or a value of the wrong type is an
+// InvalidQueryException naming both.
+//
+// Not thread-safe (the base keeps parse state): one instance per query; construction is cheap.
+internal sealed class DefinitionQueryParser : QueryParser
+{
+    private readonly IndexDefinition _definition;
+    private readonly Dictionary<string, IndexFieldType> _types;
+
+    public DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer)
+        : base(LuceneVersion.LUCENE_48, defaultField, analyzer)
+    {
+        _definition = definition;
+        _types = new Dictionary<string, IndexFieldType>(types, StringComparer.Ordinal);
+        // Keyword values are exact and text is lowercased by the analyser, so lowercasing
+        // wildcard/prefix terms is decided per field below, not globally.
+        LowercaseExpandedTerms = false;
+        AllowLeadingWildcard = false;
+    }
+
+    protected override Query GetFieldQuery(string field, string queryText, bool quoted)
+    {
+        var type = TypeOf(field);
+        return type switch
+        {
+            IndexFieldType.Text => base.GetFieldQuery(field, queryText, quoted),
+            IndexFieldType.Keyword => new TermQuery(new Term(field, queryText)),
+            IndexFieldType.Bool => new TermQuery(new Term(field, ParseBool(field, queryText))),
+            IndexFieldType.Long => NumericRangeQuery.NewInt64Range(field, ParseLong(field, queryText), ParseLong(field, queryText), true, true),
+            _ => NumericRangeQuery.NewDoubleRange(field, ParseDouble(field, queryText), ParseDouble(field, queryText), true, true),
+        };
+    }
+
+    protected override Query GetRangeQuery(string field, string part1, string part2, bool startInclusive, bool endInclusive)
+    {
+        var type = TypeOf(field);
+        switch (type)
+        {
+            case IndexFieldType.Long:
+                return NumericRangeQuery.NewInt64Range(
+                    field, Open(part1) ? null : ParseLong(field, part1), Open(part2) ? null : ParseLong(field, part2), startInclusive, endInclusive);
+            case IndexFieldType.Double:
+                return NumericRangeQuery.NewDoubleRange(
+                    field, Open(part1) ? null : ParseDouble(field, part1), Open(part2) ? null : ParseDouble(field, part2), startInclusive, endInclusive);
+            case IndexFieldType.Keyword:
+                return TermRangeQuery.NewStringRange(field, Open(part1) ? null : part1, Open(part2) ? null : part2, startInclusive, endInclusive);
+            case IndexFieldType.Text:
+                return base.GetRangeQuery(field, part1?.ToLowerInvariant(), part2?.ToLowerInvariant(), startInclusive, endInclusive);
+            default:
+                throw Invalid($"field {MessageText.Quote(field)} is a bool field; ranges apply to long, double, keyword and text fields. Use {field}:true or {field}:false.");
+        }
+    }
+
+    protected override Query GetPrefixQuery(string field, string termStr) =>
+        base.GetPrefixQuery(field, ExpandableTerm(field, termStr, "a prefix query"));
+
+    protected override Query GetWildcardQuery(string field, string termStr)
+    {
+        if (field == "*" && termStr == "*")
+        {
+            return new MatchAllDocsQuery();
+        }
+
+        return base.GetWildcardQuery(field, ExpandableTerm(field, termStr, "a wildcard query"));
+    }
+
+    protected override Query GetFuzzyQuery(string field, string termStr, float minSimilarity) =>
+        base.GetFuzzyQuery(field, ExpandableTerm(field, termStr, "a fuzzy query"), minSimilarity);
+
+    protected override Query GetRegexpQuery(string field, string termStr) =>
+        base.GetRegexpQuery(field, ExpandableTerm(field, termStr, "a regular expression"));
+
+    // Multi-term queries work on terms as indexed: text terms are lowercase, keyword terms exact,
+    // numeric terms are encoded and cannot be matched by patterns.
+    private string ExpandableTerm(string field, string term, string what) =>
+        TypeOf(field) switch
+        {
+            IndexFieldType.Text => term.ToLowerInvariant(),
+            IndexFieldType.Keyword => term,
+            var type => throw Invalid(
+                $"{what} on field {MessageText.Quote(field)} ({IndexFieldTypes.Name(type)}) is not supported; patterns apply to text and keyword fields" +
+                (type is IndexFieldType.Long or IndexFieldType.Double ? $". Use a range such as {field}:[10 TO 20]." : "."))
+        };
+
+    private IndexFieldType TypeOf(string field)
+    {
+        if (_types.TryGetValue(field, out var type))
+        {
+            return type;
+        }
+
+        throw Invalid($"field {MessageText.Quote(field)} is not in the index; its fields are {string.Join(", ", _types.Keys.Order(StringComparer.Ordinal))}.");
+    }
+
+    private static bool Open(string? part) => part is null || part == "*";
+
+    private long ParseLong(string field, string text) =>
+        long.TryParse(text, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value)
+            ? value
+            : throw Invalid($"{MessageText.Quote(text)} is not a whole number for long field {MessageText.Quote(field)}; use digits with an optional '-', e.g. {field}:42 or {field}:[10 TO 20].");
+
+    private double ParseDouble(string field, string text) =>
+        double.TryParse(text, NumberStyles.Float, CultureInfo.InvariantCulture, out var value) && double.IsFinite(value)
+            ? value
+            : throw Invalid($"{MessageText.Quote(text)} is not a finite number for double field {MessageText.Quote(field)}; e.g. {field}:2.5 or {field}:[0 TO 99.5].");
+
+    private string ParseBool(string field, string text) =>
+        text is "true" or "false"
+            ? text
+            : throw Invalid($"{MessageText.Quote(text)} is not true or false for bool field {MessageText.Quote(field)}.");
+
+    private InvalidQueryException Invalid(string problem) => new(_definition.Name, problem);
+}

@@ -1,0 +1,51 @@
+namespace Indexing.Indexer;
+
+/// <summary>A query on one index: Lucene classic syntax, paging and sort.</summary>
+/// <param name="Text">
+/// Lucene classic syntax, e.g. <c>status:shipped AND total:[100 TO *] -customer.tier:gold</c>.
+/// Text fields are analysed like the documents; keyword and bool fields match exactly; long and
+/// double fields take numbers and numeric ranges (<c>[a TO b]</c>, <c>{a TO b}</c>, <c>*</c> for open).
+/// <c>*:*</c> matches every document.
+/// </param>
+public sealed record IndexQuery(string Text)
+{
+    /// <summary>Most hits one query may return.</summary>
+    public const int MaxTake = 10_000;
+
+    /// <summary>Deepest page: skip + take may not exceed this.</summary>
+    public const int MaxWindow = 100_000;
+
+    /// <summary>Hits to return (1..<see cref="MaxTake"/>).</summary>
+    public int Take { get; init; } = 20;
+
+    /// <summary>Hits to skip first (0..; skip + take at most <see cref="MaxWindow"/>).</summary>
+    public int Skip { get; init; }
+
+    /// <summary>Sort keys in order; empty for relevance (score) order.</summary>
+    public IReadOnlyList<QuerySort> Sort { get; init; } = [];
+
+    /// <summary>The field searched by terms without a field name; null for the definition's first text field (else its first field).</summary>
+    public string? DefaultField { get; init; }
+}
+
+/// <summary>One sort key: a field declared sortable in the definition, or "__id".</summary>
+public sealed record QuerySort(string Field, bool Descending = false);
+
+/// <summary>A page of hits.</summary>
+/// <param name="TotalHits">Documents matching the query, all pages.</param>
+/// <param name="Hits">The requested page, in order.</param>
+public sealed record QueryResult(long TotalHits, IReadOnlyList<QueryHit> Hits)
+{
+    /// <summary>
+    /// When the query was run with a store: each hit's current document, parallel to <see cref="Hits"/>
+    /// (null where the document was deleted after the index last saw it), read with one sorted GetMany.
+    /// Empty otherwise.
+    /// </summary>
+    public IReadOnlyList<Storage.StoredDocument?> Documents { get; init; } = [];
+}
+
+/// <summary>One hit.</summary>
+/// <param name="Id">The document's id.</param>
+/// <param name="Score">Relevance, higher is better (computed also when sorting by fields).</param>
+/// <param name="Etag">The etag of the body the index holds for it.</param>
+public sealed record QueryHit(string Id, float Score, long Etag);

@@ -1,0 +1,140 @@
+using System.Collections.Immutable;
+using System.Runtime.InteropServices;
+using System.Text.Json;
+using System.Text.Json.Serialization;
+
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+/// <summary>
+/// The persisted map from index name to its active generation, definition and rebuild intent:
+/// <c>catalog.json</c> in the indexes root. Every change writes a whole new file next to it,
+/// fsyncs it, renames it over the old one and fsyncs the directory, so a crash leaves either the
+/// old catalog or the new one, never neither and never a mix.
+/// </summary>
+/// <remarks>Not thread-safe: the <see cref="IndexManager"/> serialises changes under its lock.</remarks>
+internal sealed class IndexCatalog
+{
+    public const string FileName = "catalog.json";
+    private const int FormatVersion = 1;
+
+    private static readonly JsonSerializerOptions _json = new()
+    {
+        WriteIndented = true,
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        Converters = { new JsonStringEnumConverter(JsonNamingPolicy.KebabCaseLower) },
+    };
+
+    private readonly string _path;
+
+    private IndexCatalog(string root, CatalogState state)
+    {
+        Root = root;
+        _path = Path.Combine(root, FileName);
+        State = state;
+    }
+
+    public string Root { get; }
+
+    public CatalogState State { get; private set; }
+
+    // Test hook: called after the new catalog was written to its temp file and before the rename.
+    public Action? BeforeRename { get; set; }
+
+    public static IndexCatalog Load(string root)
+    {
+        Directory.CreateDirectory(root);
+        var path = Path.Combine(root, FileName);
+        // A temp file left by a crash before its rename is an abandoned change: the old file rules.
+        File.Delete(path + ".tmp");
+        if (!File.Exists(path))
+        {
+            return new IndexCatalog(root, new CatalogState(FormatVersion, ImmutableSortedDictionary<string, CatalogEntry>.Empty.WithComparers(StringComparer.Ordinal)));
+        }
+
+        CatalogState? state;
+        try
+        {
+            state = JsonSerializer.Deserialize<CatalogState>(File.ReadAllBytes(path), _json);
+        }
+        catch (JsonException e)
+        {
+            throw new InvalidDataException(
+                $"the index catalog {MessageText.Quote(path)} is not valid JSON ({e.Message}); it is only ever replaced whole, so something else wrote it. Restore it from a backup, or delete it and the index directories to start without indexes.", e);
+        }
+
+        if (state is null || state.Version != FormatVersion || state.Indexes is null)
+        {
+            throw new InvalidDataException(
+                $"the index catalog {MessageText.Quote(path)} has format version {state?.Version.ToString() ?? "(none)"}; this build reads version {FormatVersion}.");
+        }
+
+        return new IndexCatalog(root, state with { Indexes = state.Indexes.WithComparers(StringComparer.Ordinal) });
+    }
+
+    public string GenerationDirectory(string name, int generation) => Path.Combine(Root, name, $"g{generation:D6}");
+
+    public void Save(CatalogState state)
+    {
+        var temp = _path + ".tmp";
+        using (var stream = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            JsonSerializer.Serialize(stream, state, _json);
+            stream.Flush(flushToDisk: true);
+        }
+
+        BeforeRename?.Invoke();
+        File.Move(temp, _path, overwrite: true);
+        FsyncDirectory(Root);
+        State = state;
+    }
+
+    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change)
+    {
+        var current = State.Indexes.GetValueOrDefault(name);
+        var next = change(current);
+        var indexes = next is null ? State.Indexes.Remove(name) : State.Indexes.SetItem(name, next);
+        Save(State with { Indexes = indexes });
+    }
+
+    // A rename is durable only once its directory entry is: fsync the directory (POSIX). There is
+    // no managed API for it; on other systems the rename alone is what we have.
+    private static void FsyncDirectory(string directory)
+    {
+        if (!OperatingSystem.IsLinux() && !OperatingSystem.IsMacOS())
+        {
+            return;
+        }
+
+        var fd = NativeFiles.Open(directory, 0 /* O_RDONLY */);
+        if (fd < 0)
+        {
+            throw new IOException($"could not open {MessageText.Quote(directory)} to fsync the index catalog's rename (errno {Marshal.GetLastPInvokeError()}).");
+        }
+
+        try
+        {
+            if (NativeFiles.Fsync(fd) != 0)
+            {
+                throw new IOException($"fsync of {MessageText.Quote(directory)} failed (errno {Marshal.GetLastPInvokeError()}): the catalog change may not survive a power loss.");
+            }
+        }
+        finally
+        {
+            _ = NativeFiles.Close(fd);
+        }
+    }
+}
+
+/// <summary>The whole catalog as persisted.</summary>
+internal sealed record CatalogState(int Version, ImmutableSortedDictionary<string, CatalogEntry> Indexes);
+
+/// <summary>
+/// One index: the definition and generation that serve (generation 0: none yet), the rebuild in
+/// progress if any (its intent survives restarts), and how the last rebuild ended.
+/// </summary>
+internal sealed record CatalogEntry(string DefinitionJson, int ActiveGeneration, RebuildIntent? Rebuild, RebuildSummary? LastRebuild);
+
+/// <summary>A rebuild in progress: the generation it builds, with which definition, since when, and its phase.</summary>
+internal sealed record RebuildIntent(int Generation, string DefinitionJson, DateTimeOffset StartedAt, RebuildPhase Phase, string Reason);

@@ -1,0 +1,44 @@
+using Indexing.Prefetcher;
+
+namespace Indexing.Indexer;
+
+/// <summary>Settings of the <see cref="IndexManager"/>, fixed when it opens.</summary>
+public sealed record IndexManagerOptions
+{
+    /// <summary>Options every index is opened with.</summary>
+    public IndexOptions Index { get; init; } = new();
+
+    /// <summary>Options of the bulk phase's adaptive prefetcher (its foreground signal is always the store's Get latency).</summary>
+    public PrefetchOptions Prefetch { get; init; } = new();
+
+    /// <summary>
+    /// The catch-up phase ends, and the swap begins, once the replacement is at most this many etags
+    /// behind the store: the swap then applies the rest while the old generation still serves.
+    /// </summary>
+    public long SwapLagEtags { get; init; } = 1000;
+
+    /// <summary>Longest time the swap waits for queries still running on the old generation before closing it anyway.</summary>
+    public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
+    // Test hook: called at each RebuildPoint on the rebuild's thread; it may block (the crash
+    // tests stop the process there) or throw (to fail the rebuild at that point).
+    internal Action<string, RebuildPoint>? RebuildHook { get; init; }
+
+    internal IndexManagerOptions Validate()
+    {
+        ArgumentNullException.ThrowIfNull(Index);
+        ArgumentNullException.ThrowIfNull(Prefetch);
+        Prefetch.Validate();
+        if (SwapLagEtags < 0)
+        {
+            throw new ArgumentOutOfRangeException(nameof(SwapLagEtags), SwapLagEtags, $"SwapLagEtags is {SwapLagEtags}; it must be 0 or more.");
+        }
+
+        if (DrainTimeout <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(DrainTimeout), DrainTimeout, $"DrainTimeout is {DrainTimeout}; it must be positive.");
+        }
+
+        return this;
+    }
+}

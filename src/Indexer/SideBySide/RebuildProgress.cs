@@ -1,0 +1,84 @@
+namespace Indexing.Indexer;
+
+/// <summary>Where a side-by-side rebuild is. Each value means one thing; the last three are final.</summary>
+public enum RebuildPhase
+{
+    /// <summary>Reading every document of a store snapshot into the replacement (the prefetcher feeds it).</summary>
+    Bulk,
+
+    /// <summary>Applying the change feed after the snapshot until the replacement is nearly current.</summary>
+    CatchUp,
+
+    /// <summary>Applying the last changes, committing and switching the catalog; then draining and deleting the old generation.</summary>
+    Swapping,
+
+    /// <summary>The replacement serves; the old generation is gone.</summary>
+    Done,
+
+    /// <summary>The rebuild failed (see the error); the old generation still serves and the replacement was removed.</summary>
+    Failed,
+
+    /// <summary>Cancelled: the old generation still serves and the replacement was removed.</summary>
+    Cancelled,
+}
+
+/// <summary>One reading of a rebuild's progress (a new instance each time it is asked for).</summary>
+/// <param name="IndexName">The index being rebuilt.</param>
+/// <param name="Generation">The replacement's generation number.</param>
+/// <param name="Phase">Where it is.</param>
+/// <param name="Reason">Why it runs ("definition changed", "requested", "resumed after restart", "new index").</param>
+/// <param name="StartedAt">When this rebuild (or its resumption) started.</param>
+/// <param name="DocumentsDone">Documents the replacement has indexed in the bulk phase.</param>
+/// <param name="DocumentsTotal">Documents of the collection in the bulk phase's snapshot (exact once planning is complete).</param>
+/// <param name="BytesDone">Body bytes indexed in the bulk phase.</param>
+/// <param name="BytesTotal">Body bytes of the snapshot's collection (exact once planning is complete).</param>
+/// <param name="SnapshotEtag">The bulk phase's snapshot etag; the catch-up applies the change feed after it.</param>
+/// <param name="AppliedEtag">The replacement holds every change up to this etag.</param>
+/// <param name="LagEtags">The store's last etag minus <paramref name="AppliedEtag"/>.</param>
+/// <param name="Eta">Estimated time to the end of the bulk phase; null when unknown.</param>
+/// <param name="PhaseTimes">Wall time of each phase reached so far.</param>
+/// <param name="Error">The failure, when <paramref name="Phase"/> is Failed.</param>
+/// <param name="Note">Something an operator should know that is not a failure (e.g. a drain that timed out).</param>
+/// <param name="Prefetch">The bulk phase's prefetch pressure (its last reading once the bulk phase ended).</param>
+public sealed record RebuildProgress(
+    string IndexName,
+    int Generation,
+    RebuildPhase Phase,
+    string Reason,
+    DateTimeOffset StartedAt,
+    long DocumentsDone,
+    long DocumentsTotal,
+    long BytesDone,
+    long BytesTotal,
+    long SnapshotEtag,
+    long AppliedEtag,
+    long LagEtags,
+    TimeSpan? Eta,
+    IReadOnlyDictionary<RebuildPhase, TimeSpan> PhaseTimes,
+    string? Error,
+    string? Note,
+    Prefetcher.PrefetchPressure? Prefetch)
+{
+    /// <summary>Whether the rebuild has ended (done, failed or cancelled).</summary>
+    public bool IsFinished => Phase is RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled;
+}
+
+/// <summary>
+/// The points of a rebuild a test can stop at (an internal hook), in the order they are reached.
+/// A crash at any of them must leave an index that serves complete results after a restart.
+/// </summary>
+internal enum RebuildPoint
+{
+    IntentPersisted,
+    BulkStarted,
+    BulkBatchTaken,
+    BulkCommitted,
+    CatchUpPersisted,
+    CatchUpStep,
+    SwapPersisted,
+    SwapCommitted,
+    CatalogTempWritten,
+    CatalogSwitched,
+    OldDrained,
+    OldDeleted,
+}

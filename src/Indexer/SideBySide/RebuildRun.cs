@@ -1,0 +1,186 @@
+using System.Collections.Concurrent;
+using System.Collections.Immutable;
+using System.Diagnostics;
+
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+// One rebuild of one index: the replacement generation, its phase and progress, and the task
+// running it. The phases themselves are IndexManager.Rebuild.cs; this holds their state so that
+// progress can be read from any thread while they run.
+internal sealed class RebuildRun
+{
+    private readonly ConcurrentDictionary<RebuildPhase, TimeSpan> _phaseTimes = new();
+    private readonly DocumentStore _store;
+    private long _phaseStarted = Stopwatch.GetTimestamp();
+    private volatile IBatchSource? _prefetch;
+    private PrefetchPressure? _lastPressure;
+    private int _phase;
+    private string? _error;
+    private string? _note;
+    private int _pastSwitch;
+
+    public RebuildRun(DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason, CancellationToken shutdown)
+    {
+        _store = store;
+        Name = name;
+        Generation = generation;
+        Definition = definition;
+        Target = target;
+        InPlace = inPlace;
+        _phase = (int)phase;
+        Reason = reason;
+        Cancellation = CancellationTokenSource.CreateLinkedTokenSource(shutdown);
+    }
+
+    public string Name { get; }
+
+    public int Generation { get; }
+
+    public IndexDefinition Definition { get; }
+
+    public DocumentIndex Target { get; }
+
+    // The initial build of a new index runs on the serving generation itself; there is nothing to swap.
+    public bool InPlace { get; }
+
+    public string Reason { get; }
+
+    public DateTimeOffset StartedAt { get; } = DateTimeOffset.UtcNow;
+
+    public long SnapshotEtag { get; set; }
+
+    public CancellationTokenSource Cancellation { get; }
+
+    public bool CancelRequested { get; private set; }
+
+    public Task Completion { get; set; } = Task.CompletedTask;
+
+    public RebuildPhase Phase => (RebuildPhase)Volatile.Read(ref _phase);
+
+    public bool IsRunning => Phase is RebuildPhase.Bulk or RebuildPhase.CatchUp or RebuildPhase.Swapping;
+
+    // After the catalog switched to the replacement, the rebuild can only finish: cancel is ignored.
+    public bool PastSwitch => Volatile.Read(ref _pastSwitch) != 0;
+
+    public void MarkPastSwitch() => Volatile.Write(ref _pastSwitch, 1);
+
+    public void EnterPhase(RebuildPhase phase)
+    {
+        var now = Stopwatch.GetTimestamp();
+        var previous = Phase;
+        _phaseTimes[previous] = _phaseTimes.GetValueOrDefault(previous) + Stopwatch.GetElapsedTime(Interlocked.Exchange(ref _phaseStarted, now), now);
+        Volatile.Write(ref _phase, (int)phase);
+    }
+
+    public void Fail(string error)
+    {
+        Volatile.Write(ref _error, error);
+        EnterPhase(RebuildPhase.Failed);
+    }
+
+    public void Note(string note) => Volatile.Write(ref _note, note);
+
+    public void AttachPrefetch(IBatchSource source) => _prefetch = source;
+
+    public void DetachPrefetch()
+    {
+        if (_prefetch is { } source)
+        {
+            _lastPressure = source.Pressure;
+            _prefetch = null;
+        }
+    }
+
+    public void RequestCancel()
+    {
+        CancelRequested = true;
+        if (!PastSwitch)
+        {
+            Cancellation.Cancel();
+        }
+    }
+
+    // On shutdown the rebuild stops where it is; its intent stays in the catalog and it resumes on the next open.
+    public async Task StopForShutdownAsync()
+    {
+        if (!PastSwitch)
+        {
+            await Cancellation.CancelAsync().ConfigureAwait(false);
+        }
+
+        await Completion.ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+    }
+
+    public RebuildProgress Progress()
+    {
+        var phase = Phase;
+        var pressure = _prefetch?.Pressure ?? _lastPressure;
+        var times = _phaseTimes.ToImmutableDictionary();
+        if (IsRunning)
+        {
+            times = times.SetItem(phase, times.GetValueOrDefault(phase) + Stopwatch.GetElapsedTime(Volatile.Read(ref _phaseStarted)));
+        }
+
+        long applied;
+        try
+        {
+            applied = Target.GetStatus().AppliedEtag;
+        }
+        catch (ObjectDisposedException)
+        {
+            applied = 0; // the replacement was removed (cancelled or failed)
+        }
+
+        var bulkDone = phase != RebuildPhase.Bulk && pressure is not null;
+        return new RebuildProgress(
+            Name,
+            Generation,
+            phase,
+            Reason,
+            StartedAt,
+            DocumentsDone: pressure?.DocumentsDone ?? 0,
+            DocumentsTotal: bulkDone ? pressure!.DocumentsDone : pressure?.DocumentsPlanned ?? 0,
+            BytesDone: pressure?.BytesDone ?? 0,
+            BytesTotal: bulkDone ? pressure!.BytesDone : pressure?.BytesPlanned ?? 0,
+            SnapshotEtag,
+            applied,
+            LagEtags: IsRunning ? Math.Max(0, _store.LastEtag - applied) : 0,
+            Eta: phase == RebuildPhase.Bulk ? pressure?.Eta : null,
+            times,
+            Volatile.Read(ref _error),
+            Volatile.Read(ref _note),
+            pressure);
+    }
+}
+
+// The bulk phase's batch source as the replacement sees it, calling the test hook once the first
+// batch was taken (a point inside the bulk phase, with reads in flight).
+internal sealed class HookedBatchSource(IBatchSource inner, Action firstBatchTaken) : IBatchSource
+{
+    private int _taken;
+
+    public PrefetchPressure Pressure => inner.Pressure;
+
+    public long SnapshotEtag => inner.SnapshotEtag;
+
+    public string? HandedOutThrough => inner.HandedOutThrough;
+
+    public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
+    {
+        var batch = await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false);
+        if (batch is not null && Interlocked.Exchange(ref _taken, 1) == 0)
+        {
+            firstBatchTaken();
+        }
+
+        return batch;
+    }
+
+    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+        inner.ReadAllAsync(maxDocuments, maxBytes, cancellationToken);
+
+    public ValueTask DisposeAsync() => inner.DisposeAsync();
+}

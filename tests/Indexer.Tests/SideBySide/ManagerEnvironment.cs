@@ -1,0 +1,115 @@
+using Indexing.Datasets;
+using Indexing.Indexer.Tests.Index;
+using Indexing.Storage;
+
+namespace Indexing.Indexer.Tests.SideBySide;
+
+// A store with generated orders and an index manager root, in one temp directory owned by one test.
+internal sealed class ManagerEnvironment : IDisposable
+{
+    public const string V1Json = """
+        { "name": "orders", "collection": "orders", "fields": [
+          { "name": "customer", "path": "customer.name", "type": "text" },
+          { "name": "status", "path": "status", "type": "keyword", "sortable": true },
+          { "name": "total", "path": "total", "type": "double", "sortable": true }
+        ] }
+        """;
+
+    // V1 plus two fields: a changed definition, so its hash differs.
+    public const string V2Json = """
+        { "name": "orders", "collection": "orders", "fields": [
+          { "name": "customer", "path": "customer.name", "type": "text" },
+          { "name": "status", "path": "status", "type": "keyword", "sortable": true },
+          { "name": "total", "path": "total", "type": "double", "sortable": true },
+          { "name": "itemCount", "path": "itemCount", "type": "long", "sortable": true },
+          { "name": "paid", "path": "paid", "type": "bool" }
+        ] }
+        """;
+
+    private IndexManager? _manager;
+
+    public ManagerEnvironment(int documents = 2000, DatasetShape shape = DatasetShape.LogNormal)
+    {
+        Root = Path.Combine(Path.GetTempPath(), "indexing-rebuild-tests", Guid.NewGuid().ToString("N"));
+        Directory.CreateDirectory(Root);
+        Store = OpenStore(StoreDirectory);
+        if (documents > 0)
+        {
+            Store.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, documentCount: documents, maxDocumentBytes: 512 << 10))
+                .Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+        }
+    }
+
+    public static IndexDefinition V1 { get; } = IndexDefinition.Parse(V1Json);
+
+    public static IndexDefinition V2 { get; } = IndexDefinition.Parse(V2Json);
+
+    public string Root { get; }
+
+    public string StoreDirectory => Path.Combine(Root, "store");
+
+    public string IndexRoot => Path.Combine(Root, "indexes");
+
+    public DocumentStore Store { get; private set; }
+
+    public IndexManager Manager => _manager ?? throw new InvalidOperationException("open the manager first");
+
+    public static DocumentStore OpenStore(string directory) =>
+        DocumentStore.Open(directory, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20));
+
+    public static IndexManagerOptions FastOptions(Action<string, RebuildPoint>? hook = null) => new()
+    {
+        Index = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
+        Prefetch = new Prefetcher.PrefetchOptions { BudgetBytes = 8 << 20 },
+        SwapLagEtags = 50,
+        RebuildHook = hook,
+    };
+
+    public IndexManager OpenManager(IndexManagerOptions? options = null)
+    {
+        _manager = IndexManager.Open(IndexRoot, Store, options ?? FastOptions());
+        return _manager;
+    }
+
+    public async Task CloseManagerAsync()
+    {
+        if (_manager is not null)
+        {
+            await _manager.DisposeAsync();
+            _manager = null;
+        }
+    }
+
+    // After a child process had the store: open it again in this process.
+    public void ReopenStoreAfterClose()
+    {
+        Store.Dispose();
+        Store = OpenStore(StoreDirectory);
+    }
+
+    public long LiveDocuments() => Store.ScanMetadata("orders").LongCount();
+
+    public string[] GenerationDirectories(string name) =>
+        Directory.Exists(Path.Combine(IndexRoot, name)) ? [.. Directory.GetDirectories(Path.Combine(IndexRoot, name)).Select(Path.GetFileName).Order()!] : [];
+
+    public static async Task<RebuildProgress> WaitForRebuildAsync(IndexManager manager, string name)
+    {
+        var progress = await manager.WaitForRebuildAsync(name).WaitAsync(TimeSpan.FromMinutes(2));
+        Assert.NotNull(progress);
+        return progress;
+    }
+
+    public void Dispose()
+    {
+        _manager?.DisposeAsync().AsTask().GetAwaiter().GetResult();
+        Store.Dispose();
+        try
+        {
+            Directory.Delete(Root, recursive: true);
+        }
+        catch (IOException)
+        {
+            // Best effort: a leftover temp directory must not fail the test that made it.
+        }
+    }
+}
