@@ -211,7 +211,7 @@ public sealed class AdminEndpointTests
         var empty = await server.GetJsonAsync("/admin/rebuilds");
         Assert.Empty(empty.GetProperty("rebuilds").EnumerateArray());
 
-        using (server.Host.Rebuilds.Register(() => new RebuildProgress("orders-by-total", "bulk", 40, 100, TimeSpan.FromSeconds(12))))
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", "bulk", 40, 100, TimeSpan.FromSeconds(12))))
         {
             var list = await server.GetJsonAsync("/admin/rebuilds");
             var rebuild = Assert.Single(list.GetProperty("rebuilds").EnumerateArray());

@@ -22,7 +22,7 @@ public sealed class AdminPageBrowserTests
         using var rebuild = server.Host.Rebuilds.Register(() =>
         {
             var pressure = source.Pressure;
-            return new RebuildProgress("orders-by-customer", "bulk", pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
+            return new RebuildBar("orders-by-customer", "bulk", pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
         });
         // Foreground reads while the prefetch runs, so the foreground p99 chart has something to show.
         using var stopReads = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);

@@ -11,7 +11,7 @@ internal sealed class RebuildBoard
     private Entry[] _rebuilds = [];
 
     /// <summary>Shows what <paramref name="readProgress"/> returns (read on each request) until the handle is disposed.</summary>
-    public IDisposable Register(Func<RebuildProgress> readProgress)
+    public IDisposable Register(Func<RebuildBar> readProgress)
     {
         ArgumentNullException.ThrowIfNull(readProgress);
         var entry = new Entry(readProgress);
@@ -30,9 +30,9 @@ internal sealed class RebuildBoard
     }
 
     /// <summary>Every registered rebuild's progress, read now.</summary>
-    public IReadOnlyList<RebuildProgress> Read() => [.. Volatile.Read(ref _rebuilds).Select(r => r.Read())];
+    public IReadOnlyList<RebuildBar> Read() => [.. Volatile.Read(ref _rebuilds).Select(r => r.Read())];
 
-    private sealed record Entry(Func<RebuildProgress> Read);
+    private sealed record Entry(Func<RebuildBar> Read);
 
     private sealed class Registration(Action unregister) : IDisposable
     {
@@ -54,4 +54,4 @@ internal sealed class RebuildBoard
 /// <param name="DocumentsDone">Documents indexed so far.</param>
 /// <param name="DocumentsTotal">Documents to index; null while not yet known.</param>
 /// <param name="Eta">Time left at the current rate; null when unknown.</param>
-internal sealed record RebuildProgress(string Index, string Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta);
+internal sealed record RebuildBar(string Index, string Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta);

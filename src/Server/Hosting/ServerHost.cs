@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Indexing.Indexer;
 using Indexing.Server.Admin;
 using Indexing.Server.Http;
 using Indexing.Storage;
@@ -18,7 +19,7 @@ namespace Indexing.Server.Hosting;
 /// A running server: Kestrel with the document and admin endpoints over one open
 /// <see cref="DocumentStore"/>. `serve` and the tests start it the same way.
 /// <para>
-/// Owns the store, the metrics meter and the web application. Disposal is the graceful shutdown:
+/// Owns the store, the index manager, the metrics meter and the web application. Disposal is the graceful shutdown:
 /// stop accepting, let requests in progress finish (bounded by the host's shutdown timeout), end
 /// SSE streams, and only then close the store, so every acknowledged write is in RocksDB.
 /// </para>
@@ -33,11 +34,13 @@ internal sealed class ServerHost : IAsyncDisposable
     private readonly PrefetchMetrics _metrics;
     private int _disposed;
 
-    private ServerHost(WebApplication app, ServerOptions options, DocumentStore store, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds)
+    private ServerHost(
+        WebApplication app, ServerOptions options, DocumentStore store, IndexManager indexes, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds)
     {
         _app = app;
         Options = options;
         Store = store;
+        Indexes = indexes;
         _metrics = metrics;
         Prefetches = prefetches;
         Rebuilds = rebuilds;
@@ -46,6 +49,9 @@ internal sealed class ServerHost : IAsyncDisposable
     public ServerOptions Options { get; }
 
     public DocumentStore Store { get; }
+
+    /// <summary>The indexes over <see cref="Store"/>, in <c>&lt;data&gt;/indexes</c>.</summary>
+    public IndexManager Indexes { get; }
 
     /// <summary>Where anything that runs a prefetch in this server registers it, for the admin API and metrics.</summary>
     public PrefetchRegistry Prefetches { get; }
@@ -84,10 +90,12 @@ internal sealed class ServerHost : IAsyncDisposable
         var store = DocumentStore.Open(options.StoreDirectory, options.Store);
         var prefetches = new PrefetchRegistry();
         var rebuilds = new RebuildBoard();
+        IndexManager? indexes = null;
         PrefetchMetrics? metrics = null;
         WebApplication? app = null;
         try
         {
+            indexes = IndexManager.Open(options.IndexesDirectory, store);
             metrics = new PrefetchMetrics(prefetches);
             app = builder.Build();
             app.UseExceptionHandler();
@@ -98,9 +106,10 @@ internal sealed class ServerHost : IAsyncDisposable
             }
 
             DocumentEndpoints.Map(app, store);
+            IndexEndpoints.Map(app, indexes, store);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics);
 
-            var host = new ServerHost(app, options, store, metrics, prefetches, rebuilds);
+            var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
             host.BaseAddress = new Uri(addresses.First());
@@ -115,6 +124,11 @@ internal sealed class ServerHost : IAsyncDisposable
             }
 
             metrics?.Dispose();
+            if (indexes is not null)
+            {
+                await indexes.DisposeAsync().ConfigureAwait(false);
+            }
+
             store.Dispose();
             throw;
         }
@@ -135,8 +149,16 @@ internal sealed class ServerHost : IAsyncDisposable
         }
         finally
         {
-            _metrics.Dispose();
-            Store.Dispose();
+            // Indexes before the store: they follow its change feed until closed.
+            try
+            {
+                await Indexes.DisposeAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                _metrics.Dispose();
+                Store.Dispose();
+            }
         }
     }
 }

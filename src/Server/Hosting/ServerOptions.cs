@@ -38,6 +38,9 @@ internal sealed class ServerOptions
 
     public string StoreDirectory => Path.Combine(DataDirectory, "store");
 
+    /// <summary>Where the index catalog and the Lucene indexes live.</summary>
+    public string IndexesDirectory => Path.Combine(DataDirectory, "indexes");
+
     /// <summary>The address Kestrel binds; loopback unless configured.</summary>
     public IPAddress Address { get; }
 

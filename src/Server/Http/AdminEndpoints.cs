@@ -131,4 +131,4 @@ internal static class AdminEndpoints
 internal sealed record PrefetchList(IReadOnlyList<PrefetchView> Prefetches);
 
 /// <summary>The body of <c>GET /admin/rebuilds</c>.</summary>
-internal sealed record RebuildList(IReadOnlyList<RebuildProgress> Rebuilds);
+internal sealed record RebuildList(IReadOnlyList<RebuildBar> Rebuilds);
