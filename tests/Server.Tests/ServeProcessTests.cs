@@ -15,7 +15,7 @@ public sealed class ServeProcessTests : IDisposable
     private readonly string _data = Path.Combine(Path.GetTempPath(), "indexing-serve-tests", Guid.NewGuid().ToString("N"));
 
     [Fact]
-    public async Task Serve_LoadOverHttpThenSigterm_StopsWithinSecondsAndEveryDocumentIsInTheStore()
+    public async Task Serve_LoadAndIndexOverHttpThenSigterm_StopsWithinSecondsAndEveryDocumentIsInTheStore()
     {
         using var server = ServeProcess.Start(_data, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
         var baseAddress = await server.WaitForAddressAsync(_hangGuard);
@@ -45,6 +45,22 @@ public sealed class ServeProcessTests : IDisposable
         using (var big = await client.PutAsync("/docs/orders/big", RunningServer.Json("{\"pad\": \"" + new string('x', 70_000) + "\"}")))
         {
             Assert.Equal(HttpStatusCode.RequestEntityTooLarge, big.StatusCode);
+        }
+
+        // An index over what was loaded, queried once the build has caught up.
+        using (var defined = await client.PutAsync("/indexes/orders-by-n", RunningServer.Json(
+            """{"name": "orders-by-n", "collection": "orders", "fields": [{"name": "n", "path": "n", "type": "long"}]}""")))
+        {
+            Assert.Equal(HttpStatusCode.Created, defined.StatusCode);
+        }
+
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        {
+            // n = 7 is one single and one bulk document.
+            while (!(await client.GetStringAsync("/indexes/orders-by-n/query?q=n:7", timeout.Token)).Contains("\"totalHits\":2", StringComparison.Ordinal))
+            {
+                await Task.Delay(100, timeout.Token);
+            }
         }
 
         var stopwatch = Stopwatch.StartNew();

@@ -63,9 +63,10 @@ internal static class ServeCommand
             await using (host.ConfigureAwait(false))
             {
                 await Console.Out.WriteLineAsync($"serving {host.BaseAddress} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
+                using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping);
                 try
                 {
-                    await Task.Delay(Timeout.Infinite, CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping).Token).ConfigureAwait(false);
+                    await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
                 }
                 catch (OperationCanceledException)
                 {
