@@ -69,6 +69,46 @@ public sealed class SecurityAndOptionsTests
         }
     }
 
+    [Fact]
+    public async Task AdminPage_KeyInUrlOnce_CookieOpensTheAdminReadsButNeverWrites()
+    {
+        await using var server = await RunningServer.StartAsync(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ApiKeySetting] = Key,
+        });
+        var address = new UriBuilder(server.Host.BaseAddress) { Host = "127.0.0.1" }.Uri;
+        var cookies = new CookieContainer();
+        using var handler = new HttpClientHandler { CookieContainer = cookies, AllowAutoRedirect = false };
+        using var browser = new HttpClient(handler) { BaseAddress = address };
+
+        using (var wrong = await browser.GetAsync("/admin?key=not-the-key-at-all"))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, wrong.StatusCode);
+        }
+
+        using (var login = await browser.GetAsync($"/admin?key={Key}"))
+        {
+            Assert.Equal(HttpStatusCode.Redirect, login.StatusCode);
+            Assert.Equal("/admin", login.Headers.Location?.OriginalString);
+        }
+
+        using (var page = await browser.GetAsync("/admin/prefetch"))
+        {
+            Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+        }
+
+        using (var metrics = await browser.GetAsync("/metrics"))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, metrics.StatusCode);
+        }
+
+        using (var write = await browser.PutAsync("/admin/prefetch/limits", RunningServer.Json("""{"maxConcurrency": 2}""")))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, write.StatusCode);
+        }
+    }
+
     public static TheoryData<string, string, string> BadSettings => new()
     {
         { ServerOptions.PortSetting, "80000", "Server:Port is '80000'; it must be a whole number from 0 to 65535" },
