@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 using Indexing.Prefetcher;
 using Indexing.Storage;
 
@@ -215,8 +217,11 @@ public sealed partial class IndexManager
         // The replacement is not following: apply what arrived since the catch-up (up to the etag
         // now, so this ends under any write rate) and commit, so the generation the catalog is
         // about to name is durable and as current as the one it replaces.
+        var step = Stopwatch.GetTimestamp();
         run.Target.CatchUp(_store, upToEtag: _store.LastEtag, token);
+        step = run.SwapStep("last changes", step);
         run.Target.Commit();
+        step = run.SwapStep("commit", step);
         Hook(run.Name, RebuildPoint.SwapCommitted);
         token.ThrowIfCancellationRequested();
 
@@ -242,21 +247,29 @@ public sealed partial class IndexManager
             }
         }
 
+        step = run.SwapStep("catalog switch", step);
         Hook(run.Name, RebuildPoint.CatalogSwitched);
         run.Target.StartFollowing(_store);
         if (old is not null)
         {
             // Queries that started on the old generation finish there; then it closes.
             var drained = old.RetireAsync();
-            if (await Task.WhenAny(drained, Task.Delay(_options.DrainTimeout, CancellationToken.None)).ConfigureAwait(false) != drained)
+            try
+            {
+                await drained.WaitAsync(_options.DrainTimeout, CancellationToken.None).ConfigureAwait(false);
+            }
+            catch (TimeoutException)
             {
                 // A query running longer than the drain timeout would pin the old generation forever.
                 run.Note($"{old.RunningQueries} queries still ran on generation {old.Generation} after {_options.DrainTimeout.TotalSeconds:0} s; it was closed anyway");
             }
 
+            step = run.SwapStep("drain", step);
             old.Index.Dispose();
+            step = run.SwapStep("close old", step);
             Hook(run.Name, RebuildPoint.OldDrained);
             DocumentIndex.DeleteDirectory(old.Index.Directory);
+            run.SwapStep("delete old", step);
             Hook(run.Name, RebuildPoint.OldDeleted);
         }
 

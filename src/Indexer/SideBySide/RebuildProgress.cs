@@ -39,6 +39,7 @@ public enum RebuildPhase
 /// <param name="PhaseTimes">Wall time of each phase reached so far.</param>
 /// <param name="Error">The failure, when <paramref name="Phase"/> is Failed.</param>
 /// <param name="Note">Something an operator should know that is not a failure (e.g. a drain that timed out).</param>
+/// <param name="SwapSteps">How long each step of the swap took, e.g. "last changes 12 ms, commit 310 ms, catalog switch 3 ms, drain 0 ms, close old 95 ms, delete old 40 ms".</param>
 /// <param name="Prefetch">The bulk phase's prefetch pressure (its last reading once the bulk phase ended).</param>
 public sealed record RebuildProgress(
     string IndexName,
@@ -57,6 +58,7 @@ public sealed record RebuildProgress(
     IReadOnlyDictionary<RebuildPhase, TimeSpan> PhaseTimes,
     string? Error,
     string? Note,
+    string? SwapSteps,
     Prefetcher.PrefetchPressure? Prefetch)
 {
     /// <summary>Whether the rebuild has ended (done, failed or cancelled).</summary>

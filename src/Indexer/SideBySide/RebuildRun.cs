@@ -20,6 +20,7 @@ internal sealed class RebuildRun
     private int _phase;
     private string? _error;
     private string? _note;
+    private readonly List<string> _swapSteps = [];
     private int _pastSwitch;
 
     public RebuildRun(DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason, CancellationToken shutdown)
@@ -83,6 +84,19 @@ internal sealed class RebuildRun
 
     public void Note(string note) => Volatile.Write(ref _note, note);
 
+    // Records how long one step of the swap took (operators ask where a slow swap spent its time);
+    // returns the timestamp the next step starts from.
+    public long SwapStep(string name, long startedAt)
+    {
+        var now = Stopwatch.GetTimestamp();
+        lock (_swapSteps)
+        {
+            _swapSteps.Add($"{name} {Stopwatch.GetElapsedTime(startedAt, now).TotalMilliseconds:0} ms");
+        }
+
+        return now;
+    }
+
     public void AttachPrefetch(IBatchSource source) => _prefetch = source;
 
     public void DetachPrefetch()
@@ -112,6 +126,14 @@ internal sealed class RebuildRun
         }
 
         await Completion.ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+    }
+
+    private string? SwapSteps()
+    {
+        lock (_swapSteps)
+        {
+            return _swapSteps.Count == 0 ? null : string.Join(", ", _swapSteps);
+        }
     }
 
     public RebuildProgress Progress()
@@ -152,6 +174,7 @@ internal sealed class RebuildRun
             times,
             Volatile.Read(ref _error),
             Volatile.Read(ref _note),
+            SwapSteps(),
             pressure);
     }
 }

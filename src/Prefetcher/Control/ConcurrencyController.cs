@@ -1,3 +1,4 @@
+using Indexing.Storage;
 using System.Collections.Immutable;
 using System.Runtime.InteropServices;
 using static Indexing.Prefetcher.ControllerDecisionKind;
@@ -65,6 +66,9 @@ internal sealed class ConcurrencyController
     private TimeSpan _cooldownUntil;
     private bool _cooldownIsForeground;
 
+    /// <summary>Whether this tick's limit is the size ceiling (recent large documents), not the configured or live limit.</summary>
+    private bool _sizeLimited;
+
     private ClimbPhase _phase;
     private TimeSpan _phaseStart;
     private TimeSpan _plateauUntil;
@@ -98,6 +102,7 @@ internal sealed class ConcurrencyController
     {
         Start,
         Limit,
+        Sizes,
         Foreground,
         Queueing,
         Indexer,
@@ -124,6 +129,9 @@ internal sealed class ConcurrencyController
         CheckSignals(signals);
         Observe(signals);
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
+        var sizeCeiling = SizeCeiling(signals);
+        _sizeLimited = sizeCeiling < limit;
+        limit = Math.Min(limit, sizeCeiling);
         var before = _concurrency;
         var step = Choose(signals, limit);
         if (step.Concurrency > limit)
@@ -168,6 +176,7 @@ internal sealed class ConcurrencyController
         NotNegative(s.BufferedBytes, nameof(s.BufferedBytes));
         NotNegative(s.InFlightBytes, nameof(s.InFlightBytes));
         NotNegative(s.BudgetBytes, nameof(s.BudgetBytes));
+        NotNegative(s.LargestRecentDocumentBytes, nameof(s.LargestRecentDocumentBytes));
         if (s.ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
         {
             // A summary of an empty window reports a p99 of zero; taken as a measurement it would
@@ -245,7 +254,9 @@ internal sealed class ConcurrencyController
         if (l > limit)
         {
             RestartClimb(now, probeUp: true);
-            return new Step(limit, Cut, $"cut: limit {limit}", Cause.Limit);
+            return _sizeLimited
+                ? new Step(limit, Cut, $"cut: {SizeCeilingText(s, limit)}", Cause.Sizes)
+                : new Step(limit, Cut, $"cut: limit {limit}", Cause.Limit);
         }
         if (limit > _lastLimit && l == _lastLimit)
         {
@@ -290,6 +301,25 @@ internal sealed class ConcurrencyController
         }
         return Climb(s, limit);
     }
+
+    /// <summary>
+    /// How recent document sizes bound L: a document is read whole, so each of L readers may hold
+    /// one as large as the largest recent one in flight; L of them must fit the budget's
+    /// large-document share. Small documents leave the configured ceiling in force; giants lower it.
+    /// </summary>
+    private int SizeCeiling(in ControllerSignals s)
+    {
+        if (s.LargestRecentDocumentBytes <= 0 || s.BudgetBytes <= 0)
+        {
+            return int.MaxValue;
+        }
+        var share = s.BudgetBytes * _options.LargeDocumentBudgetFraction;
+        return (int)Math.Clamp(Math.Floor(share / s.LargestRecentDocumentBytes), 1, int.MaxValue);
+    }
+
+    private string SizeCeilingText(in ControllerSignals s, int ceiling) =>
+        $"recent documents up to {ByteSize.Format(s.LargestRecentDocumentBytes)}: L={ceiling} of them fill " +
+        $"{ControlText.Percent(_options.LargeDocumentBudgetFraction)} of the {ByteSize.Format(s.BudgetBytes)} budget";
 
     private bool IsForegroundOver(in ControllerSignals s, out TimeSpan p99, out TimeSpan target)
     {

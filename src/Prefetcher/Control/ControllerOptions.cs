@@ -72,6 +72,16 @@ public sealed record ControllerOptions
     /// <summary>After a cut, no further cut or growth until its effect shows.</summary>
     public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
 
+    /// <summary>
+    /// L is at most this multiple of the budget divided by the largest recent document. A document
+    /// is read whole (a large one is a task of its own), so each of L readers may hold one that
+    /// large in flight; far past budget / largest, extra readers could never be fed and only queue
+    /// on the budget (in key order, so small reads wait behind them). 2, not 1: large documents are
+    /// rarely all in flight at once, and with rare giants (2-20 MB in a 64 MiB budget) a ceiling
+    /// of budget / largest held L at 3 where 4 stalled the indexer 4% instead of 17% (simulation).
+    /// </summary>
+    public double LargeDocumentBudgetFraction { get; init; } = 2.0;
+
     /// <summary>Buffered bytes at or above this share of the budget: the indexer is the bottleneck.</summary>
     public double BufferFullFraction { get; init; } = 0.9;
 
@@ -122,6 +132,7 @@ public sealed record ControllerOptions
         problems.Require(ForegroundTarget is null || ForegroundTarget > TimeSpan.Zero, $"{nameof(ForegroundTarget)} must be positive when set");
         problems.Positive(ForegroundBaselineWindow, nameof(ForegroundBaselineWindow));
         problems.Require(ForegroundCutFactor is > 0 and < 1, $"{nameof(ForegroundCutFactor)} must be in (0, 1) (was {ForegroundCutFactor})");
+        problems.InRange(LargeDocumentBudgetFraction, 0.1, 16, nameof(LargeDocumentBudgetFraction));
         problems.Require(CooldownAfterCut >= TimeSpan.Zero, $"{nameof(CooldownAfterCut)} must not be negative");
         problems.Require(BufferFullFraction is > 0 and <= 1, $"{nameof(BufferFullFraction)} must be in (0, 1] (was {BufferFullFraction})");
         problems.InRange(BusyConsumerMaxWaitFraction, 0, 1, nameof(BusyConsumerMaxWaitFraction));
@@ -145,7 +156,8 @@ public sealed record ControllerOptions
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
             $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
-            $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
+            $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; " +
+            $"L x largest recent document <= {ControlText.Percent(LargeDocumentBudgetFraction)} of budget; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
             $"over {ControlText.Duration(BusyConsumerWindow)} " +
             $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +

@@ -39,6 +39,12 @@ internal readonly record struct ControllerSignals
     /// <summary>The byte budget buffered and in-flight bytes share.</summary>
     public long BudgetBytes { get; init; }
 
+    /// <summary>
+    /// The largest document read recently (the size histogram's recent window, 10 s by default);
+    /// 0 when none was. Bounds L: L documents this large must fit the budget's large-document share.
+    /// </summary>
+    public long LargestRecentDocumentBytes { get; init; }
+
     /// <summary>The process is under memory pressure: do not add readers.</summary>
     public bool MemoryHigh { get; init; }
 

@@ -36,6 +36,7 @@ public sealed partial class AdaptivePrefetcher
             BufferedBytes = budget.BufferedBytes,
             InFlightBytes = budget.InFlightBytes,
             BudgetBytes = budget.Limit,
+            LargestRecentDocumentBytes = _run.Meter.Sizes.Snapshot().Max,
             MemoryHigh = IsMemoryHigh(),
             ForegroundP99 = foreground,
             RateLimited = tick.RateLimited,

@@ -69,6 +69,7 @@ public sealed record PrefetchOptions
     {
         var foreground = ForegroundLatency is null ? "no foreground latency signal" : "foreground latency watched";
         return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)}, " +
-            $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}; {Controller}";
+            $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}, " +
+            $"baselines read {BaselineBatchDocuments} documents per batch; {Controller}";
     }
 }

@@ -59,9 +59,26 @@ internal static class DemoCommand
             Description = "Read through the modelled network disk (2 ms per request, 60 MB/s per stream, useful depth 16).",
         };
 
-        var command = new Command("demo", "Generate a skewed dataset (unless present), load it into RocksDB, and prefetch it with the adaptive prefetcher.")
+        var noRebuild = new Option<bool>("--no-rebuild")
         {
-            data, shape, size, seed, strategy, directReads, networkDisk,
+            Description = "Stop after the prefetch pass: do not define the index nor rebuild it side by side.",
+        };
+        var writers = new Option<int>("--writers")
+        {
+            Description = "Background writers changing documents during the rebuild (each about 200 writes/s).",
+            DefaultValueFactory = _ => 2,
+        };
+        writers.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 0 or > 64)
+            {
+                result.AddError($"--writers is {result.GetValueOrDefault<int>()}; it must be from 0 to 64.");
+            }
+        });
+
+        var command = new Command("demo", "Generate a skewed dataset (unless present), load it into RocksDB, prefetch it with the adaptive prefetcher, then rebuild an index over it side by side while writers and queries run.")
+        {
+            data, shape, size, seed, strategy, directReads, networkDisk, noRebuild, writers,
         };
         command.SetAction((parse, cancellationToken) =>
         {
@@ -73,7 +90,9 @@ internal static class DemoCommand
                 parse.GetValue(seed),
                 PrefetchStrategyNames.Parse(parse.GetValue(strategy)!),
                 parse.GetValue(directReads),
-                parse.GetValue(networkDisk));
+                parse.GetValue(networkDisk),
+                Rebuild: !parse.GetValue(noRebuild),
+                Writers: parse.GetValue(writers));
             return new DemoRunner(settings).RunAsync(cancellationToken);
         });
         return command;

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Indexing.Datasets;
+using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 using Spectre.Console;
@@ -9,7 +10,8 @@ namespace Indexing.Server.Demo;
 /// <summary>
 /// The demo's steps, in order: open the store in the data directory, make sure the dataset is
 /// loaded, prefetch the whole collection into a counting sink while showing the pressure live,
-/// then print the store status and a pressure summary.
+/// print the store status and a pressure summary; then define an index over the collection and
+/// rebuild it side by side while live traffic runs, and report the rebuild.
 /// </summary>
 internal sealed class DemoRunner
 {
@@ -46,7 +48,20 @@ internal sealed class DemoRunner
                 var (sink, pressure, elapsed) = await PrefetchAsync(store, dataset.Collection, cancellationToken).ConfigureAwait(false);
                 StatusTables.WriteStoreStatus(_console, store.GetStatus());
                 StatusTables.WritePressureSummary(_console, pressure, sink, elapsed);
-                return sink.Duplicates == 0 && sink.EtagsAfterSnapshot == 0 ? 0 : 2;
+                if (sink.Duplicates != 0 || sink.EtagsAfterSnapshot != 0)
+                {
+                    return 2;
+                }
+
+                if (!_settings.Rebuild)
+                {
+                    return 0;
+                }
+
+                await using var indexes = IndexManager.Open(_settings.IndexDirectory, store);
+                var report = await new RebuildStep(_console).RunAsync(store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
+                StatusTables.WriteRebuildReport(_console, report);
+                return report.Rebuild.Phase == RebuildPhase.Done && report.Verify.IsConsistent && report.FailedQueries == 0 ? 0 : 3;
             }
             catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {

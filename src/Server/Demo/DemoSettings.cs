@@ -11,8 +11,12 @@ internal sealed record DemoSettings(
     int Seed,
     PrefetchStrategy Strategy,
     bool DirectReads,
-    bool ModelNetworkDisk)
+    bool ModelNetworkDisk,
+    bool Rebuild = true,
+    int Writers = 2)
 {
+    public string IndexDirectory => Path.Combine(DataDirectory, "indexes");
+
     public string StoreDirectory => Path.Combine(DataDirectory, "store");
 
     public string DatasetMarkerPath => Path.Combine(DataDirectory, "dataset.json");

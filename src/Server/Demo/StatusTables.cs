@@ -1,3 +1,4 @@
+using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 using Spectre.Console;
@@ -53,6 +54,63 @@ internal static class StatusTables
 
             console.Write(decisions);
         }
+    }
+
+    public static void WriteRebuildReport(IAnsiConsole console, RebuildReport report)
+    {
+        var rebuild = report.Rebuild;
+        var table = new Table().Title($"Side-by-side rebuild of {Markup.Escape(rebuild.IndexName)}: {rebuild.Phase}").AddColumn("figure").AddColumn(new TableColumn("value").RightAligned());
+        foreach (var (phase, time) in rebuild.PhaseTimes.OrderBy(p => p.Key))
+        {
+            table.AddRow($"phase {phase}", $"{time.TotalSeconds:0.00} s");
+        }
+
+        var bulk = rebuild.PhaseTimes.GetValueOrDefault(RebuildPhase.Bulk);
+        table.AddRow("wall time", $"{report.Elapsed.TotalSeconds:0.00} s");
+        table.AddRow("bulk documents / bytes", $"{rebuild.DocumentsDone:N0} / {ByteSize.Format(rebuild.BytesDone)}");
+        if (bulk > TimeSpan.Zero)
+        {
+            table.AddRow("bulk rate", $"{rebuild.DocumentsDone / bulk.TotalSeconds:N0} docs/s, {rebuild.BytesDone / 1e6 / bulk.TotalSeconds:0.0} MB/s");
+        }
+
+        if (rebuild.Prefetch is { } pressure)
+        {
+            table.AddRow("bulk prefetch: mean L, peak in flight + buffered", $"{pressure.MeanConcurrencyLimit:0.00}, {ByteSize.Format(pressure.HighWaterMarkBytes)} of {ByteSize.Format(pressure.BudgetBytes)}");
+            table.AddRow("bulk prefetch: indexer waited", $"{pressure.ConsumerWaitTime.TotalSeconds:0.00} s, {pressure.StallCount:N0} stalls");
+        }
+
+        table.AddRow("queries served / failed", $"{report.Queries:N0} / {report.FailedQueries:N0}");
+        if (report.LastQueryFailure is { } failure)
+        {
+            table.AddRow("last query failure", Markup.Escape(failure));
+        }
+
+        table.AddRow("writes during the rebuild", $"{report.Writes:N0}");
+        table.AddRow("foreground Get p50 / p99: idle (5 s before)", $"{Ms(report.IdleGets.P50)} / {Ms(report.IdleGets.P99)} ({report.IdleGets.Count:N0} Gets)");
+        if (report.BulkGets is { } bulkGets)
+        {
+            table.AddRow("foreground Get p50 / p99: bulk phase", $"{Ms(bulkGets.P50)} / {Ms(bulkGets.P99)} ({bulkGets.Count:N0} Gets)");
+        }
+
+        table.AddRow("foreground Get p99: worst second of the bulk phase", Ms(report.BulkGetP99WorstSecond));
+        var verify = report.Verify;
+        table.AddRow("verify", $"{(verify.IsConsistent ? "[green]consistent[/]" : "[red]INCONSISTENT[/]")}: {verify.StoreDocuments:N0} documents, missing {verify.Missing}, extra {verify.Extra}, stale {verify.Stale}, duplicates {verify.Duplicates}, changed during verify {verify.ChangedDuringVerify}");
+        if (rebuild.SwapSteps is { } steps)
+        {
+            table.AddRow("swap steps", Markup.Escape(steps));
+        }
+
+        if (rebuild.Note is { } note)
+        {
+            table.AddRow("note", Markup.Escape(note));
+        }
+
+        if (rebuild.Error is { } error)
+        {
+            table.AddRow("[red]error[/]", Markup.Escape(error));
+        }
+
+        console.Write(table);
     }
 
     private static string Ms(TimeSpan? value) => value is { } v ? $"{v.TotalMilliseconds:0.00} ms" : "-";

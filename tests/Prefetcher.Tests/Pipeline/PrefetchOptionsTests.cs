@@ -15,7 +15,8 @@ public sealed class PrefetchOptionsTests
         Assert.Null(options.MaxBytesPerSecond);
         Assert.StartsWith("prefetch: budget 256 MiB, concurrency up to the controller's maximum, no MB/s cap; tick 250.0 ms ±10%", text);
         Assert.Contains("history 5 min", text);
-        Assert.Contains("controller: L 2..", text);
+        Assert.Contains("controller: L 2..64,", text);
+        Assert.Contains("baselines read 1024 documents per batch", text);
     }
 
     [Fact]
@@ -28,12 +29,13 @@ public sealed class PrefetchOptionsTests
             TickJitterFraction = 0.9,
             HistoryLength = TimeSpan.FromSeconds(1),
             MaxBytesPerSecond = 0,
+            BaselineBatchDocuments = 0,
         };
 
         var problem = Assert.Throws<ArgumentException>(() => options.Validate());
 
         Assert.StartsWith("Invalid PrefetchOptions: ", problem.Message);
-        foreach (var name in new[] { "BudgetBytes", "TickInterval", "TickJitterFraction", "HistoryLength", "MaxBytesPerSecond" })
+        foreach (var name in new[] { "BudgetBytes", "TickInterval", "TickJitterFraction", "HistoryLength", "MaxBytesPerSecond", "BaselineBatchDocuments" })
         {
             Assert.Contains(name, problem.Message);
         }

@@ -49,7 +49,8 @@ public sealed class WatermarkTests
         var received = new HashSet<string>(StringComparer.Ordinal);
         var index = 0;
         string? previous = null;
-        await foreach (var batch in prefetcher.ReadAllAsync(200, TestCollections.MiB).WithCancellation(CancellationToken.None))
+        using var patience = new CancellationTokenSource(Strategies.Patience);
+        await foreach (var batch in prefetcher.ReadAllAsync(200, TestCollections.MiB).WithCancellation(patience.Token))
         {
             received.UnionWith(batch.Documents.Select(d => d.Id));
             Assert.Equal(batch.HandedOutThrough, prefetcher.HandedOutThrough);

@@ -45,7 +45,7 @@ public sealed class RocksDbPrefetchTests
         AssertSame(expected, received);
         Assert.Equal(temp.Store.LastEtag, prefetcher.SnapshotEtag);
         Assert.Equal(expected[^1].Id, prefetcher.HandedOutThrough);
-        await prefetcher.DisposeAsync();
+        await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
         temp.AssertNoOpenHandles();
     }
 

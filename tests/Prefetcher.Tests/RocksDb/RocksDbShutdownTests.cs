@@ -72,7 +72,7 @@ public sealed class RocksDbShutdownTests(ITestOutputHelper output)
 
         // Loose hang guard, not a speed target: once the last call returned, stopping is bookkeeping.
         Assert.True(afterGet < TimeSpan.FromSeconds(2), $"Readers took {afterGet} to stop after the last store call returned.");
-        await prefetcher.DisposeAsync();
+        await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
         Assert.Equal(PrefetchState.Cancelled, prefetcher.Pressure.State);
         temp.AssertNoOpenHandles();
     }

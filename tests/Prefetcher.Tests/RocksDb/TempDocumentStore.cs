@@ -9,10 +9,10 @@ namespace Indexing.Prefetcher.Tests;
 /// </summary>
 internal sealed class TempDocumentStore : IDisposable
 {
-    public TempDocumentStore()
+    public TempDocumentStore(StoreOptions? options = null)
     {
         Directory = Path.Combine(Path.GetTempPath(), "indexing-prefetch-tests", Guid.NewGuid().ToString("N"));
-        Store = DocumentStore.Open(Directory, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20));
+        Store = DocumentStore.Open(Directory, options ?? new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20));
     }
 
     public string Directory { get; }

@@ -23,13 +23,19 @@ internal sealed class PrefetchSimulation
     private readonly List<(TimeSpan, double)> _consumedAtTicks = [(TimeSpan.Zero, 0)];
     private readonly List<(TimeSpan, ControllerDecision)> _decisions = [];
     private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly List<(TimeSpan, long)> _taskBytesAtTicks = [];
+
+    // Fed like the pipeline's meter (sizes of documents read), decayed every tick; only its recent
+    // maximum reaches the controller, so each read records its largest document.
+    private readonly DocumentSizeHistogram _sizes = new();
+    private readonly double _sizeDecayFactor;
 
     private long _sequence;
     private TimeSpan _now;
     private int _concurrency;
     private long _taskBytes;
     private long _nextDocument;
-    private (long Bytes, int Documents)? _pendingTask;
+    private (long Bytes, int Documents, long LargestDocument)? _pendingTask;
     private int _readsInFlight;
     private long _inFlightBytes;
     private double _bufferedBytes;
@@ -49,6 +55,7 @@ internal sealed class PrefetchSimulation
     {
         _setup = setup;
         _random = new Random(setup.Seed);
+        _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(TimeSpan.FromSeconds(10), setup.Tick);
         _disk = new NetworkDiskModelClock(setup.Disk);
         if (setup.FixedConcurrency is { } fixedConcurrency)
         {
@@ -114,7 +121,7 @@ internal sealed class PrefetchSimulation
         return new SimulationResult(
             ReadBound,
             end, _bytesRead, _bytesConsumed, _documentsRead, _consumerWaited,
-            _concurrencySteps, _consumedAtTicks, _decisions);
+            _concurrencySteps, _consumedAtTicks, _decisions, _taskBytesAtTicks);
     }
 
     /// <summary>The indexer drains the buffer at its rate up to <paramref name="until"/>, waiting when it is empty.</summary>
@@ -150,6 +157,7 @@ internal sealed class PrefetchSimulation
         _tickBytes += read.Bytes;
         _tickDocuments += read.Documents;
         _tickLatenciesPerMiB.Add((_now - read.SubmittedAt).Ticks * BytesPerMiB / read.Bytes);
+        _sizes.Record(read.LargestDocument, "simulated");
         if (ReadBound)
         {
             _bytesConsumed += read.Bytes;
@@ -182,23 +190,26 @@ internal sealed class PrefetchSimulation
                 return;
             }
             var completion = _disk.Submit(_now, task.Bytes);
-            Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents));
+            Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
             _pendingTask = null;
         }
     }
 
-    private (long Bytes, int Documents) NextTask()
+    private (long Bytes, int Documents, long LargestDocument) NextTask()
     {
         long bytes = 0;
+        long largest = 0;
         var documents = 0;
         while (bytes < _taskBytes && !(_setup.DocumentCount is { } count && _nextDocument >= count))
         {
-            bytes += _setup.Shape.NextSize(_random, _nextDocument++);
+            var size = _setup.Shape.NextSize(_random, _nextDocument++);
+            bytes += size;
+            largest = Math.Max(largest, size);
             documents++;
         }
-        return (bytes, documents);
+        return (bytes, documents, largest);
     }
 
     private void WakeWhenBudgetFrees(double bytesNeeded)
@@ -232,6 +243,7 @@ internal sealed class PrefetchSimulation
             BufferedBytes = (long)_bufferedBytes,
             InFlightBytes = _inFlightBytes,
             BudgetBytes = _setup.BudgetBytes,
+            LargestRecentDocumentBytes = _setup.SizesEnterController ? _sizes.Snapshot().Max : 0,
             ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, _disk.OutstandingAt(_now)),
             MaxConcurrency = _setup.LiveMaxConcurrency?.Invoke(_now),
         };
@@ -253,6 +265,8 @@ internal sealed class PrefetchSimulation
             _concurrencySteps.Add((_now, _concurrency));
         }
         _consumedAtTicks.Add((_now, _bytesConsumed));
+        _taskBytesAtTicks.Add((_now, _taskBytes));
+        _sizes.Decay(_sizeDecayFactor);
         _lastTick = _now;
         _tickBytes = 0;
         _tickDocuments = 0;
@@ -281,5 +295,5 @@ internal sealed class PrefetchSimulation
 
     private static TimeSpan Seconds(double seconds) => TimeSpan.FromTicks((long)Math.Ceiling(seconds * TimeSpan.TicksPerSecond));
 
-    private readonly record struct SimEvent(EventKind Kind, TimeSpan SubmittedAt, long Bytes, int Documents);
+    private readonly record struct SimEvent(EventKind Kind, TimeSpan SubmittedAt, long Bytes, int Documents, long LargestDocument = 0);
 }

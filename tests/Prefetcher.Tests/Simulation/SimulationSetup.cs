@@ -33,6 +33,9 @@ internal sealed record SimulationSetup
 
     public TimeSpan Tick { get; init; } = TimeSpan.FromMilliseconds(250);
 
+    /// <summary>Whether the largest recent document reaches the controller, as in the pipeline (off: as before sizes were an input).</summary>
+    public bool SizesEnterController { get; init; } = true;
+
     /// <summary>Each tick lasts Tick x (1 ± this), drawn from the seeded random source.</summary>
     public double TickJitter { get; init; } = 0.1;
 
@@ -49,7 +52,8 @@ internal sealed record SimulationResult(
     TimeSpan ConsumerWaited,
     IReadOnlyList<(TimeSpan At, int Concurrency)> ConcurrencySteps,
     IReadOnlyList<(TimeSpan At, double BytesConsumed)> ConsumedAtTicks,
-    IReadOnlyList<(TimeSpan At, ControllerDecision Decision)> Decisions)
+    IReadOnlyList<(TimeSpan At, ControllerDecision Decision)> Decisions,
+    IReadOnlyList<(TimeSpan At, long TaskBytes)> TaskBytesAtTicks)
 {
     public double BytesPerSecond => BytesConsumed / Elapsed.TotalSeconds;
 
@@ -78,6 +82,10 @@ internal sealed record SimulationResult(
         }
         return weighted / (to - from).TotalSeconds;
     }
+
+    /// <summary>Mean target task size over the ticks in [from, to).</summary>
+    public double MeanTaskBytes(TimeSpan from, TimeSpan to) =>
+        TaskBytesAtTicks.Where(x => x.At >= from && x.At < to).Average(x => (double)x.TaskBytes);
 
     public int MaxConcurrency(TimeSpan from, TimeSpan to) => ConcurrencySteps
         .Where((step, i) => step.At < to && (i + 1 == ConcurrencySteps.Count || ConcurrencySteps[i + 1].At > from))

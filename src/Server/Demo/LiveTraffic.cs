@@ -1,0 +1,124 @@
+using System.Diagnostics;
+using Indexing.Indexer;
+using Indexing.Storage;
+
+namespace Indexing.Server.Demo;
+
+// The live database around a rebuild: writers that update and delete documents, a querier, and a
+// foreground reader doing Gets on random ids (their latency is the store's foreground histogram,
+// which the rebuild's prefetcher watches). Bounded: everything stops when disposed.
+internal sealed class LiveTraffic : IAsyncDisposable
+{
+    private readonly CancellationTokenSource _stop = new();
+    private readonly Task[] _tasks;
+    private long _writes;
+    private long _queries;
+    private long _failedQueries;
+    private long _reads;
+    private string? _lastQueryFailure;
+    private int _disposed;
+
+    public LiveTraffic(DocumentStore store, IndexManager indexes, string indexName, string collection, long documentCount, int writers, TimeSpan writeInterval)
+    {
+        var ids = Math.Max(1, documentCount);
+        var tasks = new List<Task>();
+        for (var w = 0; w < writers; w++)
+        {
+            var seed = w;
+            tasks.Add(Task.Run(() => WriteLoop(store, collection, ids, seed, writeInterval)));
+        }
+
+        tasks.Add(Task.Run(() => QueryLoop(indexes, indexName)));
+        tasks.Add(Task.Run(() => ReadLoop(store, collection, ids)));
+        _tasks = [.. tasks];
+    }
+
+    public long Writes => Interlocked.Read(ref _writes);
+
+    public long Queries => Interlocked.Read(ref _queries);
+
+    public long FailedQueries => Interlocked.Read(ref _failedQueries);
+
+    public long Reads => Interlocked.Read(ref _reads);
+
+    public string? LastQueryFailure => Volatile.Read(ref _lastQueryFailure);
+
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        await _stop.CancelAsync().ConfigureAwait(false);
+        await Task.WhenAll(_tasks).ConfigureAwait(false);
+        _stop.Dispose();
+    }
+
+    private static string Id(string collection, long n) => $"{collection}/{n:D8}";
+
+    private async Task WriteLoop(DocumentStore store, string collection, long ids, int seed, TimeSpan interval)
+    {
+        var random = new Random(seed);
+        while (!_stop.IsCancellationRequested)
+        {
+            var id = Id(collection, random.NextInt64(1, ids + 1));
+            if (random.Next(10) == 0)
+            {
+                store.Delete(id);
+            }
+            else
+            {
+                store.Put(id, $$"""{"customer":{"name":"live writer {{seed}}","tier":"gold"},"status":"updated","total":{{random.Next(10_000)}}.5,"itemCount":{{random.Next(1, 9)}},"paid":true,"tags":["live"]}""");
+            }
+
+            Interlocked.Increment(ref _writes);
+            await Delay(interval).ConfigureAwait(false);
+        }
+    }
+
+    private async Task QueryLoop(IndexManager indexes, string indexName)
+    {
+        // Fields both demo definitions have, so the same queries run before and after the swap.
+        string[] queries = ["status:updated", "customer:writer", "status:shipped AND total:[100 TO 5000]", "*:*"];
+        var n = 0;
+        while (!_stop.IsCancellationRequested)
+        {
+            try
+            {
+                indexes.Query(indexName, new IndexQuery(queries[n++ % queries.Length]) { Take = 10 });
+                Interlocked.Increment(ref _queries);
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                Interlocked.Increment(ref _failedQueries);
+                Volatile.Write(ref _lastQueryFailure, e.Message);
+            }
+
+            await Delay(TimeSpan.FromMilliseconds(20)).ConfigureAwait(false);
+        }
+    }
+
+    private async Task ReadLoop(DocumentStore store, string collection, long ids)
+    {
+        var random = new Random(1234);
+        while (!_stop.IsCancellationRequested)
+        {
+            store.Get(Id(collection, random.NextInt64(1, ids + 1)));
+            Interlocked.Increment(ref _reads);
+            await Delay(TimeSpan.FromMilliseconds(2)).ConfigureAwait(false);
+        }
+    }
+
+    private async Task Delay(TimeSpan interval)
+    {
+        try
+        {
+            await Task.Delay(interval, _stop.Token).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException)
+        {
+            // stopping
+        }
+    }
+}

@@ -1,0 +1,111 @@
+using System.Diagnostics;
+using System.Globalization;
+using Indexing.Datasets;
+using Indexing.Storage;
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// The strategy figures on real RocksDB: each size shape generated into a store (direct reads, so
+/// the page cache does not serve the reads), read by the three strategies through the public
+/// <see cref="Prefetch.Start"/>, on the local disk and under the modelled network disk (default
+/// parameters), into an indexer modelled as 10 ns per byte (100 MB/s). Medians of
+/// PREFETCH_FIGURES_RUNS runs (default 1) of about PREFETCH_FIGURES_MB per shape (default 8, so
+/// the suite stays fast; the README quotes 100 MB, 3 runs). It asserts delivery only: speed
+/// targets belong in written results, not in timed tests.
+/// </summary>
+[Collection(TimingSensitive.Name)]
+public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
+{
+    private const double IndexingBytesPerSecond = 100_000_000;
+
+    private static long TargetBytesPerShape => EnvironmentNumber("PREFETCH_FIGURES_MB", 8) * 1_000_000;
+
+    private static int Runs => (int)EnvironmentNumber("PREFETCH_FIGURES_RUNS", 1);
+
+    [Fact]
+    public async Task Measure_EachShapeStrategyAndDisk_ReportsMediansOnRocksDb()
+    {
+        output.WriteLine($"RocksDB, direct reads; {new NetworkDiskModelOptions()}; indexer {IndexingBytesPerSecond / 1e6:0} MB/s; {Runs} runs per cell, medians");
+        output.WriteLine($"machine: {Environment.ProcessorCount} cores, server GC {System.Runtime.GCSettings.IsServerGC}");
+        output.WriteLine("shape | disk | strategy | MB/s | consumer stall | mean L | documents");
+        foreach (var shape in Enum.GetValues<DatasetShape>())
+        {
+            using var temp = new TempDocumentStore(new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
+            var written = temp.Store.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: TargetBytesPerShape))
+                .Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+            output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                $"{shape.ToName()}: loaded {written.Documents} documents, {written.Bytes / 1e6:0.0} MB at {written.MegabytesPerSecond:0} MB/s (PutMany, no fsync)"));
+            foreach (var modelled in new[] { false, true })
+            {
+                foreach (var strategy in Enum.GetValues<PrefetchStrategy>())
+                {
+                    var runs = new List<Figures>();
+                    for (var run = 0; run < Runs; run++)
+                    {
+                        var disk = modelled ? new NetworkDiskModel(new NetworkDiskModelOptions()) : null;
+                        var figures = await MeasureAsync(Prefetch.Start(temp.Store, DatasetSpec.DefaultCollection, strategy, new PrefetchOptions(), disk));
+                        Assert.Equal(written.Documents, figures.Documents);
+                        runs.Add(figures);
+                    }
+
+                    output.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                        $"{shape.ToName()} | {(modelled ? "modelled network disk" : "local")} | {strategy} | {Median(runs, f => f.MegabytesPerSecond):0.0} | " +
+                        $"{Median(runs, f => f.StallPercent):0.0}% | {Median(runs, f => f.MeanL):0.00} | {written.Documents}"));
+                    foreach (var decision in runs[^1].Decisions.Where(d => d.Kind != "hold"))
+                    {
+                        output.WriteLine(string.Create(CultureInfo.InvariantCulture, $"    {decision.Elapsed.TotalSeconds,6:0.00}s L={decision.ConcurrencyLimit} {decision.Reason}"));
+                    }
+                }
+            }
+
+            temp.AssertNoOpenHandles();
+        }
+    }
+
+    private static async Task<Figures> MeasureAsync(IBatchSource prefetcher)
+    {
+        await using (prefetcher)
+        {
+            return await Task.Run(async () =>
+            {
+                var stopwatch = Stopwatch.StartNew();
+                long bytes = 0;
+                var count = 0;
+                var indexedUntil = TimeSpan.Zero;
+                await foreach (var batch in prefetcher.ReadAllAsync(1024, 16 * TestCollections.MiB).ConfigureAwait(false))
+                {
+                    bytes += batch.TotalBytes;
+                    count += batch.Count;
+
+                    // Each batch costs its bytes at the indexing rate from when it arrived; Thread.Sleep,
+                    // as in StrategyFiguresTests, because Task.Delay overshoots by ~15 ms per call.
+                    var arrived = stopwatch.Elapsed;
+                    indexedUntil = (indexedUntil > arrived ? indexedUntil : arrived) + TimeSpan.FromSeconds(batch.TotalBytes / IndexingBytesPerSecond);
+                    var due = indexedUntil - stopwatch.Elapsed;
+                    if (due > TimeSpan.Zero)
+                    {
+                        Thread.Sleep(due);
+                    }
+                }
+
+                var elapsed = stopwatch.Elapsed;
+                var pressure = prefetcher.Pressure;
+                return new Figures(bytes / elapsed.TotalSeconds / 1e6, pressure.ConsumerWaitTime / elapsed * 100, pressure.MeanConcurrencyLimit, count, pressure.RecentDecisions);
+            }).WaitAsync(TimeSpan.FromMinutes(10));
+        }
+    }
+
+    private static double Median(List<Figures> runs, Func<Figures, double> value)
+    {
+        var sorted = runs.Select(value).Order().ToList();
+        return sorted[sorted.Count / 2];
+    }
+
+    private static long EnvironmentNumber(string name, long fallback) =>
+        long.TryParse(Environment.GetEnvironmentVariable(name), out var value) && value > 0 ? value : fallback;
+
+    private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, int Documents,
+        System.Collections.Immutable.ImmutableArray<PrefetchDecisionEntry> Decisions);
+}
