@@ -263,6 +263,8 @@ internal static class BulkLoad
                 return;
             }
 
+            // Synchronous on the request's thread: the store's writes block in RocksDB anyway, one
+            // chunk (one synced batch) at a time, and the next lines wait in the pipe meanwhile.
             var written = store.PutMany(_chunk, cancellationToken);
             _stored += written.Documents;
             _bytes += written.Bytes;

@@ -72,6 +72,8 @@ internal static class DocumentEndpoints
                 return ProblemResults.Invalid(bodyError);
             }
 
+            // Only for the status code (201 vs 200): a concurrent writer of the same id can make it
+            // stale, which costs the client nothing, since the etag in the answer is exact either way.
             var existed = store.GetMetadata(id) is not null;
             var etag = store.Put(id, body);
             context.Response.Headers.ETag = ETag(etag);

@@ -30,8 +30,10 @@ internal static class ProblemResults
     public static ProblemHttpResult Invalid(DocumentValidationError error) =>
         error.Rule == DocumentValidationRule.BodyTooLarge
             ? TooLarge(error.Message)
-            : BadRequest(error.Rule.ToString().StartsWith("Id", StringComparison.Ordinal) ? "Invalid document id" : "Invalid document body",
-                error.Message, error.Rule.ToString());
+            : BadRequest(IsIdRule(error.Rule) ? "Invalid document id" : "Invalid document body", error.Message, error.Rule.ToString());
+
+    private static bool IsIdRule(DocumentValidationRule rule) => rule is DocumentValidationRule.IdEmpty or DocumentValidationRule.IdTooLong
+        or DocumentValidationRule.IdControlCharacter or DocumentValidationRule.IdInvalidUnicode or DocumentValidationRule.IdEmptyCollection;
 
     private static ProblemHttpResult Problem(int status, string title, string detail, string? rule = null) =>
         TypedResults.Problem(
