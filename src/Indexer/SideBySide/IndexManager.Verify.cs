@@ -14,24 +14,7 @@ public sealed partial class IndexManager
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
     public VerifyReport Verify(string name, CancellationToken cancellationToken = default)
     {
-        var managed = Find(name);
-        while (true)
-        {
-            var serving = managed.Active;
-            if (!serving.TryAcquire())
-            {
-                continue;
-            }
-
-            try
-            {
-                return Verify(serving, managed.Definition.Collection, cancellationToken);
-            }
-            finally
-            {
-                serving.Release();
-            }
-        }
+        return OnServing(Find(name), serving => Verify(serving, serving.Index.Definition.Collection, cancellationToken));
     }
 
     private VerifyReport Verify(ServingIndex serving, string collection, CancellationToken cancellationToken)

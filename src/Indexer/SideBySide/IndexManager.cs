@@ -131,18 +131,19 @@ public sealed partial class IndexManager : IAsyncDisposable
     public IndexSummary GetSummary(string name)
     {
         var managed = Find(name);
-        var active = managed.Active;
-        var status = active.Index.GetStatus();
-        var rebuild = managed.Rebuild?.Progress();
-        return new IndexSummary(
-            managed.Name,
-            managed.Definition.Collection,
-            active.Generation,
-            managed.Definition.DefinitionHash,
-            status,
-            Math.Max(0, _store.LastEtag - status.AppliedEtag),
-            rebuild,
-            managed.LastRebuild);
+        return OnServing(managed, active =>
+        {
+            var status = active.Index.GetStatus();
+            return new IndexSummary(
+                managed.Name,
+                active.Index.Definition.Collection,
+                active.Generation,
+                active.Index.Definition.DefinitionHash,
+                status,
+                Math.Max(0, _store.LastEtag - status.AppliedEtag),
+                managed.Rebuild?.Progress(),
+                managed.LastRebuild);
+        });
     }
 
     /// <summary>Runs <paramref name="query"/> on the generation serving now; a swap waits for it to end before closing that generation.</summary>
@@ -150,7 +151,12 @@ public sealed partial class IndexManager : IAsyncDisposable
     public QueryResult Query(string name, IndexQuery query)
     {
         ArgumentNullException.ThrowIfNull(query);
-        var managed = Find(name);
+        return OnServing(Find(name), serving => serving.Index.Query(query));
+    }
+
+    // Runs work on the generation serving now, holding a lease so a swap cannot close it meanwhile.
+    private static T OnServing<T>(ManagedIndex managed, Func<ServingIndex, T> work)
+    {
         while (true)
         {
             var serving = managed.Active;
@@ -161,7 +167,7 @@ public sealed partial class IndexManager : IAsyncDisposable
 
             try
             {
-                return serving.Index.Query(query);
+                return work(serving);
             }
             finally
             {
