@@ -120,6 +120,9 @@ internal sealed class RunningServer : IAsyncDisposable
             await prefetch.DisposeAsync();
         }
 
+        // A rebuild still running holds its snapshot legitimately: stop the indexes (idempotent; the
+        // host disposes them again) before looking for leaked snapshots and iterators.
+        await Host.Indexes.DisposeAsync();
         var status = Store.GetStatus();
         await Host.DisposeAsync();
         try
