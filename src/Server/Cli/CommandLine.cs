@@ -2,7 +2,7 @@ using System.CommandLine;
 
 namespace Indexing.Server.Cli;
 
-// The command tree: `demo` (the main job). Each command's options and action live in its own file.
+// The command tree: `demo` (the main job) and `serve` (the HTTP API). Each command's options and action live in its own file.
 internal static class CommandLine
 {
     public static RootCommand Build()
@@ -11,6 +11,7 @@ internal static class CommandLine
             "Document database indexing pipeline: documents in RocksDB, an adaptive prefetcher reading them " +
             "for index rebuilds at the speed of the hardware.");
         root.Subcommands.Add(DemoCommand.Create());
+        root.Subcommands.Add(ServeCommand.Create());
         return root;
     }
 }

@@ -1,0 +1,177 @@
+// The admin page: listens to /admin/prefetch/stream (one snapshot a second, each carrying the
+// per-second history of every running prefetch) and redraws uPlot charts from that history, so a
+// page opened late still shows the last minutes. Rebuild progress is polled from /admin/rebuilds.
+"use strict";
+
+const MiB = 1024 * 1024;
+const views = new Map(); // prefetch name -> { root, charts: Map(chart name -> uPlot) }
+let snapshots = 0;
+
+// .NET serialises TimeSpan as "[-][d.]hh:mm:ss[.fffffff]"; the charts need seconds.
+function seconds(span) {
+  if (span === null || span === undefined) return null;
+  const m = /^(-)?(?:(\d+)\.)?(\d+):(\d+):(\d+(?:\.\d+)?)$/.exec(span);
+  if (!m) return null;
+  const s = (+(m[2] || 0)) * 86400 + (+m[3]) * 3600 + (+m[4]) * 60 + parseFloat(m[5]);
+  return m[1] ? -s : s;
+}
+
+function formatBytes(bytes) {
+  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
+  let i = 0;
+  while (bytes >= 1024 && i < units.length - 1) { bytes /= 1024; i++; }
+  return (i === 0 ? bytes.toFixed(0) : bytes.toFixed(1)) + " " + units[i];
+}
+
+function formatDuration(s) {
+  if (s === null) return "-";
+  if (s < 60) return s.toFixed(0) + " s";
+  if (s < 3600) return Math.floor(s / 60) + " min " + Math.round(s % 60) + " s";
+  return Math.floor(s / 3600) + " h " + Math.round((s % 3600) / 60) + " min";
+}
+
+// Each chart: its series (label, colour, how to read it from a history point) and axis options.
+const chartSpecs = {
+  concurrency: { series: [
+    { label: "reads running", stroke: "#2f6fdf", value: p => p.concurrency },
+    { label: "limit L", stroke: "#d9822b", dash: [6, 4], value: p => p.concurrencyLimit },
+  ] },
+  throughput: { series: [
+    { label: "MB/s", stroke: "#1b7f3b", fill: "rgba(27,127,59,0.12)", value: p => p.megabytesPerSecond },
+  ] },
+  budget: { series: [
+    { label: "in flight", stroke: "#2f6fdf", fill: "rgba(47,111,223,0.12)", value: p => p.inFlightBytes / MiB },
+    { label: "buffered", stroke: "#8e44ad", fill: "rgba(142,68,173,0.10)", value: p => p.bufferedBytes / MiB },
+    { label: "budget", stroke: "#b3261e", dash: [6, 4], value: (p, pressure) => pressure.budgetBytes / MiB },
+  ] },
+  sizes: { log: true, series: [
+    { label: "p50", stroke: "#2f6fdf", value: p => p.documentSizeP50Bytes / 1024 || null },
+    { label: "p99", stroke: "#d9822b", value: p => p.documentSizeP99Bytes / 1024 || null },
+    { label: "max", stroke: "#b3261e", value: p => p.documentSizeMaxBytes / 1024 || null },
+  ] },
+  wait: { range: [0, 100], series: [
+    { label: "wait %", stroke: "#8a6d00", fill: "rgba(138,109,0,0.10)", value: p => p.consumerWaitPercent },
+  ] },
+  foreground: { series: [
+    { label: "p99 ms", stroke: "#b3261e", value: p => { const s = seconds(p.foregroundP99); return s === null ? null : s * 1000; } },
+  ] },
+};
+
+function makeChart(figure, spec) {
+  const width = Math.max(200, figure.clientWidth - 12);
+  const opts = {
+    width, height: 170,
+    legend: { show: true },
+    cursor: { drag: { x: false, y: false } },
+    scales: { x: { time: false }, y: spec.log ? { distr: 3 } : (spec.range ? { range: spec.range } : { range: (u, min, max) => [0, Math.max(1, max * 1.1)] }) },
+    axes: [{ label: "seconds since start", size: 36 }, { size: 50 }],
+    series: [{ label: "t (s)" }, ...spec.series.map(s => ({ label: s.label, stroke: s.stroke, fill: s.fill, dash: s.dash, width: 1.5, spanGaps: false }))],
+  };
+  const empty = [[], ...spec.series.map(() => [])];
+  return new uPlot(opts, empty, figure);
+}
+
+function viewFor(name) {
+  let view = views.get(name);
+  if (view) return view;
+  const root = document.getElementById("prefetch-template").content.firstElementChild.cloneNode(true);
+  root.dataset.prefetch = name;
+  root.querySelector(".name").textContent = name;
+  document.getElementById("prefetches").appendChild(root);
+  const charts = new Map();
+  for (const figure of root.querySelectorAll("figure[data-chart]")) {
+    charts.set(figure.dataset.chart, makeChart(figure, chartSpecs[figure.dataset.chart]));
+  }
+  view = { root, charts };
+  views.set(name, view);
+  return view;
+}
+
+function render(prefetch) {
+  const p = prefetch.pressure;
+  const view = viewFor(prefetch.name);
+  const root = view.root;
+  root.querySelector(".strategy").textContent = p.strategy;
+  root.querySelector(".state").textContent = p.state;
+  const figure = name => root.querySelector(`[data-figure="${name}"]`);
+  figure("mbps").textContent = p.megabytesPerSecondLastSecond.toFixed(1);
+  figure("concurrency").textContent = `${p.concurrency} / ${p.concurrencyLimit}`;
+  figure("budget").textContent = `${formatBytes(p.inFlightBytes + p.bufferedBytes)} / ${formatBytes(p.budgetBytes)}`;
+  figure("wait").textContent = p.consumerWaitPercent.toFixed(1) + " %";
+  figure("done").textContent = p.documentsDone.toLocaleString("en-US");
+  figure("eta").textContent = formatDuration(seconds(p.eta));
+
+  const fraction = p.bytesPlanned > 0 ? Math.min(1, p.bytesDone / p.bytesPlanned) : 0;
+  root.querySelector(".progress .bar").style.width = (fraction * 100).toFixed(1) + "%";
+  root.querySelector(".progress-text").textContent =
+    `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesPlanned)}${p.planComplete ? "" : " planned so far"} (${(fraction * 100).toFixed(1)} %)`;
+
+  const history = p.history || [];
+  const xs = history.map(point => seconds(point.elapsed));
+  for (const [name, chart] of view.charts) {
+    const spec = chartSpecs[name];
+    chart.setData([xs, ...spec.series.map(s => history.map(point => s.value(point, p)))]);
+  }
+
+  root.querySelector(".last-decision").textContent = p.lastDecision ? `Now: ${p.lastDecisionReason}` : "Fixed strategy: no controller.";
+  const body = root.querySelector(".decisions tbody");
+  body.replaceChildren(...(p.recentDecisions || []).slice(-12).reverse().map(d => {
+    const row = document.createElement("tr");
+    for (const [text, cls] of [[formatDuration(seconds(d.elapsed)), ""], [String(d.concurrencyLimit), ""], [d.kind, "kind-" + d.kind], [d.reason, ""]]) {
+      const cell = document.createElement("td");
+      cell.textContent = text;
+      if (cls) cell.className = cls;
+      row.appendChild(cell);
+    }
+    return row;
+  }));
+}
+
+function onSnapshot(list) {
+  const names = new Set(list.prefetches.map(p => p.name));
+  for (const [name, view] of views) {
+    if (!names.has(name)) { view.charts.forEach(c => c.destroy()); view.root.remove(); views.delete(name); }
+  }
+  list.prefetches.forEach(render);
+  document.getElementById("prefetches-empty").hidden = list.prefetches.length > 0;
+  snapshots++;
+  document.body.dataset.snapshots = String(snapshots);
+}
+
+function connect() {
+  const badge = document.getElementById("connection");
+  const source = new EventSource("/admin/prefetch/stream");
+  source.addEventListener("pressure", e => onSnapshot(JSON.parse(e.data)));
+  source.onopen = () => { badge.textContent = "live"; badge.className = "badge live"; };
+  source.onerror = () => { badge.textContent = "reconnecting"; badge.className = "badge down"; };
+}
+
+async function pollRebuilds() {
+  try {
+    const response = await fetch("/admin/rebuilds");
+    if (response.ok) {
+      const list = await response.json();
+      const bars = document.getElementById("rebuild-bars");
+      bars.replaceChildren(...list.rebuilds.map(r => {
+        const item = document.createElement("div");
+        item.className = "rebuild";
+        const fraction = r.documentsTotal ? Math.min(1, r.documentsDone / r.documentsTotal) : 0;
+        item.innerHTML = `<div><strong></strong> <span class="badge"></span> <span class="muted"></span></div><div class="progress"><div class="bar"></div><span class="progress-text"></span></div>`;
+        item.querySelector("strong").textContent = r.index;
+        item.querySelector(".badge").textContent = r.phase;
+        item.querySelector(".muted").textContent = r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "";
+        item.querySelector(".bar").style.width = (fraction * 100).toFixed(1) + "%";
+        item.querySelector(".progress-text").textContent = r.documentsTotal
+          ? `${r.documentsDone.toLocaleString("en-US")} of ${r.documentsTotal.toLocaleString("en-US")} documents`
+          : `${r.documentsDone.toLocaleString("en-US")} documents`;
+        return item;
+      }));
+      document.getElementById("rebuilds-empty").hidden = list.rebuilds.length > 0;
+    }
+  } finally {
+    setTimeout(pollRebuilds, 2000);
+  }
+}
+
+connect();
+pollRebuilds();

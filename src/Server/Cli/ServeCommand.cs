@@ -1,0 +1,82 @@
+using System.CommandLine;
+using System.Globalization;
+using Indexing.Server.Hosting;
+using Indexing.Storage;
+using Microsoft.Extensions.Hosting;
+
+namespace Indexing.Server.Cli;
+
+// `serve`: the HTTP API and admin page over the store in <data>/store, until SIGTERM or Ctrl+C.
+// Every setting can also come from appsettings.json, environment variables (Server__Port) or
+// ASP.NET Core style arguments (--Storage:MaxDocumentBytes=16MiB), which is why tokens this
+// command does not know are passed on to the configuration instead of being refused.
+internal static class ServeCommand
+{
+    public static Command Create()
+    {
+        var data = new Option<DirectoryInfo>("--data")
+        {
+            Description = "Data directory: the RocksDB store lives in <data>/store (created when missing).",
+            DefaultValueFactory = _ => new DirectoryInfo("data"),
+        };
+        var address = new Option<string?>("--address")
+        {
+            Description = $"IP address to listen on ({ServerOptions.AddressSetting}; default 127.0.0.1). Any non-loopback address needs {ServerOptions.ApiKeySetting}.",
+        };
+        var port = new Option<int?>("--port")
+        {
+            Description = $"TCP port ({ServerOptions.PortSetting}; default {ServerOptions.DefaultPort}; 0 picks a free one).",
+        };
+
+        var command = new Command(
+            "serve",
+            "Serve documents and the admin API/page over HTTP. Settings: Server:Address, Server:Port, Server:ApiKey, Storage:MaxDocumentBytes, " +
+            "Storage:SyncWrites, Storage:BlockCacheBytes, from appsettings.json, environment (Server__Port) or arguments (--Server:ApiKey=...).")
+        {
+            data, address, port,
+        };
+        command.TreatUnmatchedTokensAsErrors = false;
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            var overrides = new Dictionary<string, string?>();
+            if (parse.GetValue(address) is { } addressText)
+            {
+                overrides[ServerOptions.AddressSetting] = addressText;
+            }
+
+            if (parse.GetValue(port) is { } portNumber)
+            {
+                overrides[ServerOptions.PortSetting] = portNumber.ToString(CultureInfo.InvariantCulture);
+            }
+
+            ServerHost host;
+            try
+            {
+                host = await ServerHost.StartAsync(parse.GetValue(data)!.FullName, [.. parse.UnmatchedTokens], overrides, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException)
+            {
+                await Console.Error.WriteLineAsync($"serve: {e.Message}").ConfigureAwait(false);
+                return 2;
+            }
+
+            await using (host.ConfigureAwait(false))
+            {
+                await Console.Out.WriteLineAsync($"serving {host.BaseAddress} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
+                using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping);
+                try
+                {
+                    await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    // Shutdown was asked for; disposing the host below is the graceful stop.
+                }
+            }
+
+            await Console.Out.WriteLineAsync("stopped; the store is closed").ConfigureAwait(false);
+            return 0;
+        });
+        return command;
+    }
+}

@@ -1,0 +1,164 @@
+using System.Text.Json.Serialization;
+using Indexing.Indexer;
+using Indexing.Server.Admin;
+using Indexing.Server.Http;
+using Indexing.Storage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
+using Microsoft.AspNetCore.Hosting.Server;
+using Microsoft.AspNetCore.Hosting.Server.Features;
+using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+
+namespace Indexing.Server.Hosting;
+
+/// <summary>
+/// A running server: Kestrel with the document and admin endpoints over one open
+/// <see cref="DocumentStore"/>. `serve` and the tests start it the same way.
+/// <para>
+/// Owns the store, the index manager, the metrics meter and the web application. Disposal is the graceful shutdown:
+/// stop accepting, let requests in progress finish (bounded by the host's shutdown timeout), end
+/// SSE streams, and only then close the store, so every acknowledged write is in RocksDB.
+/// </para>
+/// </summary>
+internal sealed class ServerHost : IAsyncDisposable
+{
+    // Kestrel's own cap on request bodies, above the document limit by room for headers of the
+    // envelope; PUT checks the document limit itself (with a clearer message) and bulk lifts this.
+    private const long BodySlackBytes = 64 << 10;
+
+    private readonly WebApplication _app;
+    private readonly PrefetchMetrics _metrics;
+    private int _disposed;
+
+    private ServerHost(
+        WebApplication app, ServerOptions options, DocumentStore store, IndexManager indexes, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds)
+    {
+        _app = app;
+        Options = options;
+        Store = store;
+        Indexes = indexes;
+        _metrics = metrics;
+        Prefetches = prefetches;
+        Rebuilds = rebuilds;
+    }
+
+    public ServerOptions Options { get; }
+
+    public DocumentStore Store { get; }
+
+    /// <summary>The indexes over <see cref="Store"/>, in <c>&lt;data&gt;/indexes</c>.</summary>
+    public IndexManager Indexes { get; }
+
+    /// <summary>Where anything that runs a prefetch in this server registers it, for the admin API and metrics.</summary>
+    public PrefetchRegistry Prefetches { get; }
+
+    /// <summary>Where rebuilds report progress for the admin page.</summary>
+    public RebuildBoard Rebuilds { get; }
+
+    /// <summary>The address Kestrel listens on, e.g. http://127.0.0.1:5080 (the real port when 0 was asked for).</summary>
+    public Uri BaseAddress { get; private set; } = null!;
+
+    /// <summary>Completes when shutdown was requested (SIGTERM, Ctrl+C, or the application stopping).</summary>
+    public CancellationToken Stopping => _app.Lifetime.ApplicationStopping;
+
+    /// <summary>
+    /// Reads the configuration (appsettings.json, environment, <paramref name="args"/> as ASP.NET Core
+    /// command-line configuration, then <paramref name="overrides"/>), validates it, opens the store in
+    /// <c>&lt;dataDirectory&gt;/store</c> and starts listening. Throws <see cref="ServerConfigurationException"/>
+    /// for invalid settings and <see cref="DocumentStoreException"/> when the store cannot be opened.
+    /// </summary>
+    public static async Task<ServerHost> StartAsync(
+        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken)
+    {
+        var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = args });
+        builder.Configuration.AddInMemoryCollection(overrides);
+        var options = ServerOptions.Bind(builder.Configuration, dataDirectory);
+
+        builder.WebHost.ConfigureKestrel(kestrel =>
+        {
+            kestrel.Listen(options.Address, options.Port);
+            kestrel.Limits.MaxRequestBodySize = options.Store.MaxDocumentBytes + BodySlackBytes;
+            kestrel.AddServerHeader = false;
+        });
+        builder.Services.AddProblemDetails();
+        builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.Converters.Add(new JsonStringEnumConverter(json.SerializerOptions.PropertyNamingPolicy)));
+
+        var store = DocumentStore.Open(options.StoreDirectory, options.Store);
+        var prefetches = new PrefetchRegistry();
+        var rebuilds = new RebuildBoard();
+        IndexManager? indexes = null;
+        PrefetchMetrics? metrics = null;
+        WebApplication? app = null;
+        try
+        {
+            indexes = IndexManager.Open(options.IndexesDirectory, store);
+            metrics = new PrefetchMetrics(prefetches);
+            app = builder.Build();
+            app.UseExceptionHandler();
+            app.UseStatusCodePages();
+            if (options.ApiKey is { } key)
+            {
+                app.Use(new ApiKeyGate(key).InvokeAsync);
+            }
+
+            DocumentEndpoints.Map(app, store);
+            IndexEndpoints.Map(app, indexes, store);
+            AdminEndpoints.Map(app, prefetches, rebuilds, metrics);
+
+            var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
+            await app.StartAsync(cancellationToken).ConfigureAwait(false);
+            var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
+            host.BaseAddress = new Uri(addresses.First());
+            app.Logger.LogInformation("listening on {Address} (admin page {Address}admin); {Options}", host.BaseAddress, host.BaseAddress, options);
+            return host;
+        }
+        catch
+        {
+            if (app is not null)
+            {
+                await app.DisposeAsync().ConfigureAwait(false);
+            }
+
+            metrics?.Dispose();
+            if (indexes is not null)
+            {
+                await indexes.DisposeAsync().ConfigureAwait(false);
+            }
+
+            store.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>Stops gracefully (see the type's remarks), then closes the store. Idempotent.</summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await _app.StopAsync(CancellationToken.None).ConfigureAwait(false);
+            await _app.DisposeAsync().ConfigureAwait(false);
+        }
+        finally
+        {
+            // Indexes before the store: they follow its change feed until closed.
+            try
+            {
+                await Indexes.DisposeAsync().ConfigureAwait(false);
+            }
+            finally
+            {
+                _metrics.Dispose();
+                Store.Dispose();
+            }
+        }
+    }
+}

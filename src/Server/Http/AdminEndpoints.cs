@@ -1,0 +1,134 @@
+using System.Net.ServerSentEvents;
+using System.Runtime.CompilerServices;
+using System.Text.Json;
+using Indexing.Server.Admin;
+using Indexing.Storage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Routing;
+using Microsoft.Extensions.Hosting;
+using Prometheus;
+
+namespace Indexing.Server.Http;
+
+/// <summary>
+/// The admin surface: prefetch pressure as JSON and as server-sent events, live limits, rebuild
+/// progress, Prometheus text at <c>/metrics</c>, and the HTML page that draws all of it.
+/// </summary>
+internal static class AdminEndpoints
+{
+    public static readonly TimeSpan StreamInterval = TimeSpan.FromSeconds(1);
+
+    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics)
+    {
+        app.MapGet("/admin", () => AdminPage.Serve("admin.html"));
+        app.MapGet("/admin/assets/{file}", (string file) => AdminPage.Serve(file));
+        app.MapGet("/admin/prefetch", () => TypedResults.Ok(new PrefetchList(PrefetchView.Of(prefetches))));
+        app.MapGet("/admin/prefetch/stream", (IHostApplicationLifetime lifetime, CancellationToken requestAborted) =>
+            TypedResults.ServerSentEvents(Snapshots(prefetches, lifetime.ApplicationStopping, requestAborted)));
+        app.MapPut("/admin/prefetch/limits", (HttpRequest request, CancellationToken cancellationToken) =>
+            UpdateLimitsAsync(request, prefetches, cancellationToken));
+        app.MapGet("/admin/rebuilds", () => TypedResults.Ok(new RebuildList(rebuilds.Read())));
+        app.MapMetrics("/metrics", metrics.Registry);
+    }
+
+    // One snapshot at once (the page draws without waiting), then one a second. Ends without an
+    // error when the client goes away, and when the server stops: an open stream must not hold up
+    // graceful shutdown until its timeout.
+    private static async IAsyncEnumerable<SseItem<PrefetchList>> Snapshots(
+        PrefetchRegistry prefetches, CancellationToken stopping, [EnumeratorCancellation] CancellationToken requestAborted)
+    {
+        using var linked = CancellationTokenSource.CreateLinkedTokenSource(stopping, requestAborted);
+        using var timer = new PeriodicTimer(StreamInterval);
+        do
+        {
+            yield return new SseItem<PrefetchList>(new PrefetchList(PrefetchView.Of(prefetches)), "pressure");
+        }
+        while (await NextTickAsync(timer, linked.Token).ConfigureAwait(false));
+    }
+
+    private static async Task<bool> NextTickAsync(PeriodicTimer timer, CancellationToken cancellationToken)
+    {
+        try
+        {
+            return await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false);
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            return false;
+        }
+    }
+
+    private static async Task<IResult> UpdateLimitsAsync(HttpRequest request, PrefetchRegistry prefetches, CancellationToken cancellationToken)
+    {
+        JsonDocument document;
+        try
+        {
+            document = await JsonDocument.ParseAsync(request.Body, default, cancellationToken).ConfigureAwait(false);
+        }
+        catch (JsonException e)
+        {
+            return ProblemResults.BadRequest("Malformed JSON",
+                $"the body is not well-formed JSON at line {(e.LineNumber ?? 0) + 1}, byte {(e.BytePositionInLine ?? 0) + 1}; " +
+                "send an object such as {\"maxMegabytesPerSecond\": 50, \"maxConcurrency\": 4, \"budget\": \"128MiB\"}.");
+        }
+
+        using (document)
+        {
+            if (!LimitsChange.TryParse(document.RootElement, out var change, out var problem))
+            {
+                return ProblemResults.BadRequest("Invalid prefetch limits", problem);
+            }
+
+            var targets = change.Prefetch is { } name
+                ? prefetches.Find(name) is { } found ? [found] : null
+                : prefetches.Running.Where(r => r.Adaptive is not null).ToList();
+            if (targets is null)
+            {
+                return ProblemResults.NotFound("Unknown prefetch",
+                    $"no prefetch named {MessageText.Quote(change.Prefetch)} is running; GET /admin/prefetch lists the running ones.");
+            }
+
+            if (targets.Count == 0 || targets.Any(t => t.Adaptive is null))
+            {
+                return ProblemResults.Conflict("No adaptive prefetch",
+                    change.Prefetch is null
+                        ? "no adaptive prefetch is running; limits apply live only to adaptive prefetches."
+                        : $"prefetch {MessageText.Quote(change.Prefetch)} uses the {targets[0].Source.Pressure.Strategy} strategy, whose reads are fixed; " +
+                          "limits apply live only to adaptive prefetches.");
+            }
+
+            var applied = new List<PrefetchView>(targets.Count);
+            foreach (var target in targets)
+            {
+                var adaptive = target.Adaptive!;
+                try
+                {
+                    adaptive.UpdateLimits(change.Apply(adaptive.Limits));
+                }
+                catch (ArgumentException e)
+                {
+                    // The prefetcher's own rules (e.g. concurrency above the maximum it started with).
+                    return ProblemResults.BadRequest("Invalid prefetch limits",
+                        $"prefetch {MessageText.Quote(target.Name)} refused the limits: {e.Message}" +
+                        (applied.Count > 0 ? $" The limits were applied to {string.Join(", ", applied.Select(a => MessageText.Quote(a.Name)))} before it." : string.Empty));
+                }
+                catch (ObjectDisposedException)
+                {
+                    // It finished between the lookup and now: nothing left to limit.
+                    continue;
+                }
+
+                applied.Add(new PrefetchView(target.Name, adaptive.Limits, adaptive.Pressure));
+            }
+
+            return TypedResults.Ok(new PrefetchList(applied));
+        }
+    }
+}
+
+/// <summary>The body of <c>GET /admin/prefetch</c> and of each SSE event.</summary>
+internal sealed record PrefetchList(IReadOnlyList<PrefetchView> Prefetches);
+
+/// <summary>The body of <c>GET /admin/rebuilds</c>.</summary>
+internal sealed record RebuildList(IReadOnlyList<RebuildBar> Rebuilds);

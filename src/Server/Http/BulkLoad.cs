@@ -1,0 +1,309 @@
+using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
+using System.Text.Json;
+using Indexing.Server.Hosting;
+using Indexing.Storage;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
+
+namespace Indexing.Server.Http;
+
+/// <summary>
+/// <c>POST /docs/bulk</c>: NDJSON lines <c>{"id": "...", "doc": {...}}</c>, streamed. Memory stays
+/// bounded whatever the request size: the pipe holds at most one line (capped at the document limit
+/// plus room for the envelope), and good documents are written in chunks of about 8 MiB. Each line
+/// is judged alone: a bad line is reported with its line number and rule, and never stops or undoes
+/// the good ones. Chunks already written stay written if the client goes away mid-stream.
+/// </summary>
+internal static class BulkLoad
+{
+    // Same chunking as DocumentStore.PutMany uses inside: one synced WriteBatch per chunk.
+    private const long ChunkBytes = 8L << 20;
+    private const int ChunkDocuments = 4096;
+
+    // Room for the envelope around a maximal body: the id (up to 512 UTF-8 bytes, each up to 6
+    // when escaped as \uXXXX), property names, whitespace.
+    private const int EnvelopeSlackBytes = 64 << 10;
+
+    // A report of a million bad lines would itself be unbounded memory; the counts stay exact.
+    private const int MaxListedErrors = 1000;
+
+    private static readonly JsonReaderOptions _envelopeReader = new()
+    {
+        CommentHandling = JsonCommentHandling.Disallow,
+        AllowTrailingCommas = false,
+        MaxDepth = DocumentBodies.MaxDepth + 1,
+    };
+
+    public static async Task<IResult> RunAsync(HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    {
+        // The request as a whole has no size limit (only each line has), so lift Kestrel's.
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit)
+        {
+            sizeLimit.MaxRequestBodySize = null;
+        }
+
+        var load = new Load(store);
+        var reader = context.Request.BodyReader;
+        var discarding = false;
+        while (true)
+        {
+            var result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
+            var buffer = result.Buffer;
+            while (buffer.PositionOf((byte)'\n') is { } newline)
+            {
+                var line = buffer.Slice(0, newline);
+                buffer = buffer.Slice(buffer.GetPosition(1, newline));
+                if (discarding)
+                {
+                    // The tail of a line already reported as too long.
+                    discarding = false;
+                }
+                else if (line.Length > load.MaxLineBytes)
+                {
+                    // Arrived whole in one read; judged by the same rule as a line still arriving.
+                    load.TooLong();
+                }
+                else
+                {
+                    load.Line(line, cancellationToken);
+                }
+            }
+
+            if (!discarding && buffer.Length > load.MaxLineBytes)
+            {
+                load.TooLong();
+                discarding = true;
+            }
+
+            if (discarding)
+            {
+                buffer = buffer.Slice(buffer.End);
+            }
+
+            if (result.IsCompleted)
+            {
+                if (!discarding && buffer.Length > 0)
+                {
+                    load.Line(buffer, cancellationToken);
+                    buffer = buffer.Slice(buffer.End);
+                }
+
+                reader.AdvanceTo(buffer.End);
+                break;
+            }
+
+            reader.AdvanceTo(buffer.Start, buffer.End);
+        }
+
+        return TypedResults.Ok(load.Finish(cancellationToken));
+    }
+
+    /// <summary>One bulk request's state: line numbers, the pending chunk, counts and listed errors.</summary>
+    private sealed class Load(DocumentStore store)
+    {
+        private readonly List<DocumentWrite> _chunk = [];
+        private readonly List<BulkLineError> _errors = [];
+        private long _chunkBytes;
+        private long _lines;
+        private long _stored;
+        private long _failed;
+        private long _bytes;
+        private long? _firstEtag;
+        private long? _lastEtag;
+
+        public long MaxLineBytes { get; } = store.Options.MaxDocumentBytes + EnvelopeSlackBytes;
+
+        public void TooLong()
+        {
+            _lines++;
+            Fail(null, "LineTooLong",
+                $"line {_lines} is longer than {ByteSize.FormatExact(MaxLineBytes)} ({ServerOptions.MaxDocumentBytesSetting} plus " +
+                $"{ByteSize.Format(EnvelopeSlackBytes)} for the envelope), so its document would be over the limit; it was skipped unread. " +
+                $"Split the document or raise {ServerOptions.MaxDocumentBytesSetting}.");
+        }
+
+        public void Line(ReadOnlySequence<byte> line, CancellationToken cancellationToken)
+        {
+            _lines++;
+            if (line.IsSingleSegment)
+            {
+                Record(line.FirstSpan, cancellationToken);
+            }
+            else
+            {
+                Record(line.ToArray(), cancellationToken);
+            }
+        }
+
+        public BulkResult Finish(CancellationToken cancellationToken)
+        {
+            Flush(cancellationToken);
+            return new BulkResult(_lines, _stored, _failed, _bytes, _firstEtag, _lastEtag, _errors, _failed - _errors.Count);
+        }
+
+        private void Record(ReadOnlySpan<byte> line, CancellationToken cancellationToken)
+        {
+            line = line.TrimEnd((byte)'\r');
+            if (line.Trim(" \t"u8).IsEmpty)
+            {
+                // Blank lines (a trailing newline, an empty line between records) are not records.
+                return;
+            }
+
+            if (!TryReadEnvelope(line, out var id, out var doc))
+            {
+                return;
+            }
+
+            if (!DocumentIds.TryValidate(id, out var idError))
+            {
+                Fail(id, idError.Rule.ToString(), $"line {_lines}: {idError.Message}");
+                return;
+            }
+
+            var body = line[doc];
+            if (!DocumentBodies.TryValidate(id, body, store.Options.MaxDocumentBytes, out var bodyError))
+            {
+                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {bodyError.Message}");
+                return;
+            }
+
+            _chunk.Add(new DocumentWrite(id, body.ToArray()));
+            _chunkBytes += body.Length;
+            if (_chunkBytes >= ChunkBytes || _chunk.Count >= ChunkDocuments)
+            {
+                Flush(cancellationToken);
+            }
+        }
+
+        // The line must be exactly one object with a string "id" and a "doc"; the doc's own rules
+        // (object root, depth, ...) are the store's, checked afterwards on its exact bytes.
+        private bool TryReadEnvelope(ReadOnlySpan<byte> line, out string id, out Range doc)
+        {
+            id = string.Empty;
+            doc = default;
+            string? foundId = null;
+            Range? foundDoc = null;
+            var reader = new Utf8JsonReader(line, _envelopeReader);
+            try
+            {
+                reader.Read();
+                if (reader.TokenType != JsonTokenType.StartObject)
+                {
+                    return FailEnvelope(null, "LineNotObject",
+                        $"line {_lines} is not a JSON object; each line must be {{\"id\": \"...\", \"doc\": {{...}}}}.");
+                }
+
+                while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+                {
+                    var name = reader.GetString()!;
+                    reader.Read();
+                    if (name == "id" && reader.TokenType == JsonTokenType.String)
+                    {
+                        foundId = reader.GetString();
+                    }
+                    else if (name == "doc")
+                    {
+                        var start = (int)reader.TokenStartIndex;
+                        reader.Skip();
+                        foundDoc = start..(int)reader.BytesConsumed;
+                    }
+                    else
+                    {
+                        return FailEnvelope(foundId, name == "id" ? "LineIdNotString" : "LineUnknownProperty", name == "id"
+                            ? $"line {_lines}: \"id\" is a {Describe(reader.TokenType)}, not a string; ids are strings like \"orders/17\"."
+                            : $"line {_lines} has property {MessageText.Quote(name)}; a line has only \"id\" and \"doc\".");
+                    }
+                }
+
+                // Reading on to the end makes the reader throw for anything after the object.
+                while (reader.Read())
+                {
+                }
+            }
+            catch (JsonException e)
+            {
+                return FailEnvelope(foundId, "LineMalformedJson",
+                    $"line {_lines} is not well-formed JSON at byte {(e.BytePositionInLine ?? 0) + 1}: {Reason(e)}. " +
+                    "Each line must be one strict JSON object {\"id\": \"...\", \"doc\": {...}} (no comments, trailing commas or NaN).");
+            }
+
+            if (foundId is null || foundDoc is null)
+            {
+                return FailEnvelope(foundId, foundId is null ? "LineMissingId" : "LineMissingDoc",
+                    $"line {_lines} has no {(foundId is null ? "\"id\"" : "\"doc\"")}; each line must be {{\"id\": \"...\", \"doc\": {{...}}}}.");
+            }
+
+            id = foundId;
+            doc = foundDoc.Value;
+            return true;
+        }
+
+        private bool FailEnvelope(string? id, string rule, string message)
+        {
+            Fail(id, rule, message);
+            return false;
+        }
+
+        private void Fail(string? id, string rule, string message)
+        {
+            _failed++;
+            if (_errors.Count < MaxListedErrors)
+            {
+                _errors.Add(new BulkLineError(_lines, id, rule, message));
+            }
+        }
+
+        private void Flush(CancellationToken cancellationToken)
+        {
+            if (_chunk.Count == 0)
+            {
+                return;
+            }
+
+            // Synchronous on the request's thread: the store's writes block in RocksDB anyway, one
+            // chunk (one synced batch) at a time, and the next lines wait in the pipe meanwhile.
+            var written = store.PutMany(_chunk, cancellationToken);
+            _stored += written.Documents;
+            _bytes += written.Bytes;
+            _firstEtag ??= written.FirstEtag;
+            _lastEtag = written.LastEtag;
+            _chunk.Clear();
+            _chunkBytes = 0;
+        }
+
+        private static string Describe(JsonTokenType token) => token switch
+        {
+            JsonTokenType.Number => "number",
+            JsonTokenType.True or JsonTokenType.False => "boolean",
+            JsonTokenType.Null => "null",
+            JsonTokenType.StartObject => "object",
+            JsonTokenType.StartArray => "array",
+            _ => token.ToString(),
+        };
+
+        // The reader's message ends with its own " LineNumber: 0 | BytePositionInLine: 9." position, given above one-based.
+        private static string Reason(JsonException e)
+        {
+            var suffix = e.Message.IndexOf(" LineNumber:", StringComparison.Ordinal);
+            return (suffix < 0 ? e.Message : e.Message[..suffix]).TrimEnd('.', ' ');
+        }
+    }
+}
+
+/// <summary>What a bulk load did: lines seen (blank ones included), documents stored and refused, and why.</summary>
+/// <param name="Lines">Lines read, blank ones included (line numbers count them).</param>
+/// <param name="Stored">Documents written.</param>
+/// <param name="Failed">Lines refused.</param>
+/// <param name="Bytes">Body bytes written.</param>
+/// <param name="FirstEtag">Etag of the first document written; null when none was.</param>
+/// <param name="LastEtag">Etag of the last document written; null when none was.</param>
+/// <param name="Errors">The first 1,000 refused lines, in order.</param>
+/// <param name="ErrorsNotListed">Refused lines beyond those listed.</param>
+internal sealed record BulkResult(
+    long Lines, long Stored, long Failed, long Bytes, long? FirstEtag, long? LastEtag, IReadOnlyList<BulkLineError> Errors, long ErrorsNotListed);
+
+/// <summary>One refused bulk line: its 1-based number, the id when it was readable, the rule and the message.</summary>
+internal sealed record BulkLineError(long Line, string? Id, string Rule, string Message);

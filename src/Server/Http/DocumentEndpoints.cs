@@ -1,0 +1,132 @@
+using System.Buffers;
+using System.Globalization;
+using System.IO.Pipelines;
+using Indexing.Server.Hosting;
+using Indexing.Storage;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.HttpResults;
+using Microsoft.AspNetCore.Routing;
+
+namespace Indexing.Server.Http;
+
+/// <summary>
+/// <c>PUT/GET/DELETE /docs/{id}</c>. Ids may contain '/', so the route is a catch-all. Every rule
+/// is checked (id, size, UTF-8, strict JSON object) before the store is called, so a refused
+/// request writes nothing; the store checks the same rules again, which is cheap next to the write.
+/// </summary>
+internal static class DocumentEndpoints
+{
+    public static void Map(IEndpointRouteBuilder app, DocumentStore store)
+    {
+        // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
+        app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
+            BulkLoad.RunAsync(context, store, cancellationToken));
+        app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
+            PutAsync(id ?? string.Empty, context, store, cancellationToken));
+        app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, store));
+        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store));
+    }
+
+    /// <summary>The ETag header value for a store etag (a strong validator: the body is stored byte for byte).</summary>
+    public static string ETag(long etag) => string.Create(CultureInfo.InvariantCulture, $"\"{etag}\"");
+
+    private static async Task<IResult> PutAsync(string id, HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    {
+        if (!DocumentIds.TryValidate(id, out var idError))
+        {
+            return ProblemResults.Invalid(idError);
+        }
+
+        var limit = store.Options.MaxDocumentBytes;
+        var declared = context.Request.ContentLength;
+        if (declared > limit)
+        {
+            // Refuse before reading: the client may be about to send gigabytes.
+            return ProblemResults.TooLarge(TooLargeMessage(id, $"{ByteSize.FormatExact(declared.Value)} (its Content-Length)", limit));
+        }
+
+        // Read at most one byte past the limit: enough to know it is too large without buffering more.
+        var reader = context.Request.BodyReader;
+        ReadResult read;
+        try
+        {
+            read = await reader.ReadAtLeastAsync((int)limit + 1, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            // Kestrel's own cap (the limit plus slack) tripped first on a body without Content-Length.
+            return ProblemResults.TooLarge(TooLargeMessage(id, $"more than {ByteSize.FormatExact(limit)}", limit));
+        }
+
+        try
+        {
+            if (read.Buffer.Length > limit)
+            {
+                return ProblemResults.TooLarge(TooLargeMessage(id, $"more than {ByteSize.FormatExact(limit)}", limit));
+            }
+
+            var body = read.Buffer.ToArray();
+            if (!DocumentBodies.TryValidate(id, body, limit, out var bodyError))
+            {
+                return ProblemResults.Invalid(bodyError);
+            }
+
+            // Only for the status code (201 vs 200): a concurrent writer of the same id can make it
+            // stale, which costs the client nothing, since the etag in the answer is exact either way.
+            var existed = store.GetMetadata(id) is not null;
+            var etag = store.Put(id, body);
+            context.Response.Headers.ETag = ETag(etag);
+            var written = new DocumentWritten(id, etag);
+            return existed ? TypedResults.Ok(written) : TypedResults.Created(DocumentPath(id), written);
+        }
+        finally
+        {
+            reader.AdvanceTo(read.Buffer.End);
+        }
+    }
+
+    private static IResult Get(string id, HttpContext context, DocumentStore store)
+    {
+        if (!DocumentIds.TryValidate(id, out var idError))
+        {
+            return ProblemResults.Invalid(idError);
+        }
+
+        if (store.Get(id) is not { } document)
+        {
+            return NotFound(id);
+        }
+
+        context.Response.Headers.ETag = ETag(document.Etag);
+        return TypedResults.Bytes(document.Body, "application/json");
+    }
+
+    private static IResult Delete(string id, HttpContext context, DocumentStore store)
+    {
+        if (!DocumentIds.TryValidate(id, out var idError))
+        {
+            return ProblemResults.Invalid(idError);
+        }
+
+        if (store.Delete(id) is not { } etag)
+        {
+            return NotFound(id);
+        }
+
+        context.Response.Headers.ETag = ETag(etag);
+        return TypedResults.Ok(new DocumentWritten(id, etag));
+    }
+
+    private static ProblemHttpResult NotFound(string id) =>
+        ProblemResults.NotFound("Unknown document", $"document {MessageText.Quote(id)} does not exist (never written, or deleted).");
+
+    public static string TooLargeMessage(string id, string size, long limit) =>
+        $"document {MessageText.Quote(id)} is {size}; the limit is {ByteSize.FormatExact(limit)} ({ServerOptions.MaxDocumentBytesSetting}). " +
+        $"Split the document, move large binary data out of it, or raise {ServerOptions.MaxDocumentBytesSetting}.";
+
+    private static string DocumentPath(string id) => "/docs/" + Uri.EscapeDataString(id).Replace("%2F", "/", StringComparison.Ordinal);
+}
+
+/// <summary>What a write returns: the document's id and its new etag.</summary>
+internal sealed record DocumentWritten(string Id, long Etag);

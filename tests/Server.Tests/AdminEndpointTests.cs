@@ -1,0 +1,244 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Net.ServerSentEvents;
+using System.Text;
+using System.Text.Json;
+using Indexing.Prefetcher;
+using Indexing.Server.Admin;
+
+namespace Indexing.Server.Tests;
+
+public sealed class AdminEndpointTests
+{
+    private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(30);
+
+    [Fact]
+    public async Task Prefetch_NoneRegistered_EmptyList()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var list = await server.GetJsonAsync("/admin/prefetch");
+        Assert.Empty(list.GetProperty("prefetches").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task Prefetch_Registered_PressureInCamelCaseWithLimitsAndHistory()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(4_000_000);
+        var source = server.StartPrefetch("rebuild-orders", maxBytesPerSecond: 1_000_000);
+        await WaitUntilAsync(() => source.Pressure.DocumentsDone > 0 && source.Pressure.History.Length > 0);
+
+        var list = await server.GetJsonAsync("/admin/prefetch");
+
+        var prefetch = Assert.Single(list.GetProperty("prefetches").EnumerateArray());
+        Assert.Equal("rebuild-orders", prefetch.GetProperty("name").GetString());
+        var pressure = prefetch.GetProperty("pressure");
+        Assert.Equal("adaptive", pressure.GetProperty("strategy").GetString());
+        Assert.True(pressure.GetProperty("state").GetString() is "planning" or "running" or "completed");
+        Assert.True(pressure.GetProperty("documentsDone").GetInt64() > 0);
+        Assert.True(pressure.GetProperty("concurrencyLimit").GetInt32() >= 1);
+        Assert.True(pressure.GetProperty("history").GetArrayLength() > 0);
+        Assert.Equal(RunningServer.PrefetchBudgetBytes, prefetch.GetProperty("limits").GetProperty("budgetBytes").GetInt64());
+        Assert.Equal(1_000_000, prefetch.GetProperty("limits").GetProperty("maxBytesPerSecond").GetInt64());
+    }
+
+    [Fact]
+    public async Task Stream_Registered_YieldsSnapshotsAboutOncePerSecondAndEndsWhenClientLeaves()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(4_000_000);
+        server.StartPrefetch("scan");
+        using var timeout = new CancellationTokenSource(_hangGuard);
+
+        var events = new List<SseItem<string>>();
+        using (var response = await server.Client.GetAsync("/admin/prefetch/stream", HttpCompletionOption.ResponseHeadersRead, timeout.Token))
+        {
+            Assert.Equal("text/event-stream", response.Content.Headers.ContentType?.MediaType);
+            await using var stream = await response.Content.ReadAsStreamAsync(timeout.Token);
+            await foreach (var item in SseParser.Create(stream).EnumerateAsync(timeout.Token))
+            {
+                events.Add(item);
+                if (events.Count == 3)
+                {
+                    break;
+                }
+            }
+        }
+
+        Assert.All(events, e => Assert.Equal("pressure", e.EventType));
+        var snapshots = events.Select(e => JsonDocument.Parse(e.Data).RootElement.GetProperty("prefetches")[0].GetProperty("pressure")).ToList();
+        Assert.All(snapshots, s => Assert.Equal("adaptive", s.GetProperty("strategy").GetString()));
+        // Each event is a new reading: the prefetcher's elapsed time moves on between them.
+        var elapsed = snapshots.Select(s => TimeSpan.Parse(s.GetProperty("elapsed").GetString()!, System.Globalization.CultureInfo.InvariantCulture)).ToList();
+        Assert.True(elapsed[0] < elapsed[1] && elapsed[1] < elapsed[2], string.Join(", ", elapsed));
+
+        // The server still answers after the client went away mid-stream.
+        var after = await server.GetJsonAsync("/admin/prefetch");
+        Assert.Single(after.GetProperty("prefetches").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task Limits_Valid_AppliedLiveToTheAdaptivePrefetcher()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(4_000_000);
+        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
+
+        using var response = await server.Client.PutAsync("/admin/prefetch/limits",
+            RunningServer.Json("""{"maxMegabytesPerSecond": 2.5, "maxConcurrency": 3, "budget": "16MiB"}"""));
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal(new PrefetchLimits { BudgetBytes = 16L << 20, MaxConcurrency = 3, MaxBytesPerSecond = 2_500_000 }, source.Limits);
+        var body = await response.Content.ReadFromJsonAsync<JsonElement>();
+        Assert.Equal(3, body.GetProperty("prefetches")[0].GetProperty("limits").GetProperty("maxConcurrency").GetInt32());
+
+        // null removes a cap; absent keeps the value.
+        using var uncapped = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json("""{"prefetch": "scan", "maxMegabytesPerSecond": null}"""));
+        Assert.Equal(HttpStatusCode.OK, uncapped.StatusCode);
+        Assert.Equal(new PrefetchLimits { BudgetBytes = 16L << 20, MaxConcurrency = 3, MaxBytesPerSecond = null }, source.Limits);
+    }
+
+    public static TheoryData<string, HttpStatusCode, string> BadLimits => new()
+    {
+        { """{"maxMegabytesPerSecond": -1}""", HttpStatusCode.BadRequest, "\"maxMegabytesPerSecond\" is '-1'" },
+        { """{"maxMegabytesPerSecond": "fast"}""", HttpStatusCode.BadRequest, "\"maxMegabytesPerSecond\" is '\"fast\"'" },
+        { """{"maxConcurrency": 0}""", HttpStatusCode.BadRequest, "\"maxConcurrency\" is '0'" },
+        { """{"maxConcurrency": 2.5}""", HttpStatusCode.BadRequest, "whole number" },
+        { """{"maxConcurrency": 100000}""", HttpStatusCode.BadRequest, "MaxConcurrency must be in [1, " },
+        { """{"budget": "lots"}""", HttpStatusCode.BadRequest, "\"budget\" is '\"lots\"'" },
+        { """{"budget": 1000}""", HttpStatusCode.BadRequest, "at least 1 MiB" },
+        { """{"budget": null}""", HttpStatusCode.BadRequest, "\"budget\" is 'null'" },
+        { """{"speed": 1}""", HttpStatusCode.BadRequest, "unknown property 'speed'" },
+        { """{}""", HttpStatusCode.BadRequest, "changes nothing" },
+        { """[1]""", HttpStatusCode.BadRequest, "must be an object" },
+        { """{"maxConcurrency": 2""", HttpStatusCode.BadRequest, "not well-formed JSON at line 1" },
+        { """{"prefetch": "nope", "maxConcurrency": 2}""", HttpStatusCode.NotFound, "no prefetch named 'nope'" },
+    };
+
+    [Theory]
+    [MemberData(nameof(BadLimits))]
+    public async Task Limits_Invalid_ProblemAndLimitsUnchanged(string body, HttpStatusCode status, string detailPart)
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(1_000_000);
+        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
+        var before = source.Limits;
+
+        using var response = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json(body));
+
+        await DocumentEndpointTests.AssertProblem(response, status, detailPart);
+        Assert.Equal(before, source.Limits);
+    }
+
+    [Fact]
+    public async Task Limits_NoAdaptivePrefetch_409()
+    {
+        await using var server = await RunningServer.StartAsync();
+        using var response = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json("""{"maxConcurrency": 2}"""));
+        await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Conflict, "no adaptive prefetch is running");
+    }
+
+    [Fact]
+    public async Task Metrics_Registered_PrometheusTextWithEveryPrefetchFigure()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(4_000_000);
+        var source = server.StartPrefetch("scan");
+        await WaitUntilAsync(() => source.Pressure.DocumentsDone > 0);
+
+        using var response = await server.Client.GetAsync("/metrics");
+        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        Assert.Equal("text/plain", response.Content.Headers.ContentType?.MediaType);
+        var exposition = PrometheusText.Parse(await response.Content.ReadAsStringAsync());
+
+        string[] gauges =
+        [
+            "indexing_prefetch_concurrency", "indexing_prefetch_concurrency_limit", "indexing_prefetch_throughput",
+            "indexing_prefetch_in_flight_bytes", "indexing_prefetch_buffered_bytes", "indexing_prefetch_budget_bytes",
+            "indexing_prefetch_consumer_wait_percent", "indexing_prefetch_foreground_p99", "indexing_prefetch_document_size_p99_bytes",
+        ];
+        foreach (var name in gauges)
+        {
+            var sample = exposition.Single(name, "scan");
+            Assert.Equal("gauge", exposition.Types[sample.Name]);
+            Assert.Equal("adaptive", sample.Labels["strategy"]);
+        }
+
+        Assert.Equal(RunningServer.PrefetchBudgetBytes, exposition.Single("indexing_prefetch_budget_bytes", "scan").Value);
+        Assert.True(exposition.Single("indexing_prefetch_concurrency_limit", "scan").Value >= 1);
+        var done = exposition.Single("indexing_prefetch_documents_done", "scan");
+        Assert.Equal("counter", exposition.Types[done.Name]);
+        Assert.True(done.Value > 0);
+    }
+
+    [Fact]
+    public async Task Metrics_NoPrefetch_ValidTextWithoutPrefetchSeries()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var text = await server.Client.GetStringAsync("/metrics");
+        var exposition = PrometheusText.Parse(text);
+        Assert.DoesNotContain(exposition.Samples, s => s.Labels.ContainsKey("prefetch"));
+    }
+
+    [Fact]
+    public async Task Page_AndAssets_ServedFromTheAssemblyWithoutCdn()
+    {
+        await using var server = await RunningServer.StartAsync();
+        using var page = await server.Client.GetAsync("/admin");
+        Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+        Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+        var html = await page.Content.ReadAsStringAsync();
+        Assert.DoesNotContain("http://", html.Replace("http-equiv", "", StringComparison.Ordinal), StringComparison.Ordinal);
+        Assert.DoesNotContain("https://", html, StringComparison.Ordinal);
+
+        foreach (var asset in new[] { "uPlot.iife.min.js", "uPlot.min.css", "admin.js", "admin.css" })
+        {
+            Assert.Contains($"/admin/assets/{asset}", html, StringComparison.Ordinal);
+            using var response = await server.Client.GetAsync($"/admin/assets/{asset}");
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.True((await response.Content.ReadAsByteArrayAsync()).Length > 500, asset);
+        }
+
+        var uplot = await server.Client.GetStringAsync("/admin/assets/uPlot.iife.min.js");
+        Assert.Contains("uPlot", uplot, StringComparison.Ordinal);
+        using var missing = await server.Client.GetAsync("/admin/assets/../admin.cs");
+        Assert.Equal(HttpStatusCode.NotFound, missing.StatusCode);
+    }
+
+    [Fact]
+    public async Task Rebuilds_Registered_ListedUntilDisposed()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var empty = await server.GetJsonAsync("/admin/rebuilds");
+        Assert.Empty(empty.GetProperty("rebuilds").EnumerateArray());
+
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", "bulk", 40, 100, TimeSpan.FromSeconds(12))))
+        {
+            var list = await server.GetJsonAsync("/admin/rebuilds");
+            var rebuild = Assert.Single(list.GetProperty("rebuilds").EnumerateArray());
+            Assert.Equal("orders-by-total", rebuild.GetProperty("index").GetString());
+            Assert.Equal(40, rebuild.GetProperty("documentsDone").GetInt64());
+        }
+
+        var after = await server.GetJsonAsync("/admin/rebuilds");
+        Assert.Empty(after.GetProperty("rebuilds").EnumerateArray());
+    }
+
+    [Fact]
+    public async Task Registry_SameNameTwice_Throws()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(500_000);
+        var source = server.StartPrefetch("scan");
+        var error = Assert.Throws<InvalidOperationException>(() => server.Host.Prefetches.Register("scan", source));
+        Assert.Contains("'scan' is already registered", error.Message, StringComparison.Ordinal);
+    }
+
+    internal static async Task WaitUntilAsync(Func<bool> condition)
+    {
+        using var timeout = new CancellationTokenSource(_hangGuard);
+        while (!condition())
+        {
+            await Task.Delay(20, timeout.Token);
+        }
+    }
+}

@@ -1,0 +1,107 @@
+using System.Text.Json.Nodes;
+using Indexing.Server.Admin;
+
+namespace Indexing.Server.Tests;
+
+/// <summary>
+/// The admin page in a real headless Chromium against a live server with a running prefetch: the
+/// charts must render the streamed data, and the screenshot becomes the README's picture.
+/// </summary>
+public sealed class AdminPageBrowserTests
+{
+    private const int Width = 1400;
+    private const int Height = 1000;
+
+    [Fact]
+    public async Task AdminPage_LivePrefetch_ChartsDrawStreamedDataAndScreenshotSaved()
+    {
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(90));
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(14_000_000);
+        var source = server.StartPrefetch("rebuild:orders-by-customer");
+        using var rebuild = server.Host.Rebuilds.Register(() =>
+        {
+            var pressure = source.Pressure;
+            return new RebuildBar("orders-by-customer", "bulk", pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
+        });
+        // Foreground reads while the prefetch runs, so the foreground p99 chart has something to show.
+        using var stopReads = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);
+        var reads = Task.Run(async () =>
+        {
+            var ids = server.Store.ScanMetadata().Select(m => m.Id).Take(500).ToArray();
+            for (var i = 0; !stopReads.IsCancellationRequested; i++)
+            {
+                using var response = await server.Client.GetAsync("/docs/" + ids[i % ids.Length], stopReads.Token);
+                await Task.Delay(5, stopReads.Token);
+            }
+        });
+
+        await using var browser = await HeadlessChromium.StartAsync(Width, Height, timeout.Token);
+        await browser.SendAsync("Emulation.setDeviceMetricsOverride",
+            new JsonObject { ["width"] = Width, ["height"] = Height, ["deviceScaleFactor"] = 1, ["mobile"] = false }, timeout.Token);
+        await browser.SendAsync("Page.navigate", new JsonObject { ["url"] = new Uri(server.Host.BaseAddress, "/admin").ToString() }, timeout.Token);
+
+        // Until navigation ends the old page (about:blank, no body yet) answers. Six one-second snapshots: enough history for lines, while the prefetch (14 MB at ~1 MB/s) still runs.
+        while ((int?)await browser.EvaluateAsync("document.body ? Number(document.body.dataset.snapshots || 0) : 0", timeout.Token) < 6)
+        {
+            await Task.Delay(250, timeout.Token);
+        }
+
+        var page = (await browser.EvaluateAsync(PageStateScript, timeout.Token))!;
+        Assert.Equal("live", (string?)page["connection"]);
+        Assert.Equal(["budget", "concurrency", "foreground", "sizes", "throughput", "wait"], page["charts"]!.AsArray().Select(c => (string)c!).Order());
+        Assert.True((int)page["canvases"]! >= 6, page.ToJsonString());
+        Assert.True((long)page["documentsDone"]! > 0, page.ToJsonString());
+        Assert.True((string?)page["state"] is "planning" or "running", page.ToJsonString());
+        // The lines were drawn from data: pixels in each chart's first series colour (see admin.js).
+        Assert.True((int)page["throughputLinePixels"]! > 20, page.ToJsonString());
+        Assert.True((int)page["concurrencyLinePixels"]! > 20, page.ToJsonString());
+        Assert.True((int)page["rebuildBars"]! == 1, page.ToJsonString());
+
+        var png = await browser.ScreenshotAsync(timeout.Token);
+        Assert.Equal([0x89, (byte)'P', (byte)'N', (byte)'G'], png[..4]);
+        await File.WriteAllBytesAsync(Path.Combine(RepositoryRoot(), "docs", "admin-page.png"), png, timeout.Token);
+
+        await stopReads.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reads);
+    }
+
+    // Counts pixels of one colour in a chart's canvas: uPlot draws series into a <canvas>, so
+    // this is how the test sees that data, not just axes, was plotted.
+    private const string PageStateScript = """
+        (() => {
+          const article = document.querySelector("article.prefetch");
+          const count = (chart, r, g, b) => {
+            const canvas = article.querySelector(`figure[data-chart="${chart}"] canvas`);
+            const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+            let n = 0;
+            for (let i = 0; i < pixels.length; i += 4) {
+              if (Math.abs(pixels[i] - r) < 8 && Math.abs(pixels[i + 1] - g) < 8 && Math.abs(pixels[i + 2] - b) < 8 && pixels[i + 3] > 200) n++;
+            }
+            return n;
+          };
+          return {
+            connection: document.getElementById("connection").textContent,
+            charts: [...article.querySelectorAll("figure[data-chart]")].filter(f => f.querySelector(".uplot")).map(f => f.dataset.chart),
+            canvases: article.querySelectorAll("canvas").length,
+            documentsDone: Number(article.querySelector('[data-figure="done"]').textContent.replace(/,/g, "")),
+            state: article.querySelector(".state").textContent,
+            throughputLinePixels: count("throughput", 27, 127, 59),
+            concurrencyLinePixels: count("concurrency", 47, 111, 223),
+            rebuildBars: document.querySelectorAll("#rebuild-bars .rebuild").length,
+          };
+        })()
+        """;
+
+    private static string RepositoryRoot()
+    {
+        var directory = new DirectoryInfo(AppContext.BaseDirectory);
+        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "Indexing.sln")))
+        {
+            directory = directory.Parent;
+        }
+
+        Assert.NotNull(directory);
+        return directory.FullName;
+    }
+}

@@ -1,0 +1,214 @@
+using System.Diagnostics;
+using System.Net;
+using System.Text;
+using Indexing.Storage;
+
+namespace Indexing.Server.Tests;
+
+/// <summary>
+/// The server as a user runs it: the built executable started with `serve`, spoken to over HTTP,
+/// stopped with SIGTERM. The store is then opened directly to count what survived.
+/// </summary>
+public sealed class ServeProcessTests : IDisposable
+{
+    private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);
+    private readonly string _data = Path.Combine(Path.GetTempPath(), "indexing-serve-tests", Guid.NewGuid().ToString("N"));
+
+    [Fact]
+    public async Task Serve_LoadAndIndexOverHttpThenSigterm_StopsWithinSecondsAndEveryDocumentIsInTheStore()
+    {
+        using var server = ServeProcess.Start(_data, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
+        var baseAddress = await server.WaitForAddressAsync(_hangGuard);
+        using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
+
+        for (var i = 0; i < 20; i++)
+        {
+            using var put = await client.PutAsync($"/docs/orders/single-{i:D3}", RunningServer.Json($$"""{"n": {{i}}}"""));
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+
+        var bulk = new StringBuilder();
+        for (var i = 0; i < 500; i++)
+        {
+            bulk.Append($$$"""{"id": "orders/bulk-{{{i:D4}}}", "doc": {"n": {{{i}}}, "pad": "{{{new string('p', 200)}}}"}}""").Append('\n');
+        }
+
+        using (var response = await client.PostAsync("/docs/bulk", new StringContent(bulk.ToString(), Encoding.UTF8, "application/x-ndjson")))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.Contains("\"stored\":500", await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal("""{"n": 7}""", await client.GetStringAsync("/docs/orders/single-007"));
+
+        // The ASP.NET Core style argument reached the configuration: 64 KiB is the limit now.
+        using (var big = await client.PutAsync("/docs/orders/big", RunningServer.Json("{\"pad\": \"" + new string('x', 70_000) + "\"}")))
+        {
+            Assert.Equal(HttpStatusCode.RequestEntityTooLarge, big.StatusCode);
+        }
+
+        // An index over what was loaded, queried once the build has caught up.
+        using (var defined = await client.PutAsync("/indexes/orders-by-n", RunningServer.Json(
+            """{"name": "orders-by-n", "collection": "orders", "fields": [{"name": "n", "path": "n", "type": "long"}]}""")))
+        {
+            Assert.Equal(HttpStatusCode.Created, defined.StatusCode);
+        }
+
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        {
+            // n = 7 is one single and one bulk document.
+            while (!(await client.GetStringAsync("/indexes/orders-by-n/query?q=n:7", timeout.Token)).Contains("\"totalHits\":2", StringComparison.Ordinal))
+            {
+                await Task.Delay(100, timeout.Token);
+            }
+        }
+
+        var stopwatch = Stopwatch.StartNew();
+        server.Terminate();
+        var exitCode = await server.WaitForExitAsync(_hangGuard);
+        stopwatch.Stop();
+        Assert.True(exitCode == 0, $"exit code {exitCode}; output:\n{server.Output}");
+        Assert.Contains("stopped; the store is closed", server.Output, StringComparison.Ordinal);
+        // Generous: the promise is "a few seconds"; this guards against waiting out a shutdown timeout.
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10), $"shutdown took {stopwatch.Elapsed}");
+
+        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        var ids = store.ScanMetadata().Select(m => m.Id).ToList();
+        Assert.Equal(520, ids.Count);
+        Assert.Equal("""{"n": 19}""", Encoding.UTF8.GetString(store.Get("orders/single-019")!.Value.Body));
+        Assert.StartsWith("""{"n": 499,""", Encoding.UTF8.GetString(store.Get("orders/bulk-0499")!.Value.Body), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public async Task Serve_AnyAddressWithoutKey_ExitsWithTheReasonAndCreatesNothing()
+    {
+        using var server = ServeProcess.Start(_data, "--address", "0.0.0.0", "--port", "0");
+        var exitCode = await server.WaitForExitAsync(_hangGuard);
+        Assert.Equal(2, exitCode);
+        Assert.Contains("Server:ApiKey is not set", server.Output, StringComparison.Ordinal);
+        Assert.False(Directory.Exists(Path.Combine(_data, "store")));
+    }
+
+    public void Dispose()
+    {
+        try
+        {
+            Directory.Delete(_data, recursive: true);
+        }
+        catch (DirectoryNotFoundException)
+        {
+            // The refused start never created it.
+        }
+        catch (IOException)
+        {
+            // Best effort: a leftover temp directory must not fail the test that made it.
+        }
+    }
+
+    /// <summary>`dotnet indexing.dll serve ...` with its output collected; killed on dispose if still running.</summary>
+    private sealed class ServeProcess : IDisposable
+    {
+        private readonly Process _process;
+        private readonly StringBuilder _output = new();
+        private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        private ServeProcess(Process process)
+        {
+            _process = process;
+        }
+
+        public string Output
+        {
+            get
+            {
+                lock (_output)
+                {
+                    return _output.ToString();
+                }
+            }
+        }
+
+        public static ServeProcess Start(string data, params string[] arguments)
+        {
+            var start = new ProcessStartInfo("dotnet")
+            {
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                UseShellExecute = false,
+                WorkingDirectory = AppContext.BaseDirectory,
+            };
+            start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "indexing.dll"));
+            start.ArgumentList.Add("serve");
+            start.ArgumentList.Add("--data");
+            start.ArgumentList.Add(data);
+            foreach (var argument in arguments)
+            {
+                start.ArgumentList.Add(argument);
+            }
+
+            start.Environment["Storage__SyncWrites"] = "false";
+            start.Environment["Logging__LogLevel__Default"] = "Warning";
+            var serve = new ServeProcess(new Process { StartInfo = start });
+            serve._process.OutputDataReceived += (_, e) => serve.Line(e.Data);
+            serve._process.ErrorDataReceived += (_, e) => serve.Line(e.Data);
+            serve._process.Start();
+            serve._process.BeginOutputReadLine();
+            serve._process.BeginErrorReadLine();
+            return serve;
+        }
+
+        public async Task<Uri> WaitForAddressAsync(TimeSpan timeout)
+        {
+            var exited = _process.WaitForExitAsync();
+            var first = await Task.WhenAny(_address.Task, exited).WaitAsync(timeout);
+            Assert.True(first == _address.Task, $"serve exited before listening:\n{Output}");
+            return await _address.Task;
+        }
+
+        /// <summary>SIGTERM, as a service manager or `docker stop` sends it (Process.Kill would be SIGKILL).</summary>
+        public void Terminate()
+        {
+            using var kill = Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+            kill.WaitForExit();
+            Assert.Equal(0, kill.ExitCode);
+        }
+
+        public async Task<int> WaitForExitAsync(TimeSpan timeout)
+        {
+            await _process.WaitForExitAsync().WaitAsync(timeout);
+            // Let the asynchronous output readers drain the last lines.
+            _process.WaitForExit();
+            return _process.ExitCode;
+        }
+
+        public void Dispose()
+        {
+            if (!_process.HasExited)
+            {
+                _process.Kill(entireProcessTree: true);
+                _process.WaitForExit();
+            }
+
+            _process.Dispose();
+        }
+
+        private void Line(string? line)
+        {
+            if (line is null)
+            {
+                return;
+            }
+
+            lock (_output)
+            {
+                _output.AppendLine(line);
+            }
+
+            const string Marker = "serving ";
+            if (line.StartsWith(Marker, StringComparison.Ordinal))
+            {
+                _address.TrySetResult(new Uri(line[Marker.Length..].Split(' ')[0]));
+            }
+        }
+    }
+}
