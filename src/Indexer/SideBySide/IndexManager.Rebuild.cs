@@ -170,6 +170,7 @@ public sealed partial class IndexManager
         {
             run.SnapshotEtag = prefetch.SnapshotEtag;
             run.AttachPrefetch(prefetch);
+            var watched = _options.WatchBulkPrefetch?.Invoke(run.Name, prefetch);
             Hook(run.Name, RebuildPoint.BulkStarted);
             try
             {
@@ -177,6 +178,7 @@ public sealed partial class IndexManager
             }
             finally
             {
+                watched?.Dispose();
                 run.DetachPrefetch();
             }
         }

@@ -20,6 +20,13 @@ public sealed record IndexManagerOptions
     /// <summary>Longest time the swap waits for queries still running on the old generation before closing it anyway.</summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Called when a rebuild's bulk phase starts its prefetcher, with the index name and the
+    /// prefetcher; the returned handle is disposed when the bulk phase ends. The server uses it to
+    /// show the prefetch on its admin page and in its metrics, and to let operators rethrottle it.
+    /// </summary>
+    public Func<string, IBatchSource, IDisposable>? WatchBulkPrefetch { get; init; }
+
     // Test hook: called at each RebuildPoint on the rebuild's thread; it may block (the crash
     // tests stop the process there) or throw (to fail the rebuild at that point).
     internal Action<string, RebuildPoint>? RebuildHook { get; init; }

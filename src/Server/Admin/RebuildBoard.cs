@@ -14,6 +14,13 @@ internal sealed class RebuildBoard
     public IDisposable Register(Func<RebuildBar> readProgress)
     {
         ArgumentNullException.ThrowIfNull(readProgress);
+        return RegisterMany(() => [readProgress()]);
+    }
+
+    /// <summary>Shows the rebuilds <paramref name="readProgress"/> lists (read on each request) until the handle is disposed.</summary>
+    public IDisposable RegisterMany(Func<IEnumerable<RebuildBar>> readProgress)
+    {
+        ArgumentNullException.ThrowIfNull(readProgress);
         var entry = new Entry(readProgress);
         lock (_lock)
         {
@@ -30,9 +37,9 @@ internal sealed class RebuildBoard
     }
 
     /// <summary>Every registered rebuild's progress, read now.</summary>
-    public IReadOnlyList<RebuildBar> Read() => [.. Volatile.Read(ref _rebuilds).Select(r => r.Read())];
+    public IReadOnlyList<RebuildBar> Read() => [.. Volatile.Read(ref _rebuilds).SelectMany(r => r.Read())];
 
-    private sealed record Entry(Func<RebuildBar> Read);
+    private sealed record Entry(Func<IEnumerable<RebuildBar>> Read);
 
     private sealed class Registration(Action unregister) : IDisposable
     {

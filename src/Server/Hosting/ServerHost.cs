@@ -95,7 +95,12 @@ internal sealed class ServerHost : IAsyncDisposable
         WebApplication? app = null;
         try
         {
-            indexes = IndexManager.Open(options.IndexesDirectory, store);
+            indexes = IndexManager.Open(
+                options.IndexesDirectory,
+                store,
+                new IndexManagerOptions { WatchBulkPrefetch = (name, source) => prefetches.Register($"rebuild {name}", source) });
+            var opened = indexes;
+            rebuilds.RegisterMany(() => RebuildBars(opened));
             metrics = new PrefetchMetrics(prefetches);
             app = builder.Build();
             app.UseExceptionHandler();
@@ -135,6 +140,33 @@ internal sealed class ServerHost : IAsyncDisposable
     }
 
     /// <summary>Stops gracefully (see the type's remarks), then closes the store. Idempotent.</summary>
+    // The running (and just finished) rebuilds of every index, as the admin page's bars.
+    private static IEnumerable<RebuildBar> RebuildBars(IndexManager indexes)
+    {
+        foreach (var name in indexes.Names)
+        {
+            RebuildProgress? progress;
+            try
+            {
+                progress = indexes.GetRebuild(name);
+            }
+            catch (IndexNotFoundException)
+            {
+                continue;
+            }
+
+            if (progress is not null)
+            {
+                yield return new RebuildBar(
+                    name,
+                    progress.Phase.ToString(),
+                    progress.DocumentsDone,
+                    progress.DocumentsTotal > 0 ? progress.DocumentsTotal : null,
+                    progress.Eta);
+            }
+        }
+    }
+
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)

@@ -11,7 +11,9 @@ namespace Indexing.Server.Http;
 
 /// <summary>
 /// <c>PUT /indexes/{name}</c> (define; a changed definition starts a side-by-side rebuild),
-/// <c>GET /indexes</c>, <c>GET /indexes/{name}</c> and <c>GET /indexes/{name}/query</c>.
+/// <c>GET /indexes</c>, <c>GET /indexes/{name}</c>, <c>GET /indexes/{name}/query</c>, and the
+/// rebuild: <c>POST /indexes/{name}/rebuild</c> (202 + progress URL), <c>GET</c> and <c>DELETE</c>
+/// (cancel) on <c>/indexes/{name}/rebuild</c>, <c>POST /indexes/{name}/verify</c>.
 /// <para>
 /// The routes take the rest of the path whole ({**path}) rather than one segment, so that a name with
 /// '/' or an empty name reaches the name rule and gets a 400 that says what is wrong with it,
@@ -22,6 +24,8 @@ namespace Indexing.Server.Http;
 internal static class IndexEndpoints
 {
     private const string QuerySuffix = "/query";
+    private const string RebuildSuffix = "/rebuild";
+    private const string VerifySuffix = "/verify";
 
     // Definitions are a few KiB; the cap only stops a runaway body.
     private const int MaxDefinitionBytes = 1 << 20;
@@ -34,7 +38,19 @@ internal static class IndexEndpoints
         app.MapGet("/indexes/{**path}", (string? path, HttpRequest request) =>
             path is not null && path.EndsWith(QuerySuffix, StringComparison.Ordinal)
                 ? Query(path[..^QuerySuffix.Length], request, indexes, store)
-                : Get(path ?? string.Empty, indexes));
+                : path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
+                    ? GetRebuild(path[..^RebuildSuffix.Length], indexes)
+                    : Get(path ?? string.Empty, indexes));
+        app.MapPost("/indexes/{**path}", (string? path, CancellationToken cancellationToken) =>
+            path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
+                ? StartRebuild(path[..^RebuildSuffix.Length], indexes)
+                : path is not null && path.EndsWith(VerifySuffix, StringComparison.Ordinal)
+                    ? Verify(path[..^VerifySuffix.Length], indexes, cancellationToken)
+                    : ProblemResults.NotFound("Unknown operation", $"POST /indexes/{path} is not an operation; POST /indexes/{{name}}/rebuild or /indexes/{{name}}/verify."));
+        app.MapDelete("/indexes/{**path}", (string? path, CancellationToken cancellationToken) =>
+            path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
+                ? CancelRebuildAsync(path[..^RebuildSuffix.Length], indexes, cancellationToken)
+                : Task.FromResult<IResult>(ProblemResults.NotFound("Unknown operation", $"DELETE /indexes/{path} is not an operation; DELETE /indexes/{{name}}/rebuild cancels a rebuild.")));
 
         IndexSummary? SummaryOrNull(string name)
         {
@@ -168,6 +184,86 @@ internal static class IndexEndpoints
         return TypedResults.Ok(new QueryResponse(
             result.TotalHits,
             [.. result.Hits.Select((hit, i) => new QueryResponseHit(hit.Id, hit.Score, hit.Etag, documents?[i] is { } document ? new RawJson(document.Body) : null))]));
+    }
+
+    // 202 with the progress URL; 409 naming the running rebuild when one runs.
+    private static IResult StartRebuild(string name, IndexManager indexes)
+    {
+        if (BadName(name) is { } badName)
+        {
+            return badName;
+        }
+
+        try
+        {
+            var progress = indexes.StartRebuild(name);
+            return TypedResults.Accepted($"/indexes/{name}/rebuild", progress);
+        }
+        catch (IndexNotFoundException e)
+        {
+            return ProblemResults.NotFound("Unknown index", e.Message);
+        }
+        catch (RebuildConflictException e)
+        {
+            return ProblemResults.Conflict("Rebuild already running", e.Message);
+        }
+    }
+
+    private static IResult GetRebuild(string name, IndexManager indexes)
+    {
+        if (BadName(name) is { } badName)
+        {
+            return badName;
+        }
+
+        try
+        {
+            return indexes.GetRebuild(name) is { } progress
+                ? TypedResults.Ok(progress)
+                : ProblemResults.NotFound("No rebuild", $"no rebuild of index {MessageText.Quote(name)} ran since the server started; GET /indexes/{name} shows how the last one ended (lastRebuild).");
+        }
+        catch (IndexNotFoundException e)
+        {
+            return ProblemResults.NotFound("Unknown index", e.Message);
+        }
+    }
+
+    private static async Task<IResult> CancelRebuildAsync(string name, IndexManager indexes, CancellationToken cancellationToken)
+    {
+        if (BadName(name) is { } badName)
+        {
+            return badName;
+        }
+
+        try
+        {
+            return TypedResults.Ok(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false));
+        }
+        catch (IndexNotFoundException e)
+        {
+            return ProblemResults.NotFound("Unknown index", e.Message);
+        }
+        catch (InvalidOperationException e)
+        {
+            return ProblemResults.Conflict("Nothing to cancel", e.Message);
+        }
+    }
+
+    private static IResult Verify(string name, IndexManager indexes, CancellationToken cancellationToken)
+    {
+        if (BadName(name) is { } badName)
+        {
+            return badName;
+        }
+
+        try
+        {
+            return TypedResults.Ok(indexes.Verify(name, cancellationToken));
+        }
+        catch (IndexNotFoundException e)
+        {
+            return ProblemResults.NotFound("Unknown index", e.Message);
+        }
     }
 
     private static ProblemHttpResult? BadName(string name) =>

@@ -1,0 +1,96 @@
+using System.Net;
+using System.Net.Http.Json;
+using System.Text.Json;
+
+namespace Indexing.Server.Tests;
+
+public sealed class RebuildEndpointTests
+{
+    private const string Definition = """
+        {"name": "orders-by-status", "collection": "orders", "fields": [
+          {"name": "status", "path": "status", "type": "keyword"},
+          {"name": "total", "path": "total", "type": "double", "sortable": true}
+        ]}
+        """;
+
+    private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);
+
+    [Fact]
+    public async Task Rebuild_StartPollVerify_AndASecondStartIsAConflict()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var documents = server.LoadOrders(4_000_000);
+        using (var created = await server.Client.PutAsync("/indexes/orders-by-status", RunningServer.Json(Definition)))
+        {
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
+
+        await WaitForPhaseAsync(server, "done");
+
+        using var started = await server.Client.PostAsync("/indexes/orders-by-status/rebuild", content: null);
+        using var again = await server.Client.PostAsync("/indexes/orders-by-status/rebuild", content: null);
+        var progress = await WaitForPhaseAsync(server, "done");
+        using var verify = await server.Client.PostAsync("/indexes/orders-by-status/verify", content: null);
+        var report = await verify.Content.ReadFromJsonAsync<JsonElement>();
+
+        Assert.Equal(HttpStatusCode.Accepted, started.StatusCode);
+        Assert.Equal("/indexes/orders-by-status/rebuild", started.Headers.Location?.OriginalString);
+        // The second request either found the first running (409) or, on a fast machine, already done (202 again).
+        Assert.True(again.StatusCode is HttpStatusCode.Conflict or HttpStatusCode.Accepted, $"{again.StatusCode}");
+        if (again.StatusCode == HttpStatusCode.Conflict)
+        {
+            Assert.Contains("already running", (await again.Content.ReadFromJsonAsync<JsonElement>()).GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(documents, progress.GetProperty("documentsDone").GetInt64());
+        Assert.Equal(HttpStatusCode.OK, verify.StatusCode);
+        Assert.True(report.GetProperty("isConsistent").GetBoolean(), report.ToString());
+        Assert.Equal(documents, report.GetProperty("storeDocuments").GetInt64());
+        var summary = await server.GetJsonAsync("/indexes/orders-by-status");
+        Assert.True(summary.GetProperty("generation").GetInt32() >= 2);
+    }
+
+    [Fact]
+    public async Task CancelRebuild_WhenNoneRuns_IsAConflict_AndUnknownIndexIsNotFound()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(200_000);
+        using (var created = await server.Client.PutAsync("/indexes/orders-by-status", RunningServer.Json(Definition)))
+        {
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
+
+        await WaitForPhaseAsync(server, "done");
+
+        using var cancel = await server.Client.DeleteAsync("/indexes/orders-by-status/rebuild");
+        using var unknown = await server.Client.PostAsync("/indexes/nope/rebuild", content: null);
+        using var badName = await server.Client.PostAsync("/indexes/..%2Fx/verify", content: null);
+        using var notAnOperation = await server.Client.PostAsync("/indexes/orders-by-status/explode", content: null);
+
+        Assert.Equal(HttpStatusCode.Conflict, cancel.StatusCode);
+        Assert.Contains("no rebuild", (await cancel.Content.ReadFromJsonAsync<JsonElement>()).GetProperty("detail").GetString(), StringComparison.Ordinal);
+        Assert.Equal(HttpStatusCode.NotFound, unknown.StatusCode);
+        Assert.Equal(HttpStatusCode.BadRequest, badName.StatusCode);
+        Assert.Equal(HttpStatusCode.NotFound, notAnOperation.StatusCode);
+        Assert.Equal("application/problem+json", cancel.Content.Headers.ContentType?.MediaType);
+    }
+
+    private static async Task<JsonElement> WaitForPhaseAsync(RunningServer server, string phase)
+    {
+        using var timeout = new CancellationTokenSource(_hangGuard);
+        while (true)
+        {
+            using var response = await server.Client.GetAsync("/indexes/orders-by-status/rebuild", timeout.Token);
+            if (response.StatusCode == HttpStatusCode.OK)
+            {
+                var progress = await response.Content.ReadFromJsonAsync<JsonElement>(timeout.Token);
+                if (string.Equals(progress.GetProperty("phase").GetString(), phase, StringComparison.OrdinalIgnoreCase))
+                {
+                    return progress;
+                }
+            }
+
+            await Task.Delay(50, timeout.Token);
+        }
+    }
+}
