@@ -76,9 +76,26 @@ internal static class DemoCommand
             }
         });
 
-        var command = new Command("demo", "Generate a skewed dataset (unless present), load it into RocksDB, prefetch it with the adaptive prefetcher, then rebuild an index over it side by side while writers and queries run.")
+        var port = new Option<int>("--port")
         {
-            data, shape, size, seed, strategy, directReads, networkDisk, noRebuild, writers,
+            Description = $"Port of the server the demo runs (its admin page shows the run live); 0 picks a free one.",
+            DefaultValueFactory = _ => Hosting.ServerOptions.DefaultPort,
+        };
+        port.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<int>() is < 0 or > 65535)
+            {
+                result.AddError($"--port is {result.GetValueOrDefault<int>()}; it must be from 0 to 65535 (0 picks a free port).");
+            }
+        });
+        var exitWhenDone = new Option<bool>("--exit-when-done")
+        {
+            Description = "Exit when the demo's steps are done instead of serving until Ctrl+C (for scripts).",
+        };
+
+        var command = new Command("demo", "Start the server, generate a skewed dataset (unless present) and load it, prefetch it with the adaptive prefetcher, then rebuild an index over it side by side while writers and queries run; keeps serving until Ctrl+C.")
+        {
+            data, shape, size, seed, strategy, directReads, networkDisk, noRebuild, writers, port, exitWhenDone,
         };
         command.SetAction((parse, cancellationToken) =>
         {
@@ -92,7 +109,9 @@ internal static class DemoCommand
                 parse.GetValue(directReads),
                 parse.GetValue(networkDisk),
                 Rebuild: !parse.GetValue(noRebuild),
-                Writers: parse.GetValue(writers));
+                Writers: parse.GetValue(writers),
+                Port: parse.GetValue(port),
+                ExitWhenDone: parse.GetValue(exitWhenDone));
             return new DemoRunner(settings).RunAsync(cancellationToken);
         });
         return command;

@@ -1,17 +1,20 @@
 using System.Diagnostics;
+using System.Globalization;
 using Indexing.Datasets;
 using Indexing.Indexer;
 using Indexing.Prefetcher;
+using Indexing.Server.Hosting;
 using Indexing.Storage;
 using Spectre.Console;
 
 namespace Indexing.Server.Demo;
 
 /// <summary>
-/// The demo's steps, in order: open the store in the data directory, make sure the dataset is
-/// loaded, prefetch the whole collection into a counting sink while showing the pressure live,
-/// print the store status and a pressure summary; then define an index over the collection and
-/// rebuild it side by side while live traffic runs, and report the rebuild.
+/// The demo's steps, in order: start the server over the data directory (its admin page shows
+/// everything below live), make sure the dataset is loaded, prefetch the whole collection into a
+/// counting sink while showing the pressure, print the store status and a pressure summary; then
+/// define an index over the collection and rebuild it side by side while live traffic runs, report
+/// the rebuild, and keep serving until Ctrl+C (unless told to exit when done).
 /// </summary>
 internal sealed class DemoRunner
 {
@@ -27,53 +30,81 @@ internal sealed class DemoRunner
     public async Task<int> RunAsync(CancellationToken cancellationToken)
     {
         Directory.CreateDirectory(_settings.DataDirectory);
-        var storeOptions = new StoreOptions(directReads: _settings.DirectReads);
-        DocumentStore store;
+        var overrides = new Dictionary<string, string?>
+        {
+            [ServerOptions.PortSetting] = _settings.Port.ToString(CultureInfo.InvariantCulture),
+            [ServerOptions.DirectReadsSetting] = _settings.DirectReads ? "true" : "false",
+        };
+        ServerHost host;
         try
         {
-            store = DocumentStore.Open(_settings.StoreDirectory, storeOptions);
+            host = await ServerHost.StartAsync(_settings.DataDirectory, [], overrides, cancellationToken).ConfigureAwait(false);
         }
-        catch (DocumentStoreException e)
+        catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException)
         {
             _console.MarkupLineInterpolated($"[red]error:[/] {e.Message}");
             return 1;
         }
 
-        using (store)
+        await using (host.ConfigureAwait(false))
         {
+            _console.MarkupLineInterpolated($"Server on [bold]{host.BaseAddress}[/]; watch the prefetch pressure and the rebuild live at [bold link]{host.BaseAddress}admin[/]");
+            int result;
             try
             {
-                var spec = new DatasetSpec(_settings.Shape, targetTotalBytes: _settings.SizeBytes, seed: _settings.Seed);
-                var dataset = new DatasetLoader(_console).EnsureLoaded(store, _settings.DatasetMarkerPath, spec, cancellationToken);
-                var (sink, pressure, elapsed) = await PrefetchAsync(store, dataset.Collection, cancellationToken).ConfigureAwait(false);
-                StatusTables.WriteStoreStatus(_console, store.GetStatus());
-                StatusTables.WritePressureSummary(_console, pressure, sink, elapsed);
-                if (sink.Duplicates != 0 || sink.EtagsAfterSnapshot != 0)
-                {
-                    return 2;
-                }
-
-                if (!_settings.Rebuild)
-                {
-                    return 0;
-                }
-
-                await using var indexes = IndexManager.Open(_settings.IndexDirectory, store);
-                var report = await new RebuildStep(_console).RunAsync(store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
-                StatusTables.WriteRebuildReport(_console, report);
-                return report.Rebuild.Phase == RebuildPhase.Done && report.Verify.IsConsistent && report.FailedQueries == 0 ? 0 : 3;
+                result = await RunStepsAsync(host, cancellationToken).ConfigureAwait(false);
             }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested || host.Stopping.IsCancellationRequested)
             {
                 _console.MarkupLine("[yellow]cancelled[/]");
                 return 130;
             }
+
+            if (!_settings.ExitWhenDone)
+            {
+                _console.MarkupLineInterpolated($"Done. Still serving {host.BaseAddress} (documents, indexes, queries, {host.BaseAddress}admin); Ctrl+C stops.");
+                using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping);
+                try
+                {
+                    await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
+                }
+                catch (OperationCanceledException)
+                {
+                    // Ctrl+C or SIGTERM: disposing the host is the graceful stop.
+                }
+            }
+
+            return result;
         }
     }
 
-    private async Task<(CountingSink Sink, PrefetchPressure Pressure, TimeSpan Elapsed)> PrefetchAsync(
-        DocumentStore store, string collection, CancellationToken cancellationToken)
+    private async Task<int> RunStepsAsync(ServerHost host, CancellationToken cancellationToken)
     {
+        var store = host.Store;
+        var spec = new DatasetSpec(_settings.Shape, targetTotalBytes: _settings.SizeBytes, seed: _settings.Seed);
+        var dataset = new DatasetLoader(_console).EnsureLoaded(store, _settings.DatasetMarkerPath, spec, cancellationToken);
+        var (sink, pressure, elapsed) = await PrefetchAsync(host, dataset.Collection, cancellationToken).ConfigureAwait(false);
+        StatusTables.WriteStoreStatus(_console, store.GetStatus());
+        StatusTables.WritePressureSummary(_console, pressure, sink, elapsed);
+        if (sink.Duplicates != 0 || sink.EtagsAfterSnapshot != 0)
+        {
+            return 2;
+        }
+
+        if (!_settings.Rebuild)
+        {
+            return 0;
+        }
+
+        var report = await new RebuildStep(_console).RunAsync(store, host.Indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
+        StatusTables.WriteRebuildReport(_console, report);
+        return report.Rebuild.Phase == RebuildPhase.Done && report.Verify.IsConsistent && report.FailedQueries == 0 ? 0 : 3;
+    }
+
+    private async Task<(CountingSink Sink, PrefetchPressure Pressure, TimeSpan Elapsed)> PrefetchAsync(
+        ServerHost host, string collection, CancellationToken cancellationToken)
+    {
+        var store = host.Store;
         var options = new PrefetchOptions { ForegroundLatency = store.ForegroundReadLatency };
         var model = _settings.ModelNetworkDisk ? new NetworkDiskModel(new NetworkDiskModelOptions()) : null;
         _console.MarkupLineInterpolated(
@@ -81,6 +112,7 @@ internal sealed class DemoRunner
         var sink = new CountingSink();
         var started = Stopwatch.GetTimestamp();
         await using var source = Prefetch.Start(store, collection, _settings.Strategy, options, model, cancellationToken: cancellationToken);
+        using var registration = host.Prefetches.Register("demo prefetch pass", source);
         await _console.Progress()
             .AutoClear(false)
             .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new DownloadedColumn(), new TransferSpeedColumn(), new RemainingTimeColumn())

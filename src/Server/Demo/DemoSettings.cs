@@ -13,11 +13,9 @@ internal sealed record DemoSettings(
     bool DirectReads,
     bool ModelNetworkDisk,
     bool Rebuild = true,
-    int Writers = 2)
+    int Writers = 2,
+    int Port = Hosting.ServerOptions.DefaultPort,
+    bool ExitWhenDone = false)
 {
-    public string IndexDirectory => Path.Combine(DataDirectory, "indexes");
-
-    public string StoreDirectory => Path.Combine(DataDirectory, "store");
-
     public string DatasetMarkerPath => Path.Combine(DataDirectory, "dataset.json");
 }

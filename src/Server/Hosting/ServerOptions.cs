@@ -20,6 +20,7 @@ internal sealed class ServerOptions
     public const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
     public const string SyncWritesSetting = "Storage:SyncWrites";
     public const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
+    public const string DirectReadsSetting = "Storage:DirectReads";
 
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
@@ -100,10 +101,18 @@ internal sealed class ServerOptions
             syncWrites = true;
         }
 
+        var directReads = false;
+        var directText = configuration[DirectReadsSetting];
+        if (directText is not null && !bool.TryParse(directText.Trim(), out directReads))
+        {
+            problems.Add($"{DirectReadsSetting} is {MessageText.Quote(directText)}; it must be true or false (default false: reads go through the OS page cache).");
+            directReads = false;
+        }
+
         StoreOptions? store = null;
         try
         {
-            store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes);
+            store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads);
         }
         catch (ArgumentOutOfRangeException e)
         {

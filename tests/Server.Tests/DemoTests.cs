@@ -1,0 +1,59 @@
+using Indexing.Datasets;
+using Indexing.Prefetcher;
+using Indexing.Server.Demo;
+using Spectre.Console;
+
+namespace Indexing.Server.Tests;
+
+// The main job end to end on a small dataset: the server starts, the dataset is generated and
+// loaded, prefetched, the index built and rebuilt side by side under live traffic, verified.
+public sealed class DemoTests
+{
+    [Fact]
+    public async Task Demo_SmallDataset_RebuildsUnderTrafficAndVerifies_ThenReusesTheData()
+    {
+        var directory = Path.Combine(Path.GetTempPath(), "indexing-demo-tests", Guid.NewGuid().ToString("N"));
+        try
+        {
+            var settings = new DemoSettings(directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchStrategy.Adaptive,
+                DirectReads: false, ModelNetworkDisk: true, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+            using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
+
+            var (first, firstOutput) = await RunAsync(settings, timeout.Token);
+            var (second, secondOutput) = await RunAsync(settings with { ModelNetworkDisk = false }, timeout.Token);
+
+            Assert.True(first == 0, firstOutput);
+            Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);
+            Assert.Contains("Side-by-side rebuild of orders: Done", firstOutput, StringComparison.Ordinal);
+            Assert.Contains("consistent:", firstOutput, StringComparison.Ordinal);
+            Assert.Contains("/admin", firstOutput, StringComparison.Ordinal);
+            Assert.True(second == 0, secondOutput);
+            Assert.Contains("Dataset present", secondOutput, StringComparison.Ordinal);
+            Assert.DoesNotContain("Generating and loading", secondOutput, StringComparison.Ordinal);
+            Assert.True(File.Exists(Path.Combine(directory, "dataset.json")));
+            Assert.True(File.Exists(Path.Combine(directory, "indexes", "catalog.json")));
+        }
+        finally
+        {
+            if (Directory.Exists(directory))
+            {
+                Directory.Delete(directory, recursive: true);
+            }
+        }
+    }
+
+    private static async Task<(int ExitCode, string Output)> RunAsync(DemoSettings settings, CancellationToken cancellationToken)
+    {
+        var output = new StringWriter();
+        var console = AnsiConsole.Create(new AnsiConsoleSettings
+        {
+            Ansi = AnsiSupport.No,
+            ColorSystem = ColorSystemSupport.NoColors,
+            Interactive = InteractionSupport.No,
+            Out = new AnsiConsoleOutput(output),
+        });
+        console.Profile.Width = 200;
+        var code = await new DemoRunner(settings, console).RunAsync(cancellationToken);
+        return (code, output.ToString());
+    }
+}
