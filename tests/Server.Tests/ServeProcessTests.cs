@@ -63,6 +63,28 @@ public sealed class ServeProcessTests : IDisposable
             }
         }
 
+        // Rebuild it side by side while writing: 20 more documents go in during the rebuild.
+        using (var rebuild = await client.PostAsync("/indexes/orders-by-n/rebuild", content: null))
+        {
+            Assert.Equal(HttpStatusCode.Accepted, rebuild.StatusCode);
+        }
+
+        for (var i = 0; i < 20; i++)
+        {
+            using var put = await client.PutAsync($"/docs/orders/during-{i:D2}", RunningServer.Json("""{"n": 7}"""));
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+        }
+
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        {
+            // Done, and the new generation holds the writes made during the rebuild (n = 7: 2 + 20).
+            while (!(await client.GetStringAsync("/indexes/orders-by-n/rebuild", timeout.Token)).Contains("\"phase\":\"done\"", StringComparison.Ordinal)
+                || !(await client.GetStringAsync("/indexes/orders-by-n/query?q=n:7", timeout.Token)).Contains("\"totalHits\":22", StringComparison.Ordinal))
+            {
+                await Task.Delay(100, timeout.Token);
+            }
+        }
+
         var stopwatch = Stopwatch.StartNew();
         server.Terminate();
         var exitCode = await server.WaitForExitAsync(_hangGuard);
@@ -74,7 +96,7 @@ public sealed class ServeProcessTests : IDisposable
 
         using var store = DocumentStore.Open(Path.Combine(_data, "store"));
         var ids = store.ScanMetadata().Select(m => m.Id).ToList();
-        Assert.Equal(520, ids.Count);
+        Assert.Equal(540, ids.Count);
         Assert.Equal("""{"n": 19}""", Encoding.UTF8.GetString(store.Get("orders/single-019")!.Value.Body));
         Assert.StartsWith("""{"n": 499,""", Encoding.UTF8.GetString(store.Get("orders/bulk-0499")!.Value.Body), StringComparison.Ordinal);
     }
