@@ -12,7 +12,7 @@ namespace Indexing.Benchmarks.Rebuild;
 /// process into a temp directory and reused by every strategy, bound and device (same snapshot
 /// contents for all); the runs go through the measurement engine (<see cref="RebuildWorkload"/>).
 /// Stores live until the process exits: BenchmarkDotNet runs these benchmarks in process (see
-/// <see cref="RebuildConfig"/>), and loading 40-80 MB per benchmark case would dwarf the runs.
+/// <see cref="RebuildConfig"/>), and loading 30-60 MB per benchmark case would dwarf the runs.
 /// </summary>
 public abstract class RebuildBenchmarkBase
 {
@@ -34,6 +34,22 @@ public abstract class RebuildBenchmarkBase
 
     protected abstract RebuildCase CurrentCase { get; }
 
+    // The benchmark class's own name: the in-process toolchain runs a type it emits deriving from
+    // it, so GetType() alone would name the emitted type.
+    private string TableName
+    {
+        get
+        {
+            var type = GetType();
+            while (type.BaseType is { } parent && parent != typeof(RebuildBenchmarkBase))
+            {
+                type = parent;
+            }
+
+            return type.Name;
+        }
+    }
+
     [GlobalSetup]
     public void LoadStore()
     {
@@ -51,7 +67,7 @@ public abstract class RebuildBenchmarkBase
             throw new InvalidOperationException($"{mode} on {CurrentCase} handed over {figures.Documents} documents; the store holds {Workload.Documents}.");
         }
 
-        RebuildResults.Add(GetType().Name, CurrentCase, mode, figures);
+        RebuildResults.Add(TableName, CurrentCase, mode, figures);
         return figures;
     }
 

@@ -6,7 +6,7 @@ namespace Indexing.Benchmarks.Rebuild;
 
 /// <summary>
 /// One cell of the rebuild tables: a dataset shape at a size, on a device. Its ToString is the
-/// table's label, e.g. "rare-giants 80 MB, network-disk".
+/// table's label, e.g. "rare-giants 60 MB, network-disk".
 /// </summary>
 public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDevice Device)
 {
@@ -15,10 +15,10 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
     // REBUILD_BENCH_MB overrides every shape (CI's dry run uses a few MB).
     private static readonly Dictionary<DatasetShape, long> _megabytes = new()
     {
-        [DatasetShape.Uniform] = 40,
-        [DatasetShape.LogNormal] = 40,
-        [DatasetShape.Growing] = 40,
-        [DatasetShape.RareGiants] = 80,
+        [DatasetShape.Uniform] = 30,
+        [DatasetShape.LogNormal] = 30,
+        [DatasetShape.Growing] = 30,
+        [DatasetShape.RareGiants] = 60,
     };
 
     public static long MegabytesFor(DatasetShape shape) =>

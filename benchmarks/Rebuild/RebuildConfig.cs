@@ -2,6 +2,7 @@ using BenchmarkDotNet.Columns;
 using BenchmarkDotNet.Configs;
 using BenchmarkDotNet.Engines;
 using BenchmarkDotNet.Jobs;
+using BenchmarkDotNet.Reports;
 using BenchmarkDotNet.Toolchains.InProcess.Emit;
 
 namespace Indexing.Benchmarks.Rebuild;
@@ -27,8 +28,10 @@ internal class RebuildConfig : ManualConfig
         AddJob(Job.Default.WithToolchain(InProcessEmitToolchain.Instance).AsMutator());
         AddColumn(RebuildColumns.DocumentsPerSecond, RebuildColumns.MegabytesPerSecond, RebuildColumns.StallPercent,
             RebuildColumns.PeakInFlightAndBuffered, RebuildColumns.MeanConcurrency, RebuildColumns.PeakRss);
+        AddColumn(StatisticColumn.Median);
         HideColumns(Column.Error, Column.StdDev, Column.StdErr, Column.RatioSD);
-        WithOption(ConfigOptions.JoinSummary, false);
+        // The case labels ("rare-giants 60 MB, network-disk") are longer than the default 20 characters.
+        WithSummaryStyle(SummaryStyle.Default.WithMaxParameterColumnWidth(40));
     }
 }
 
