@@ -1,0 +1,122 @@
+using System.Collections.Concurrent;
+using BenchmarkDotNet.Attributes;
+using Indexing.Datasets;
+using Indexing.Indexer;
+using Indexing.Measurement;
+using Indexing.Storage;
+
+namespace Indexing.Benchmarks.Rebuild;
+
+/// <summary>
+/// The rebuild benchmarks' common setup: the store for a shape is generated and loaded once per
+/// process into a temp directory and reused by every strategy, bound and device (same snapshot
+/// contents for all); the runs go through the measurement engine (<see cref="RebuildWorkload"/>).
+/// Stores live until the process exits: BenchmarkDotNet runs these benchmarks in process (see
+/// <see cref="RebuildConfig"/>), and loading 30-60 MB per benchmark case would dwarf the runs.
+/// </summary>
+public abstract class RebuildBenchmarkBase
+{
+    private static readonly ConcurrentDictionary<(DatasetShape, long), Lazy<LoadedStore>> _stores = new();
+
+    /// <summary>Text, keyword and numeric fields over the generated orders.</summary>
+    public static IndexDefinition Orders { get; } = IndexDefinition.Parse($$"""
+        { "name": "orders-bench", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
+          { "name": "customer", "path": "customer.name", "type": "text" },
+          { "name": "description", "path": "description", "type": "text" },
+          { "name": "status", "path": "status", "type": "keyword", "sortable": true },
+          { "name": "tags", "path": "tags[]", "type": "keyword" },
+          { "name": "total", "path": "total", "type": "double", "sortable": true },
+          { "name": "itemCount", "path": "itemCount", "type": "long", "sortable": true }
+        ] }
+        """);
+
+    /// <summary>
+    /// The indexer's options here: takes of at most 1 MiB / 256 documents. With the default 16 MiB
+    /// takes the indexer's channel (one batch per indexing thread) plus the batches being indexed
+    /// hold up to 64 MiB ahead of indexing, which is the whole of a 30-60 MB dataset: the first run
+    /// showed every strategy handing out everything within about a second and the rest of the
+    /// rebuild indexing from that queue (results/run1-default-take). On a real rebuild of tens of GB
+    /// that queue is noise; small takes make a rebuild of tens of MB behave like its steady state,
+    /// reading at the indexer's pace under the prefetcher's budget.
+    /// </summary>
+    public static IndexOptions TakeSmall { get; } = new() { TakeMaxBytes = 1L << 20, TakeMaxDocuments = 256 };
+
+    protected RebuildWorkload Workload { get; private set; } = null!;
+
+    protected abstract RebuildCase CurrentCase { get; }
+
+    // The benchmark class's own name: the in-process toolchain runs a type it emits deriving from
+    // it, so GetType() alone would name the emitted type.
+    private string TableName
+    {
+        get
+        {
+            var type = GetType();
+            while (type.BaseType is { } parent && parent != typeof(RebuildBenchmarkBase))
+            {
+                type = parent;
+            }
+
+            return type.Name;
+        }
+    }
+
+    [GlobalSetup]
+    public void LoadStore()
+    {
+        var loaded = _stores.GetOrAdd((CurrentCase.Shape, CurrentCase.TargetBytes), key => new Lazy<LoadedStore>(() => LoadedStore.Create(key.Item1, key.Item2))).Value;
+        Workload = loaded.Workload;
+        // The in-memory copy (IndexOnly's input, the foreground ids) is read before any timing.
+        Workload.LoadIntoMemoryAsync().GetAwaiter().GetResult();
+    }
+
+    protected RebuildFigures Run(RebuildMode mode, int foregroundReaders = 0)
+    {
+        var figures = Workload.RunAsync(mode, CurrentCase.Device, foregroundReaders, TimeSpan.FromSeconds(3)).WaitAsync(TimeSpan.FromMinutes(20)).GetAwaiter().GetResult();
+        if (figures.Documents != Workload.Documents)
+        {
+            throw new InvalidOperationException($"{mode} on {CurrentCase} handed over {figures.Documents} documents; the store holds {Workload.Documents}.");
+        }
+
+        RebuildResults.Add(TableName, CurrentCase, mode, figures);
+        return figures;
+    }
+
+    // A generated shape in a store of its own: loaded with buffered writes, then closed and reopened
+    // with direct reads so the rebuilds read SST files from the disk (reopening flushes the memtables
+    // replayed from the log) rather than from memtables or the page cache.
+    private sealed class LoadedStore
+    {
+        private LoadedStore(string root, DocumentStore store)
+        {
+            Root = root;
+            Store = store;
+            Workload = new RebuildWorkload(store, Orders, Path.Combine(root, "indexes"), TakeSmall);
+            AppDomain.CurrentDomain.ProcessExit += (_, _) => Dispose();
+        }
+
+        public string Root { get; }
+
+        public DocumentStore Store { get; }
+
+        public RebuildWorkload Workload { get; }
+
+        public static LoadedStore Create(DatasetShape shape, long targetBytes)
+        {
+            var root = Path.Combine(Path.GetTempPath(), "indexing-rebuild-bench", $"{shape.ToName()}-{Guid.NewGuid():N}");
+            var storePath = Path.Combine(root, "store");
+            using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
+            {
+                writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: targetBytes)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+            }
+
+            return new LoadedStore(root, DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true)));
+        }
+
+        private void Dispose()
+        {
+            Store.Dispose();
+            Directory.Delete(Root, recursive: true);
+        }
+    }
+}

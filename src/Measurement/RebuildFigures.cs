@@ -1,0 +1,48 @@
+using System.Collections.Immutable;
+using Indexing.Prefetcher;
+
+namespace Indexing.Measurement;
+
+/// <summary>
+/// Everything one measured run produced. Prefetch figures are null for <see cref="RebuildMode.IndexOnly"/>
+/// (no prefetcher), the indexer's stall is null for <see cref="RebuildMode.ReadOnly"/> (no indexer).
+/// MB are decimal (10^6 bytes) of document bodies.
+/// </summary>
+public sealed record RebuildFigures(
+    RebuildMode Mode,
+    string Device,
+    TimeSpan Elapsed,
+    long Documents,
+    long Bytes,
+    TimeSpan? IndexerStall,
+    long? PeakInFlightAndBufferedBytes,
+    long? LargestOversizedAdmissionBytes,
+    long? BudgetBytes,
+    double? MeanConcurrency,
+    long PeakWorkingSetBytes,
+    ImmutableArray<RebuildTimelinePoint> Timeline,
+    ImmutableArray<PrefetchDecisionEntry> Decisions,
+    ForegroundLatency? ForegroundIdle,
+    ForegroundLatency? ForegroundDuringRebuild)
+{
+    public double DocumentsPerSecond => Documents / Elapsed.TotalSeconds;
+
+    public double MegabytesPerSecond => Bytes / 1e6 / Elapsed.TotalSeconds;
+
+    /// <summary>Share of the wall time the indexing threads waited for input, in percent; null without an indexer.</summary>
+    public double? IndexerStallPercent => IndexerStall is { } stall ? stall / Elapsed * 100 : null;
+}
+
+/// <summary>One sample of a run's timeline (every <see cref="RebuildWorkload.SampleInterval"/>).</summary>
+/// <param name="ConsumerWaitPercent">Share of the interval the consumer (the indexer's feeder, or the dropping sink) waited for documents.</param>
+/// <param name="ForegroundP99">p99 of the foreground Gets that completed in the interval; null without load or Gets.</param>
+public readonly record struct RebuildTimelinePoint(
+    TimeSpan Elapsed,
+    int ConcurrencyLimit,
+    double MegabytesPerSecond,
+    double ConsumerWaitPercent,
+    long InFlightAndBufferedBytes,
+    TimeSpan? ForegroundP99);
+
+/// <summary>Foreground Get latency over one phase (modelled disk delay included on that device).</summary>
+public readonly record struct ForegroundLatency(long Gets, TimeSpan P50, TimeSpan P99);

@@ -1,0 +1,20 @@
+namespace Indexing.Measurement;
+
+/// <summary>What one measured run does: a rebuild with one of the three strategies, or one of the two bounds.</summary>
+public enum RebuildMode
+{
+    /// <summary>Read a batch, index it, read the next: no overlap.</summary>
+    Sequential,
+
+    /// <summary>Fixed-size batches with one batch prefetched ahead (the approach the adaptive prefetcher replaced).</summary>
+    FixedBatch,
+
+    /// <summary>The adaptive prefetcher.</summary>
+    Adaptive,
+
+    /// <summary>Bound: the adaptive prefetcher into a sink that drops every batch (reading alone).</summary>
+    ReadOnly,
+
+    /// <summary>Bound: indexing the same documents from memory (indexing alone).</summary>
+    IndexOnly,
+}

@@ -1,0 +1,201 @@
+using System.Diagnostics;
+using Indexing.Indexer;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Measurement;
+
+/// <summary>
+/// The measurement engine: runs one rebuild of <see cref="Definition"/> from a store (a new index
+/// in a temporary directory, deleted afterwards) with a strategy or a bound, on a device,
+/// optionally under a closed-loop foreground Get load, and returns every figure. Benchmarks and the
+/// <c>measure</c> command call it; it does no statistics over repeats (they do, or BenchmarkDotNet).
+/// <para>
+/// The caller owns the store and keeps it open while this is used. Runs must not overlap: each one
+/// measures the whole process (working set, CPU). Files: this one runs a rebuild,
+/// RebuildWorkload.Sampling.cs records its timeline.
+/// </para>
+/// </summary>
+public sealed partial class RebuildWorkload
+{
+    private readonly DocumentStore _store;
+    private List<PrefetchedDocument>? _documents;
+    private string[]? _ids;
+    private long _snapshotEtag;
+
+    /// <param name="store">The documents; open it with direct reads for the local-disk figures to mean anything.</param>
+    /// <param name="definition">The index rebuilt; its collection is the one read.</param>
+    /// <param name="workDirectory">Where each run's index is built (a fresh subdirectory per run, deleted after it).</param>
+    public RebuildWorkload(DocumentStore store, IndexDefinition definition, string workDirectory, IndexOptions? indexOptions = null, PrefetchOptions? prefetchOptions = null)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ArgumentNullException.ThrowIfNull(definition);
+        ArgumentException.ThrowIfNullOrEmpty(workDirectory);
+        _store = store;
+        Definition = definition;
+        WorkDirectory = workDirectory;
+        IndexOptions = indexOptions ?? new IndexOptions();
+        PrefetchOptions = (prefetchOptions ?? new PrefetchOptions()).Validate();
+        Directory.CreateDirectory(workDirectory);
+    }
+
+    /// <summary>How often a run samples its timeline and the process working set.</summary>
+    public static TimeSpan SampleInterval { get; } = TimeSpan.FromMilliseconds(250);
+
+    public IndexDefinition Definition { get; }
+
+    public string WorkDirectory { get; }
+
+    public IndexOptions IndexOptions { get; }
+
+    public PrefetchOptions PrefetchOptions { get; }
+
+    /// <summary>Documents of the collection (known after <see cref="LoadIntoMemoryAsync"/>).</summary>
+    public long Documents { get; private set; }
+
+    /// <summary>Body bytes of the collection (known after <see cref="LoadIntoMemoryAsync"/>).</summary>
+    public long Bytes { get; private set; }
+
+    /// <summary>
+    /// Reads the collection into memory once, as of a snapshot: the input of the IndexOnly bound and
+    /// the ids the foreground load picks from. <see cref="RunAsync"/> calls it when needed; call it
+    /// first to keep it out of the first run's wall time.
+    /// </summary>
+    public async Task LoadIntoMemoryAsync(CancellationToken cancellationToken = default)
+    {
+        if (_documents is not null)
+        {
+            return;
+        }
+
+        var documents = new List<PrefetchedDocument>();
+        long bytes = 0;
+        await using var source = Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Sequential, PrefetchOptions, cancellationToken: cancellationToken);
+        while (await source.TakeAsync(IndexOptions.TakeMaxDocuments, IndexOptions.TakeMaxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+        {
+            foreach (var document in batch.Documents)
+            {
+                // Copied: the batch's memory belongs to the prefetcher's run, not to this list.
+                documents.Add(document with { Body = document.Body.ToArray() });
+                bytes += document.SizeBytes;
+            }
+        }
+
+        _snapshotEtag = source.SnapshotEtag;
+        _ids = [.. documents.Select(d => d.Id)];
+        Documents = documents.Count;
+        Bytes = bytes;
+        _documents = documents;
+    }
+
+    /// <summary>
+    /// One measured run. With <paramref name="foregroundReaders"/> &gt; 0, that many closed-loop
+    /// readers Get random ids of the collection for <paramref name="idleWindow"/> first (the idle
+    /// figures), then throughout the run; the adaptive strategy watches their latency.
+    /// </summary>
+    public async Task<RebuildFigures> RunAsync(
+        RebuildMode mode, RebuildDevice device, int foregroundReaders = 0, TimeSpan? idleWindow = null, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(device);
+        ArgumentOutOfRangeException.ThrowIfNegative(foregroundReaders);
+        if (!Enum.IsDefined(mode))
+        {
+            throw new ArgumentOutOfRangeException(nameof(mode), mode, $"mode {(int)mode} is not a RebuildMode; use Sequential, FixedBatch, Adaptive, ReadOnly or IndexOnly.");
+        }
+
+        if (mode == RebuildMode.IndexOnly || foregroundReaders > 0)
+        {
+            await LoadIntoMemoryAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        // One model per run: its queue starts empty, and the foreground and the rebuild share it.
+        var disk = device.NetworkDisk is { } parameters ? new NetworkDiskModel(parameters) : null;
+        using var readers = foregroundReaders > 0 ? new ForegroundReaders(_store, _ids!, foregroundReaders, disk) : null;
+        ForegroundLatency? idle = null;
+        if (readers is not null)
+        {
+            await Task.Delay(idleWindow ?? TimeSpan.FromSeconds(3), cancellationToken).ConfigureAwait(false);
+            idle = ForegroundReaders.Summarise(readers.Drain());
+        }
+
+        var options = readers is null ? PrefetchOptions : PrefetchOptions with { ForegroundLatency = readers.Latency };
+        var indexDirectory = Path.Combine(WorkDirectory, $"index-{Guid.NewGuid():N}");
+        try
+        {
+            return await MeasureAsync(mode, device, disk, options, indexDirectory, readers, idle, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            if (Directory.Exists(indexDirectory))
+            {
+                DocumentIndex.DeleteDirectory(indexDirectory);
+            }
+        }
+    }
+
+    private async Task<RebuildFigures> MeasureAsync(
+        RebuildMode mode, RebuildDevice device, NetworkDiskModel? disk, PrefetchOptions options, string indexDirectory,
+        ForegroundReaders? readers, ForegroundLatency? idle, CancellationToken cancellationToken)
+    {
+        IBatchSource source = mode switch
+        {
+            RebuildMode.IndexOnly => new MemoryBatchSource(_documents!, _snapshotEtag),
+            RebuildMode.Sequential => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Sequential, options, disk, cancellationToken: cancellationToken),
+            RebuildMode.FixedBatch => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.FixedBatch, options, disk, cancellationToken: cancellationToken),
+            _ => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Adaptive, options, disk, cancellationToken: cancellationToken),
+        };
+        await using (source.ConfigureAwait(false))
+        {
+            var pressure = mode == RebuildMode.IndexOnly ? null : source;
+            await using var sampler = new RunSampler(pressure, readers);
+            var started = Stopwatch.GetTimestamp();
+            long documents;
+            long bytes;
+            TimeSpan? stall = null;
+            if (mode == RebuildMode.ReadOnly)
+            {
+                (documents, bytes) = await DropAllAsync(source, cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                using var index = DocumentIndex.Open(indexDirectory, Definition, IndexOptions);
+                var metrics = await index.BuildAsync(source, cancellationToken).ConfigureAwait(false);
+                (documents, bytes, stall) = (metrics.Documents, metrics.Bytes, metrics.StallTime);
+            }
+
+            var elapsed = Stopwatch.GetElapsedTime(started);
+            var timeline = await sampler.StopAsync().ConfigureAwait(false);
+            var final = pressure?.Pressure;
+            return new RebuildFigures(
+                mode,
+                device.Name,
+                elapsed,
+                documents,
+                bytes,
+                stall,
+                final?.HighWaterMarkBytes,
+                final?.LargestOversizedAdmissionBytes,
+                final?.BudgetBytes,
+                final?.MeanConcurrencyLimit,
+                sampler.PeakWorkingSetBytes,
+                timeline,
+                final?.RecentDecisions ?? [],
+                idle,
+                sampler.ForegroundDuringRun);
+        }
+    }
+
+    // The ReadOnly bound's sink: takes as the indexer would and drops every batch.
+    private async Task<(long Documents, long Bytes)> DropAllAsync(IBatchSource source, CancellationToken cancellationToken)
+    {
+        long documents = 0;
+        long bytes = 0;
+        while (await source.TakeAsync(IndexOptions.TakeMaxDocuments, IndexOptions.TakeMaxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+        {
+            documents += batch.Count;
+            bytes += batch.TotalBytes;
+        }
+
+        return (documents, bytes);
+    }
+}
