@@ -18,8 +18,6 @@ namespace Indexing.Prefetcher.Tests;
 [Collection(TimingSensitive.Name)]
 public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
 {
-    private const double IndexingBytesPerSecond = 100_000_000;
-
     private static long TargetBytesPerShape => EnvironmentNumber("PREFETCH_FIGURES_MB", 8) * 1_000_000;
 
     private static int Runs => (int)EnvironmentNumber("PREFETCH_FIGURES_RUNS", 1);
@@ -27,7 +25,7 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
     [Fact]
     public async Task Measure_EachShapeStrategyAndDisk_ReportsMediansOnRocksDb()
     {
-        output.WriteLine($"RocksDB, direct reads; {new NetworkDiskModelOptions()}; indexer {IndexingBytesPerSecond / 1e6:0} MB/s; {Runs} runs per cell, medians");
+        output.WriteLine($"RocksDB, direct reads; {new NetworkDiskModelOptions()}; indexer {ModelledIndexer.BytesPerSecond / 1e6:0} MB/s; {Runs} runs per cell, medians");
         output.WriteLine($"machine: {Environment.ProcessorCount} cores, server GC {System.Runtime.GCSettings.IsServerGC}");
         output.WriteLine("shape | disk | strategy | MB/s | consumer stall | mean L | documents");
         foreach (var shape in Enum.GetValues<DatasetShape>())
@@ -68,32 +66,9 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
     {
         await using (prefetcher)
         {
-            return await Task.Run(async () =>
-            {
-                var stopwatch = Stopwatch.StartNew();
-                long bytes = 0;
-                var count = 0;
-                var indexedUntil = TimeSpan.Zero;
-                await foreach (var batch in prefetcher.ReadAllAsync(1024, 16 * TestCollections.MiB).ConfigureAwait(false))
-                {
-                    bytes += batch.TotalBytes;
-                    count += batch.Count;
-
-                    // Each batch costs its bytes at the indexing rate from when it arrived; Thread.Sleep,
-                    // as in StrategyFiguresTests, because Task.Delay overshoots by ~15 ms per call.
-                    var arrived = stopwatch.Elapsed;
-                    indexedUntil = (indexedUntil > arrived ? indexedUntil : arrived) + TimeSpan.FromSeconds(batch.TotalBytes / IndexingBytesPerSecond);
-                    var due = indexedUntil - stopwatch.Elapsed;
-                    if (due > TimeSpan.Zero)
-                    {
-                        Thread.Sleep(due);
-                    }
-                }
-
-                var elapsed = stopwatch.Elapsed;
-                var pressure = prefetcher.Pressure;
-                return new Figures(bytes / elapsed.TotalSeconds / 1e6, pressure.ConsumerWaitTime / elapsed * 100, pressure.MeanConcurrencyLimit, count, pressure.RecentDecisions);
-            }).WaitAsync(TimeSpan.FromMinutes(10));
+            var run = await ModelledIndexer.ConsumeAsync(prefetcher);
+            var pressure = prefetcher.Pressure;
+            return new Figures(run.MegabytesPerSecond, pressure.ConsumerWaitTime / run.Elapsed * 100, pressure.MeanConcurrencyLimit, run.Documents, pressure.RecentDecisions);
         }
     }
 

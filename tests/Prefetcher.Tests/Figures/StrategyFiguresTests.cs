@@ -16,7 +16,6 @@ namespace Indexing.Prefetcher.Tests;
 public sealed class StrategyFiguresTests(ITestOutputHelper output)
 {
     private const long DefaultBytesPerShape = 16_000_000;
-    private const double IndexingBytesPerSecond = 100_000_000;
 
     private static long TargetBytesPerShape =>
         long.TryParse(Environment.GetEnvironmentVariable("PREFETCH_FIGURES_MB"), out var megabytes) && megabytes > 0
@@ -26,7 +25,7 @@ public sealed class StrategyFiguresTests(ITestOutputHelper output)
     [Fact]
     public async Task Measure_EachShapeAndStrategy_ReportsThroughputStallAndConcurrency()
     {
-        output.WriteLine($"{new NetworkDiskModelOptions()}; indexer {IndexingBytesPerSecond / 1e6:0} MB/s; {new PrefetchOptions()}");
+        output.WriteLine($"{new NetworkDiskModelOptions()}; indexer {ModelledIndexer.BytesPerSecond / 1e6:0} MB/s; {new PrefetchOptions()}");
         output.WriteLine($"machine: {Environment.ProcessorCount} cores, server GC {System.Runtime.GCSettings.IsServerGC}");
         output.WriteLine("shape | strategy | MB/s | consumer stall | mean L | stalls | GC pause | documents");
         foreach (var shape in SizeShapes.All)
@@ -59,41 +58,17 @@ public sealed class StrategyFiguresTests(ITestOutputHelper output)
         var source = new InMemoryReadSourceDouble(documents);
         await using var prefetcher = Strategies.Start(
             strategy, Strategies.OnModelledDisk(source), new PrefetchOptions(), BaselinePrefetcher.DefaultBatchDocuments);
-        return await Task.Run(async () =>
-        {
-            var gcPauseBefore = GC.GetTotalPauseDuration();
-            var stopwatch = Stopwatch.StartNew();
-            long bytes = 0;
-            var count = 0;
-            var indexedUntil = TimeSpan.Zero;
-            await foreach (var batch in prefetcher.ReadAllAsync(1024, 16 * TestCollections.MiB).ConfigureAwait(false))
-            {
-                bytes += batch.TotalBytes;
-                count += batch.Count;
-
-                // Each batch costs its bytes at the indexing rate, from when it arrived; the indexer
-                // thread is busy (blocked) meanwhile, as with real indexing. Thread.Sleep, because
-                // Task.Delay overshot by ~15 ms per call here, which would understate every rate.
-                var arrived = stopwatch.Elapsed;
-                indexedUntil = (indexedUntil > arrived ? indexedUntil : arrived) + TimeSpan.FromSeconds(batch.TotalBytes / IndexingBytesPerSecond);
-                var due = indexedUntil - stopwatch.Elapsed;
-                if (due > TimeSpan.Zero)
-                {
-                    Thread.Sleep(due);
-                }
-            }
-
-            var elapsed = stopwatch.Elapsed;
-            var pressure = prefetcher.Pressure;
-            return new Figures(
-                bytes / elapsed.TotalSeconds / 1e6,
-                pressure.ConsumerWaitTime / elapsed * 100,
-                pressure.MeanConcurrencyLimit,
-                pressure.StallCount,
-                GC.GetTotalPauseDuration() - gcPauseBefore,
-                count,
-                pressure.RecentDecisions);
-        });
+        var gcPauseBefore = GC.GetTotalPauseDuration();
+        var run = await ModelledIndexer.ConsumeAsync(prefetcher);
+        var pressure = prefetcher.Pressure;
+        return new Figures(
+            run.MegabytesPerSecond,
+            pressure.ConsumerWaitTime / run.Elapsed * 100,
+            pressure.MeanConcurrencyLimit,
+            pressure.StallCount,
+            GC.GetTotalPauseDuration() - gcPauseBefore,
+            run.Documents,
+            pressure.RecentDecisions);
     }
 
     private readonly record struct Figures(double MegabytesPerSecond, double StallPercent, double MeanL, long Stalls, TimeSpan GcPause, int Documents,
