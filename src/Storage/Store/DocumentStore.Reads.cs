@@ -17,7 +17,7 @@ public sealed partial class DocumentStore
         {
             // One MultiGet over meta and docs reads both at the same sequence number, so the etag
             // and the body always belong to the same write.
-            var pair = MultiGet([key, key], [_meta, _docs], id);
+            var pair = MultiGet([key, key], [_meta, _docs], documents: 1, id);
             return ToDocument(id, pair[0].Value, pair[1].Value);
         }
         finally
@@ -77,7 +77,7 @@ public sealed partial class DocumentStore
         _gate.Enter(this);
         try
         {
-            var values = MultiGet(keys, families, ids[order[0]]);
+            var values = MultiGet(keys, families, ids.Count, ids[order[0]]);
             var result = new StoredDocument?[ids.Count];
             for (var i = 0; i < order.Length; i++)
             {
@@ -248,7 +248,8 @@ public sealed partial class DocumentStore
         }
     }
 
-    internal KeyValuePair<byte[], byte[]>[] MultiGet(byte[][] keys, ColumnFamilyHandle[] families, string firstId, ReadOptions? readOptions = null)
+    // Keys may name a document more than once (meta and docs), so the message takes the document count.
+    internal KeyValuePair<byte[], byte[]>[] MultiGet(byte[][] keys, ColumnFamilyHandle[] families, int documents, string firstId, ReadOptions? readOptions = null)
     {
         try
         {
@@ -257,7 +258,7 @@ public sealed partial class DocumentStore
         catch (RocksDbException e)
         {
             throw new DocumentStoreException(
-                $"reading {keys.Length / 2} document(s) from {MessageText.Quote(firstId)} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}", e);
+                $"reading {documents} document(s) from {MessageText.Quote(firstId)} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}", e);
         }
     }
 

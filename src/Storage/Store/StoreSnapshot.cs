@@ -133,7 +133,7 @@ public sealed class StoreSnapshot : IDisposable
         Enter();
         try
         {
-            var values = _store.MultiGet(keys, families, sortedIds[0], _pointRead);
+            var values = _store.MultiGet(keys, families, sortedIds.Count, sortedIds[0], _pointRead);
             for (var i = 0; i < values.Length; i++)
             {
                 var body = values[i].Value ?? throw new InvalidOperationException(
