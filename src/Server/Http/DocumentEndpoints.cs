@@ -2,9 +2,11 @@ using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
 using Indexing.Server.Hosting;
+using Indexing.Server.Loading;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
+using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Routing;
 
@@ -21,7 +23,7 @@ internal static class DocumentEndpoints
     {
         // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
-            BulkLoad.RunAsync(context, store, cancellationToken));
+            BulkAsync(context, store, cancellationToken));
         app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
             PutAsync(id ?? string.Empty, context, store, cancellationToken));
         app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, store));
@@ -30,6 +32,20 @@ internal static class DocumentEndpoints
 
     /// <summary>The ETag header value for a store etag (a strong validator: the body is stored byte for byte).</summary>
     public static string ETag(long etag) => string.Create(CultureInfo.InvariantCulture, $"\"{etag}\"");
+
+    // NDJSON, streamed line by line (see BulkLoad): 200 with what was stored and which lines were refused.
+    private static async Task<IResult> BulkAsync(HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    {
+        // The request as a whole has no size limit (only each line has), so lift Kestrel's.
+        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit)
+        {
+            sizeLimit.MaxRequestBodySize = null;
+        }
+
+        var result = await BulkLoad.LoadAsync(context.Request.BodyReader, store, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
+            .ConfigureAwait(false);
+        return TypedResults.Ok(result);
+    }
 
     private static async Task<IResult> PutAsync(string id, HttpContext context, DocumentStore store, CancellationToken cancellationToken)
     {

@@ -2,19 +2,17 @@ using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Text.Json;
-using Indexing.Server.Hosting;
 using Indexing.Storage;
-using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 
-namespace Indexing.Server.Http;
+namespace Indexing.Server.Loading;
 
 /// <summary>
-/// <c>POST /docs/bulk</c>: NDJSON lines <c>{"id": "...", "doc": {...}}</c>, streamed. Memory stays
-/// bounded whatever the request size: the pipe holds at most one line (capped at the document limit
-/// plus room for the envelope), and good documents are written in chunks of about 8 MiB. Each line
-/// is judged alone: a bad line is reported with its line number and rule, and never stops or undoes
-/// the good ones. Chunks already written stay written if the client goes away mid-stream.
+/// Loads NDJSON lines <c>{"id": "...", "doc": {...}}</c> into a store, streamed: the body of
+/// <c>POST /docs/bulk</c> and the file the <c>measure</c> command reads. Memory stays bounded
+/// whatever the input size: the pipe holds at most one line (capped at the document limit plus room
+/// for the envelope), and good documents are written in chunks of about 8 MiB. Each line is judged
+/// alone: a bad line is reported with its line number and rule, and never stops or undoes the good
+/// ones. Chunks already written stay written if the input stops mid-stream.
 /// </summary>
 internal static class BulkLoad
 {
@@ -36,16 +34,13 @@ internal static class BulkLoad
         MaxDepth = DocumentBodies.MaxDepth + 1,
     };
 
-    public static async Task<IResult> RunAsync(HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    /// <summary>Reads <paramref name="reader"/> to its end, storing every good line.</summary>
+    /// <param name="limitSetting">How the user raises the document size limit, named in the message for a line too long.</param>
+    /// <param name="progress">Updated as lines are read, for a progress display on another thread; optional.</param>
+    public static async Task<BulkResult> LoadAsync(
+        PipeReader reader, DocumentStore store, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken)
     {
-        // The request as a whole has no size limit (only each line has), so lift Kestrel's.
-        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit)
-        {
-            sizeLimit.MaxRequestBodySize = null;
-        }
-
-        var load = new Load(store);
-        var reader = context.Request.BodyReader;
+        var load = new Load(store, limitSetting, progress ?? new BulkLoadProgress());
         var discarding = false;
         while (true)
         {
@@ -55,6 +50,7 @@ internal static class BulkLoad
             {
                 var line = buffer.Slice(0, newline);
                 buffer = buffer.Slice(buffer.GetPosition(1, newline));
+                load.Consumed(line.Length + 1);
                 if (discarding)
                 {
                     // The tail of a line already reported as too long.
@@ -79,6 +75,7 @@ internal static class BulkLoad
 
             if (discarding)
             {
+                load.Consumed(buffer.Length);
                 buffer = buffer.Slice(buffer.End);
             }
 
@@ -86,6 +83,7 @@ internal static class BulkLoad
             {
                 if (!discarding && buffer.Length > 0)
                 {
+                    load.Consumed(buffer.Length);
                     load.Line(buffer, cancellationToken);
                     buffer = buffer.Slice(buffer.End);
                 }
@@ -97,11 +95,11 @@ internal static class BulkLoad
             reader.AdvanceTo(buffer.Start, buffer.End);
         }
 
-        return TypedResults.Ok(load.Finish(cancellationToken));
+        return load.Finish(cancellationToken);
     }
 
-    /// <summary>One bulk request's state: line numbers, the pending chunk, counts and listed errors.</summary>
-    private sealed class Load(DocumentStore store)
+    /// <summary>One load's state: line numbers, the pending chunk, counts and listed errors.</summary>
+    private sealed class Load(DocumentStore store, string limitSetting, BulkLoadProgress progress)
     {
         private readonly List<DocumentWrite> _chunk = [];
         private readonly List<BulkLineError> _errors = [];
@@ -115,13 +113,15 @@ internal static class BulkLoad
 
         public long MaxLineBytes { get; } = store.Options.MaxDocumentBytes + EnvelopeSlackBytes;
 
+        public void Consumed(long bytes) => progress.AddBytes(bytes);
+
         public void TooLong()
         {
             _lines++;
             Fail(null, "LineTooLong",
-                $"line {_lines} is longer than {ByteSize.FormatExact(MaxLineBytes)} ({ServerOptions.MaxDocumentBytesSetting} plus " +
+                $"line {_lines} is longer than {ByteSize.FormatExact(MaxLineBytes)} ({limitSetting} plus " +
                 $"{ByteSize.Format(EnvelopeSlackBytes)} for the envelope), so its document would be over the limit; it was skipped unread. " +
-                $"Split the document or raise {ServerOptions.MaxDocumentBytesSetting}.");
+                $"Split the document or raise {limitSetting}.");
         }
 
         public void Line(ReadOnlySequence<byte> line, CancellationToken cancellationToken)
@@ -250,6 +250,7 @@ internal static class BulkLoad
         private void Fail(string? id, string rule, string message)
         {
             _failed++;
+            progress.Failed();
             if (_errors.Count < MaxListedErrors)
             {
                 _errors.Add(new BulkLineError(_lines, id, rule, message));
@@ -267,6 +268,7 @@ internal static class BulkLoad
             // chunk (one synced batch) at a time, and the next lines wait in the pipe meanwhile.
             var written = store.PutMany(_chunk, cancellationToken);
             _stored += written.Documents;
+            progress.Stored(written.Documents);
             _bytes += written.Bytes;
             _firstEtag ??= written.FirstEtag;
             _lastEtag = written.LastEtag;
@@ -307,3 +309,26 @@ internal sealed record BulkResult(
 
 /// <summary>One refused bulk line: its 1-based number, the id when it was readable, the rule and the message.</summary>
 internal sealed record BulkLineError(long Line, string? Id, string Rule, string Message);
+
+/// <summary>A load's running counts, written by the loading thread and read by a progress display.</summary>
+internal sealed class BulkLoadProgress
+{
+    private long _bytes;
+    private long _stored;
+    private long _failed;
+
+    /// <summary>Input bytes read so far (line ends included).</summary>
+    public long Bytes => Interlocked.Read(ref _bytes);
+
+    /// <summary>Documents written so far (a chunk counts once it is written).</summary>
+    public long StoredDocuments => Interlocked.Read(ref _stored);
+
+    /// <summary>Lines refused so far.</summary>
+    public long FailedLines => Interlocked.Read(ref _failed);
+
+    internal void AddBytes(long bytes) => Interlocked.Add(ref _bytes, bytes);
+
+    internal void Stored(long documents) => Interlocked.Add(ref _stored, documents);
+
+    internal void Failed() => Interlocked.Increment(ref _failed);
+}
