@@ -1,0 +1,239 @@
+using System.Text;
+using System.Text.Json;
+
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+/// <summary>
+/// Finds the paths that hold strings in a collection's documents, to build a default index
+/// definition that indexes every one of them as text, the way a search engine's dynamic mapping
+/// would (Elasticsearch maps a new string field as text the first time it sees it).
+/// </summary>
+/// <remarks>
+/// <para>
+/// Paths follow the definition grammar: property names joined by '.', "[]" after a name whose
+/// value was an array (arrays are flattened, so "tags[]" covers ["a", "b"] and "lines[].product"
+/// covers an array of objects). A path counts once per document that has at least one string there.
+/// A path is a string path if any document has a string at it, even when others hold numbers there:
+/// those values are then mismatches of the text field, skipped and counted by the indexer.
+/// </para>
+/// <para>
+/// Property names a path cannot spell (containing '.', '[' or ']', control characters, or
+/// whitespace at either end) are skipped with their subtree and counted. Memory is bounded: at most
+/// <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at paths first seen after that
+/// are counted, not tracked. Not thread-safe: one reader adds documents, then builds the definition.
+/// </para>
+/// </remarks>
+public sealed class StringFieldSurvey
+{
+    /// <summary>Most distinct paths tracked; documents with more distinct string paths than this are unusual (maps keyed by ids).</summary>
+    public const int MaxTrackedPaths = 10_000;
+
+    /// <summary>Most fields a default definition gets, like Elasticsearch's default index.mapping.total_fields.limit.</summary>
+    public const int DefaultMaxFields = 1_000;
+
+    private static readonly JsonReaderOptions _readerOptions = new()
+    {
+        CommentHandling = JsonCommentHandling.Disallow,
+        AllowTrailingCommas = false,
+        MaxDepth = DocumentBodies.MaxDepth,
+    };
+
+    private readonly Dictionary<string, long> _documentsByPath = new(StringComparer.Ordinal);
+    private readonly HashSet<string> _seenInDocument = new(StringComparer.Ordinal);
+    private readonly StringBuilder _path = new();
+
+    /// <summary>Documents added.</summary>
+    public long Documents { get; private set; }
+
+    /// <summary>Property names skipped (with their subtrees) because a path cannot spell them; counted once per occurrence.</summary>
+    public long UnspellableProperties { get; private set; }
+
+    /// <summary>String values at paths first seen after <see cref="MaxTrackedPaths"/> were tracked.</summary>
+    public long UntrackedStrings { get; private set; }
+
+    /// <summary>Distinct string paths found, with the number of documents holding a string at each.</summary>
+    public IReadOnlyDictionary<string, long> DocumentsByPath => _documentsByPath;
+
+    /// <summary>Adds one document (a JSON object, as the store keeps it).</summary>
+    /// <exception cref="ArgumentException">The body is not a JSON object; a stored document always is.</exception>
+    public void Add(ReadOnlySpan<byte> utf8Json)
+    {
+        var reader = new Utf8JsonReader(utf8Json, _readerOptions);
+        try
+        {
+            if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
+            {
+                throw new ArgumentException($"document #{Documents + 1} is not a JSON object; the store keeps only objects.", nameof(utf8Json));
+            }
+
+            _seenInDocument.Clear();
+            _path.Clear();
+            WalkObject(ref reader);
+        }
+        catch (JsonException e)
+        {
+            throw new ArgumentException($"document #{Documents + 1} is not well-formed JSON: {e.Message}", nameof(utf8Json), e);
+        }
+
+        Documents++;
+        foreach (var path in _seenInDocument)
+        {
+            _documentsByPath[path]++;
+        }
+    }
+
+    /// <summary>
+    /// A definition indexing the most common string paths as text, up to <paramref name="maxFields"/>
+    /// (most documents first, then by path). Field names are the paths made valid: "[]" dropped,
+    /// characters other than A-Z, a-z, 0-9, '_' and '.' replaced by '_', a leading digit or '.'
+    /// prefixed with "f_", cut to 64 characters, and made unique ignoring case with a "_2", "_3" suffix.
+    /// </summary>
+    /// <exception cref="IndexDefinitionException">No string path was found (an index needs a field), or the name or collection breaks a rule.</exception>
+    public IndexDefinition ToDefinition(string name, string collection, int maxFields = DefaultMaxFields)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxFields, 1);
+        var chosen = _documentsByPath
+            .OrderByDescending(p => p.Value)
+            .ThenBy(p => p.Key, StringComparer.Ordinal)
+            .Take(maxFields)
+            .Select(p => p.Key)
+            .ToList();
+        if (chosen.Count == 0)
+        {
+            throw new IndexDefinitionException(name, [new IndexDefinitionProblem("fields",
+                $"no string value was found in the {Documents:N0} documents of collection {MessageText.Quote(collection)}, so a default " +
+                "definition (every string field as text) would have no field; write a definition file for the fields to index.")]);
+        }
+
+        var used = new HashSet<string>(StringComparer.OrdinalIgnoreCase);
+        var fields = chosen.Select(path => new IndexFieldDefinition(UniqueName(FieldNameFor(path), used), path, IndexFieldType.Text));
+        return IndexDefinition.Create(name, collection, fields);
+    }
+
+    /// <summary>The field name a path gets, before it is made unique (see <see cref="ToDefinition"/>).</summary>
+    public static string FieldNameFor(string path)
+    {
+        ArgumentException.ThrowIfNullOrEmpty(path);
+        var name = new StringBuilder(path.Length);
+        foreach (var c in path.Replace("[]", "", StringComparison.Ordinal))
+        {
+            name.Append(c is (>= 'a' and <= 'z') or (>= 'A' and <= 'Z') or (>= '0' and <= '9') or '_' or '.' ? c : '_');
+        }
+
+        if (name.Length == 0 || name[0] is (>= '0' and <= '9') or '.')
+        {
+            name.Insert(0, "f_");
+        }
+        else if (name.ToString().StartsWith(IndexDefinition.ReservedFieldPrefix, StringComparison.Ordinal))
+        {
+            name.Insert(0, 'f');
+        }
+
+        return name.Length <= IndexDefinition.MaxFieldNameLength ? name.ToString() : name.ToString(0, IndexDefinition.MaxFieldNameLength);
+    }
+
+    private static string UniqueName(string name, HashSet<string> used)
+    {
+        var candidate = name;
+        for (var n = 2; !used.Add(candidate); n++)
+        {
+            var suffix = $"_{n}";
+            candidate = name.Length + suffix.Length <= IndexDefinition.MaxFieldNameLength
+                ? name + suffix
+                : name[..(IndexDefinition.MaxFieldNameLength - suffix.Length)] + suffix;
+        }
+
+        return candidate;
+    }
+
+    // The reader is on a StartObject; returns on its EndObject. _path holds the object's own path.
+    private void WalkObject(ref Utf8JsonReader reader)
+    {
+        var parentLength = _path.Length;
+        while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
+        {
+            var name = reader.GetString()!;
+            reader.Read();
+            if (!IsSpellable(name))
+            {
+                UnspellableProperties++;
+                reader.Skip();
+                continue;
+            }
+
+            if (parentLength > 0)
+            {
+                _path.Append('.');
+            }
+
+            _path.Append(name);
+            WalkValue(ref reader);
+            _path.Length = parentLength;
+        }
+    }
+
+    // The reader is on a value; returns on its last token. _path is the value's path.
+    private void WalkValue(ref Utf8JsonReader reader)
+    {
+        switch (reader.TokenType)
+        {
+            case JsonTokenType.StartObject:
+                WalkObject(ref reader);
+                break;
+            case JsonTokenType.StartArray:
+                var length = _path.Length;
+                if (!EndsWithArrayMark())
+                {
+                    _path.Append("[]"); // arrays in arrays flatten into the same path
+                }
+
+                while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
+                {
+                    WalkValue(ref reader);
+                }
+
+                _path.Length = length;
+                break;
+            case JsonTokenType.String:
+                RecordString();
+                break;
+            default:
+                break; // numbers, booleans and null are not text
+        }
+    }
+
+    private void RecordString()
+    {
+        var path = _path.ToString();
+        if (_seenInDocument.Contains(path))
+        {
+            return;
+        }
+
+        if (!_documentsByPath.ContainsKey(path))
+        {
+            if (_documentsByPath.Count >= MaxTrackedPaths)
+            {
+                UntrackedStrings++;
+                return;
+            }
+
+            _documentsByPath.Add(path, 0);
+        }
+
+        _seenInDocument.Add(path);
+    }
+
+    private bool EndsWithArrayMark() => _path.Length >= 2 && _path[^1] == ']' && _path[^2] == '[';
+
+    // What FieldPath's grammar can name: no '.', '[' or ']', no control characters, no whitespace at
+    // either end, not empty. (Unpaired surrogates cannot occur: stored documents are valid UTF-8.)
+    private static bool IsSpellable(string name) =>
+        name.Length > 0
+        && !char.IsWhiteSpace(name[0])
+        && !char.IsWhiteSpace(name[^1])
+        && !name.AsSpan().ContainsAny(".[]")
+        && !name.Any(char.IsControl);
+}

@@ -1,0 +1,156 @@
+using System.Text;
+
+namespace Indexing.Indexer.Tests;
+
+public sealed class StringFieldSurveyTests
+{
+    private static StringFieldSurvey Survey(params string[] documents)
+    {
+        var survey = new StringFieldSurvey();
+        foreach (var document in documents)
+        {
+            survey.Add(Encoding.UTF8.GetBytes(document));
+        }
+
+        return survey;
+    }
+
+    [Fact]
+    public void Add_NestedObjectsAndArrays_FindsEveryStringPathInDefinitionGrammar()
+    {
+        var survey = Survey("""
+            { "title": "a", "count": 3, "ok": true, "none": null,
+              "customer": { "name": "n", "address": { "city": "c", "zip": 12345 } },
+              "tags": ["x", "y"], "matrix": [["p"], ["q", 1]],
+              "lines": [ { "product": "p1", "qty": 2 }, { "product": "p2", "notes": ["n1"] } ] }
+            """);
+
+        Assert.Equal(
+            ["customer.address.city", "customer.name", "lines[].notes[]", "lines[].product", "matrix[]", "tags[]", "title"],
+            survey.DocumentsByPath.Keys.Order(StringComparer.Ordinal));
+        Assert.All(survey.DocumentsByPath.Values, count => Assert.Equal(1, count));
+    }
+
+    [Fact]
+    public void Add_PathInSomeDocumentsOnly_CountsDocumentsNotValues()
+    {
+        var survey = Survey(
+            """{ "title": "a", "tags": ["x", "y", "z"] }""",
+            """{ "title": "b" }""",
+            """{ "title": 7, "tags": [] }""");
+
+        Assert.Equal(3, survey.Documents);
+        Assert.Equal(2, survey.DocumentsByPath["title"]);
+        Assert.Equal(1, survey.DocumentsByPath["tags[]"]);
+    }
+
+    [Fact]
+    public void Add_PropertyNamesAPathCannotSpell_AreSkippedWithTheirSubtreeAndCounted()
+    {
+        var survey = Survey("""{ "a.b": "x", "c[0]": { "d": "y" }, " padded": "z", "tab\there": "t", "": "e", "fine name": "ok" }""");
+
+        Assert.Equal(["fine name"], survey.DocumentsByPath.Keys);
+        Assert.Equal(5, survey.UnspellableProperties);
+    }
+
+    [Fact]
+    public void Add_MoreDistinctPathsThanTracked_StopsTrackingAndCountsTheRest()
+    {
+        var document = new StringBuilder("{");
+        for (var i = 0; i < StringFieldSurvey.MaxTrackedPaths + 5; i++)
+        {
+            document.Append(i == 0 ? "" : ",").Append("\"k").Append(i).Append("\":\"v\"");
+        }
+
+        var survey = Survey(document.Append('}').ToString());
+
+        Assert.Equal(StringFieldSurvey.MaxTrackedPaths, survey.DocumentsByPath.Count);
+        Assert.Equal(5, survey.UntrackedStrings);
+    }
+
+    [Theory]
+    [InlineData("\"text\"")]
+    [InlineData("[1, 2]")]
+    [InlineData("{\"a\": ")]
+    public void Add_NotAJsonObject_IsRefusedNamingTheDocument(string json)
+    {
+        var survey = Survey("""{ "ok": "x" }""");
+
+        var error = Assert.Throws<ArgumentException>(() => survey.Add(Encoding.UTF8.GetBytes(json)));
+
+        Assert.Contains("document #2", error.Message, StringComparison.Ordinal);
+        Assert.Equal(1, survey.Documents);
+    }
+
+    [Fact]
+    public void ToDefinition_IndexesEveryStringPathAsTextAndExtractsEveryStringOfTheDocuments()
+    {
+        const string document = """
+            { "title": "Red fox", "tags": ["quick", "brown"], "lines": [ { "product": "hat" }, { "product": "coat" } ],
+              "2nd": "second", "__meta": "m", "x-y": "dash", "x_y": "underscore", "size": 4 }
+            """;
+        var survey = Survey(document);
+
+        var definition = survey.ToDefinition("measure-default", "orders");
+
+        Assert.All(definition.Fields, f => Assert.Equal(IndexFieldType.Text, f.Type));
+        Assert.Equal(
+            ["f_2nd:2nd", "f__meta:__meta", "lines.product:lines[].product", "tags:tags[]", "title:title", "x_y:x-y", "x_y_2:x_y"],
+            definition.Fields.Select(f => $"{f.Name}:{f.Path}").Order(StringComparer.Ordinal));
+        var extractor = new FieldExtractor(definition);
+        var buffer = extractor.CreateBuffer();
+        extractor.Extract(Encoding.UTF8.GetBytes(document), buffer);
+        Assert.Equal(["hat", "coat"], buffer.Values("lines.product"));
+        Assert.Equal(["quick", "brown"], buffer.Values("tags"));
+        Assert.Equal(["dash"], buffer.Values("x_y"));
+    }
+
+    [Fact]
+    public void ToDefinition_MoreStringPathsThanFields_KeepsTheMostCommonFirst()
+    {
+        var survey = Survey(
+            """{ "common": "a", "rare": "b", "middle": "c" }""",
+            """{ "common": "a", "middle": "c" }""",
+            """{ "common": "a" }""");
+
+        var definition = survey.ToDefinition("measure-default", "orders", maxFields: 2);
+
+        Assert.Equal(["common", "middle"], definition.Fields.Select(f => f.Path));
+    }
+
+    [Fact]
+    public void ToDefinition_LongPaths_GiveValidUniqueNamesWithin64Characters()
+    {
+        var prefix = new string('a', 70);
+        var survey = Survey($$"""{ "{{prefix}}1": "x", "{{prefix}}2": "y", "{{prefix.ToUpperInvariant()}}3": "z" }""");
+
+        var definition = survey.ToDefinition("measure-default", "orders");
+
+        var names = definition.Fields.Select(f => f.Name).ToList();
+        Assert.All(names, n => Assert.InRange(n.Length, 1, IndexDefinition.MaxFieldNameLength));
+        Assert.Equal(3, names.Distinct(StringComparer.OrdinalIgnoreCase).Count());
+    }
+
+    [Fact]
+    public void ToDefinition_NoStringAnywhere_SaysSoAndWhatToDo()
+    {
+        var survey = Survey("""{ "n": 1, "b": [true, null] }""");
+
+        var error = Assert.Throws<IndexDefinitionException>(() => survey.ToDefinition("measure-default", "orders"));
+
+        var problem = Assert.Single(error.Problems);
+        Assert.Contains("no string value was found in the 1 documents of collection 'orders'", problem.Message, StringComparison.Ordinal);
+        Assert.Contains("definition file", problem.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData("title", "title")]
+    [InlineData("lines[].product", "lines.product")]
+    [InlineData("größe", "gr__e")]
+    [InlineData("9lives", "f_9lives")]
+    [InlineData("__id", "f__id")]
+    public void FieldNameFor_MakesAValidFieldName(string path, string expected)
+    {
+        Assert.Equal(expected, StringFieldSurvey.FieldNameFor(path));
+    }
+}
