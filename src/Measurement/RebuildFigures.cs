@@ -8,6 +8,13 @@ namespace Indexing.Measurement;
 /// (no prefetcher), the indexer's stall is null for <see cref="RebuildMode.ReadOnly"/> (no indexer).
 /// MB are decimal (10^6 bytes) of document bodies.
 /// </summary>
+/// <param name="IndexOnlyChunks">
+/// <see cref="RebuildMode.IndexOnly"/> only (null for the other modes): how many pieces its input
+/// was held in. 1 when the whole collection fit in <see cref="RebuildWorkload.InMemoryLimitBytes"/>
+/// and was held in memory before the clock started; more when the run loaded it chunk by chunk
+/// (each at most the limit, or one larger document), with the loading time taken out of
+/// <see cref="Elapsed"/> and <see cref="IndexerStall"/>.
+/// </param>
 public sealed record RebuildFigures(
     RebuildMode Mode,
     string Device,
@@ -23,7 +30,8 @@ public sealed record RebuildFigures(
     ImmutableArray<RebuildTimelinePoint> Timeline,
     ImmutableArray<PrefetchDecisionEntry> Decisions,
     ForegroundLatency? ForegroundIdle,
-    ForegroundLatency? ForegroundDuringRebuild)
+    ForegroundLatency? ForegroundDuringRebuild,
+    int? IndexOnlyChunks = null)
 {
     public double DocumentsPerSecond => Documents / Elapsed.TotalSeconds;
 

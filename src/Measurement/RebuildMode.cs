@@ -15,6 +15,9 @@ public enum RebuildMode
     /// <summary>Bound: the adaptive prefetcher into a sink that drops every batch (reading alone).</summary>
     ReadOnly,
 
-    /// <summary>Bound: indexing the same documents from memory (indexing alone).</summary>
+    /// <summary>
+    /// Bound: indexing the same documents from memory (indexing alone); held in chunks, their
+    /// loading timed out, over <see cref="RebuildWorkload.InMemoryLimitBytes"/>.
+    /// </summary>
     IndexOnly,
 }

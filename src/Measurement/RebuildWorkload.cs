@@ -15,10 +15,24 @@ namespace Indexing.Measurement;
 /// measures the whole process (working set, CPU). Files: this one runs a rebuild,
 /// RebuildWorkload.Sampling.cs records its timeline.
 /// </para>
+/// <para>
+/// The IndexOnly bound indexes with input costing nothing. A collection of at most
+/// <see cref="InMemoryLimitBytes"/> of bodies is read into memory once, before any clock starts.
+/// A larger one is read during each IndexOnly run in chunks of at most the limit (a document
+/// larger than the limit is a chunk of its own), one held at a time, each loaded when the previous
+/// one is used up while the indexer waits; the loading time is taken out of the run's
+/// <see cref="RebuildFigures.Elapsed"/> and <see cref="RebuildFigures.IndexerStall"/>, and
+/// <see cref="RebuildFigures.IndexOnlyChunks"/> says how many chunks there were. So memory stays
+/// bounded for collections of any size (the <c>measure</c> command runs on users' files).
+/// </para>
 /// </summary>
 public sealed partial class RebuildWorkload
 {
+    /// <summary>Default <see cref="InMemoryLimitBytes"/>: 1 GiB.</summary>
+    public const long DefaultInMemoryLimitBytes = 1L << 30;
+
     private readonly DocumentStore _store;
+    private readonly long _inMemoryLimitBytes = DefaultInMemoryLimitBytes;
     private List<PrefetchedDocument>? _documents;
     private string[]? _ids;
     private long _snapshotEtag;
@@ -50,21 +64,66 @@ public sealed partial class RebuildWorkload
 
     public PrefetchOptions PrefetchOptions { get; }
 
+    /// <summary>
+    /// The most body bytes the IndexOnly bound holds in memory (default 1 GiB, more than 0): a
+    /// collection up to it is held whole, a larger one in chunks of at most it (see the class
+    /// remarks). The foreground load's ids are held whatever the limit.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is 0 or negative.</exception>
+    public long InMemoryLimitBytes
+    {
+        get => _inMemoryLimitBytes;
+        init => _inMemoryLimitBytes = value > 0
+            ? value
+            : throw new ArgumentOutOfRangeException(
+                nameof(InMemoryLimitBytes), value, $"{nameof(InMemoryLimitBytes)} is {value}; it must be more than 0 bytes (the default is {DefaultInMemoryLimitBytes} bytes, 1 GiB).");
+    }
+
     /// <summary>Documents of the collection (known after <see cref="LoadIntoMemoryAsync"/>).</summary>
     public long Documents { get; private set; }
 
     /// <summary>Body bytes of the collection (known after <see cref="LoadIntoMemoryAsync"/>).</summary>
     public long Bytes { get; private set; }
 
+    /// <summary>Whether <see cref="LoadIntoMemoryAsync"/> kept the collection's bodies (it was within <see cref="InMemoryLimitBytes"/>).</summary>
+    internal bool HoldsBodies => _documents is not null;
+
     /// <summary>
-    /// Reads the collection into memory once, as of a snapshot: the input of the IndexOnly bound and
-    /// the ids the foreground load picks from. <see cref="RunAsync"/> calls it when needed; call it
-    /// first to keep it out of the first run's wall time.
+    /// Learns the collection once, as of a snapshot: <see cref="Documents"/>, <see cref="Bytes"/>
+    /// and the ids the foreground load picks from, from a metadata scan (sizes without bodies);
+    /// then, when its bodies are at most <see cref="InMemoryLimitBytes"/>, reads them into memory
+    /// as the IndexOnly bound's input (a larger collection is read by each IndexOnly run in
+    /// chunks instead). <see cref="RunAsync"/> calls it when needed; call it first to keep it out
+    /// of the first run's wall time.
     /// </summary>
     public async Task LoadIntoMemoryAsync(CancellationToken cancellationToken = default)
     {
-        if (_documents is not null)
+        if (_ids is not null)
         {
+            return;
+        }
+
+        var ids = new List<string>();
+        long scannedBytes = 0;
+        long scannedEtag;
+        using (var snapshot = _store.CreateSnapshot())
+        {
+            foreach (var row in snapshot.ScanMetadata(Definition.Collection, cancellationToken: cancellationToken))
+            {
+                ids.Add(row.Id);
+                scannedBytes += row.SizeBytes;
+            }
+
+            scannedEtag = snapshot.Etag;
+        }
+
+        if (scannedBytes > InMemoryLimitBytes)
+        {
+            // Too large to hold: IndexOnly runs read it in chunks (ChunkedMemoryBatchSource).
+            _snapshotEtag = scannedEtag;
+            Documents = ids.Count;
+            Bytes = scannedBytes;
+            _ids = [.. ids];
             return;
         }
 
@@ -81,17 +140,24 @@ public sealed partial class RebuildWorkload
             }
         }
 
+        // The figures of the documents held, as before the limit existed (the scan's snapshot
+        // above is an earlier one).
         _snapshotEtag = source.SnapshotEtag;
-        _ids = [.. documents.Select(d => d.Id)];
         Documents = documents.Count;
         Bytes = bytes;
         _documents = documents;
+        _ids = [.. documents.Select(d => d.Id)];
     }
 
     /// <summary>
     /// One measured run. With <paramref name="foregroundReaders"/> &gt; 0, that many closed-loop
     /// readers Get random ids of the collection for <paramref name="idleWindow"/> first (the idle
     /// figures), then throughout the run; the adaptive strategy watches their latency.
+    /// <para>
+    /// IndexOnly on a collection over <see cref="InMemoryLimitBytes"/> reads it in chunks from a
+    /// snapshot taken when the run starts, and its Elapsed and IndexerStall leave the chunks'
+    /// loading out (its timeline is sampled on the wall clock, loads included).
+    /// </para>
     /// </summary>
     public async Task<RebuildFigures> RunAsync(
         RebuildMode mode, RebuildDevice device, int foregroundReaders = 0, TimeSpan? idleWindow = null, CancellationToken cancellationToken = default)
@@ -137,9 +203,13 @@ public sealed partial class RebuildWorkload
         RebuildMode mode, RebuildDevice device, NetworkDiskModel? disk, PrefetchOptions options, string indexDirectory,
         ForegroundReaders? readers, ForegroundLatency? idle, CancellationToken cancellationToken)
     {
+        // IndexOnly over the in-memory limit: no whole copy was made, the run loads chunks.
+        var chunked = mode == RebuildMode.IndexOnly && _documents is null
+            ? new ChunkedMemoryBatchSource(_store, Definition.Collection, InMemoryLimitBytes)
+            : null;
         IBatchSource source = mode switch
         {
-            RebuildMode.IndexOnly => new MemoryBatchSource(_documents!, _snapshotEtag),
+            RebuildMode.IndexOnly => chunked ?? (IBatchSource)new MemoryBatchSource(_documents!, _snapshotEtag),
             RebuildMode.Sequential => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Sequential, options, disk, cancellationToken: cancellationToken),
             RebuildMode.FixedBatch => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.FixedBatch, options, disk, cancellationToken: cancellationToken),
             _ => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Adaptive, options, disk, cancellationToken: cancellationToken),
@@ -164,6 +234,22 @@ public sealed partial class RebuildWorkload
             }
 
             var elapsed = Stopwatch.GetElapsedTime(started);
+            int? indexOnlyChunks = mode == RebuildMode.IndexOnly ? 1 : null;
+            if (chunked is not null)
+            {
+                // Loading a chunk is reading, not indexing: the indexer waited through it (counted
+                // as stall), so it leaves both figures and they stay "indexing alone". Known
+                // imprecision, in IndexOnly's favour: the indexer is not frozen during a load.
+                // Lucene's background merges keep running, and the indexing threads first finish
+                // the batches already handed to them (at most IndexingThreads queued plus one in
+                // hand each, each at most TakeMaxBytes); that work is taken out with the load (out
+                // of the stall too, which is why the stall clamps at zero).
+                var loading = chunked.LoadingTime;
+                elapsed -= loading;
+                stall = stall is { } waited ? (waited > loading ? waited - loading : TimeSpan.Zero) : null;
+                indexOnlyChunks = chunked.ChunksLoaded;
+            }
+
             var timeline = await sampler.StopAsync().ConfigureAwait(false);
             var final = pressure?.Pressure;
             return new RebuildFigures(
@@ -181,7 +267,8 @@ public sealed partial class RebuildWorkload
                 timeline,
                 final?.RecentDecisions ?? [],
                 idle,
-                sampler.ForegroundDuringRun);
+                sampler.ForegroundDuringRun,
+                indexOnlyChunks);
         }
     }
 

@@ -17,12 +17,18 @@ internal sealed class MeasurementEnvironment : IDisposable
         """);
 
     public MeasurementEnvironment(DatasetShape shape, long targetBytes)
+        : this(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: targetBytes)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)))
+    {
+    }
+
+    // A store of the given documents (for cases a generated shape does not lay out).
+    public MeasurementEnvironment(IEnumerable<DocumentWrite> documents)
     {
         Root = Path.Combine(Path.GetTempPath(), "indexing-measurement-tests", Guid.NewGuid().ToString("N"));
         var storePath = Path.Combine(Root, "store");
         using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
         {
-            Written = writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: targetBytes)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+            Written = writing.PutMany(documents);
         }
 
         Store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));

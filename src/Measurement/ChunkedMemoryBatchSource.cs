@@ -1,0 +1,192 @@
+using System.Diagnostics;
+using System.Runtime.CompilerServices;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Measurement;
+
+/// <summary>
+/// The IndexOnly bound's input when the collection is larger than the workload's in-memory limit:
+/// every document of one collection, in key order, as of one snapshot taken when the source is
+/// created, held in memory one chunk at a time.
+/// <para>
+/// A chunk is a run of consecutive documents whose bodies sum to at most the limit; a document
+/// larger than the limit is a chunk of its own. A take that finds the current chunk used up drops
+/// it, then loads the next one before it returns: a metadata scan from after the last id loaded,
+/// cut where the next document would pass the limit (so the sizes are known before any body is
+/// read), then one range read of the chunk's bodies, stamped with the scan's etags. The consumer
+/// waits meanwhile and nothing is read while it works; <see cref="LoadingTime"/> adds up the
+/// loads, so the workload can take them out of its figures. The source holds at most one chunk
+/// (<see cref="PeakHeldBytes"/> &lt;= max(limit, largest document)), besides the batches the
+/// consumer still holds.
+/// </para>
+/// <para>One consumer, as <see cref="IBatchSource"/> says. Owns its snapshot: disposing releases it.</para>
+/// </summary>
+internal sealed class ChunkedMemoryBatchSource : IBatchSource
+{
+    public const string StrategyName = "memory-chunked";
+
+    private readonly StoreSnapshot _snapshot;
+    private readonly string _collection;
+    private List<PrefetchedDocument> _chunk = [];
+    private int _next;
+    private string? _lastLoadedId;
+    private bool _scanEnded;
+    private string? _handedOutThrough;
+    private long _loadingTicks;
+    private int _chunksLoaded;
+    private long _peakHeldBytes;
+    private int _disposed;
+
+    /// <summary>Takes a snapshot of <paramref name="store"/> now; reading starts with the first take.</summary>
+    public ChunkedMemoryBatchSource(DocumentStore store, string collection, long chunkLimitBytes)
+    {
+        ArgumentNullException.ThrowIfNull(store);
+        ArgumentException.ThrowIfNullOrEmpty(collection);
+        if (chunkLimitBytes <= 0)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(chunkLimitBytes), chunkLimitBytes, $"{nameof(chunkLimitBytes)} is {chunkLimitBytes}; it must be more than 0 bytes.");
+        }
+
+        _collection = collection;
+        ChunkLimitBytes = chunkLimitBytes;
+        _snapshot = store.CreateSnapshot();
+        SnapshotEtag = _snapshot.Etag;
+    }
+
+    public PrefetchPressure Pressure { get; } = new() { Strategy = StrategyName };
+
+    public long SnapshotEtag { get; }
+
+    /// <summary>The last id handed out: documents go out in key order, so every one up to it was.</summary>
+    public string? HandedOutThrough => Volatile.Read(ref _handedOutThrough);
+
+    /// <summary>The most body bytes one chunk may hold (a single larger document is a chunk of its own).</summary>
+    public long ChunkLimitBytes { get; }
+
+    /// <summary>Time the takes spent loading chunks (the consumer waited for it).</summary>
+    public TimeSpan LoadingTime => Stopwatch.GetElapsedTime(0, Volatile.Read(ref _loadingTicks));
+
+    /// <summary>Chunks loaded so far (one more each time a take found the previous one used up).</summary>
+    public int ChunksLoaded => Volatile.Read(ref _chunksLoaded);
+
+    /// <summary>The most body bytes the source held at once: the largest chunk it loaded.</summary>
+    public long PeakHeldBytes => Volatile.Read(ref _peakHeldBytes);
+
+    public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxDocuments);
+        ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxBytes);
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        cancellationToken.ThrowIfCancellationRequested();
+        if (_next >= _chunk.Count && !LoadNextChunk(cancellationToken))
+        {
+            return ValueTask.FromResult<PrefetchBatch?>(null);
+        }
+
+        var batch = new List<PrefetchedDocument>();
+        long bytes = 0;
+        while (_next < _chunk.Count && batch.Count < maxDocuments && (batch.Count == 0 || bytes + _chunk[_next].SizeBytes <= maxBytes))
+        {
+            bytes += _chunk[_next].SizeBytes;
+            batch.Add(_chunk[_next++]);
+        }
+
+        var through = batch[^1].Id;
+        Volatile.Write(ref _handedOutThrough, through);
+        return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false, handedOutThrough: through));
+    }
+
+    public async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
+    {
+        while (await TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+        {
+            yield return batch;
+        }
+    }
+
+    public ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposed, 1) == 0)
+        {
+            _chunk = [];
+            _snapshot.Dispose();
+        }
+
+        return ValueTask.CompletedTask;
+    }
+
+    // Drops the used-up chunk and loads the next; false once every document was loaded.
+    private bool LoadNextChunk(CancellationToken cancellationToken)
+    {
+        if (_scanEnded)
+        {
+            return false;
+        }
+
+        var started = Stopwatch.GetTimestamp();
+        try
+        {
+            // Dropped before the next is read, so that the two are never held together.
+            _chunk = [];
+            _next = 0;
+
+            var planned = new List<DocumentMetadata>();
+            long plannedBytes = 0;
+            var full = false;
+            foreach (var row in _snapshot.ScanMetadata(_collection, _lastLoadedId, cancellationToken))
+            {
+                if (planned.Count > 0 && plannedBytes + row.SizeBytes > ChunkLimitBytes)
+                {
+                    full = true;
+                    break;
+                }
+
+                planned.Add(row);
+                plannedBytes += row.SizeBytes;
+            }
+
+            // A scan that was not cut reached the end of the collection: no chunk follows this one.
+            _scanEnded = !full;
+            if (planned.Count == 0)
+            {
+                return false;
+            }
+
+            // A run of consecutive rows of one collection: under the snapshot the range holds exactly them.
+            var bodies = new List<DocumentBody>(planned.Count);
+            _snapshot.ReadRange(planned[0].Id, planned[^1].Id, bodies, cancellationToken);
+            if (bodies.Count != planned.Count)
+            {
+                throw new InvalidOperationException(
+                    $"the range {MessageText.Quote(planned[0].Id)}..{MessageText.Quote(planned[^1].Id)} held {bodies.Count} bodies under the snapshot at etag {SnapshotEtag}; " +
+                    $"its metadata scan listed {planned.Count} documents.");
+            }
+
+            var chunk = new List<PrefetchedDocument>(planned.Count);
+            long held = 0;
+            for (var i = 0; i < planned.Count; i++)
+            {
+                if (!string.Equals(bodies[i].Id, planned[i].Id, StringComparison.Ordinal))
+                {
+                    throw new InvalidOperationException(
+                        $"document {MessageText.Quote(bodies[i].Id)} has a body under the snapshot at etag {SnapshotEtag} where its metadata scan listed {MessageText.Quote(planned[i].Id)}.");
+                }
+
+                chunk.Add(new PrefetchedDocument(planned[i].Id, planned[i].Etag, bodies[i].Body));
+                held += bodies[i].Body.Length;
+            }
+
+            _chunk = chunk;
+            _lastLoadedId = planned[^1].Id;
+            Interlocked.Increment(ref _chunksLoaded);
+            Volatile.Write(ref _peakHeldBytes, Math.Max(_peakHeldBytes, held));
+            return true;
+        }
+        finally
+        {
+            Interlocked.Add(ref _loadingTicks, Stopwatch.GetTimestamp() - started);
+        }
+    }
+}

@@ -1,0 +1,97 @@
+using System.Diagnostics;
+using Indexing.Datasets;
+
+namespace Indexing.Measurement.Tests;
+
+/// <summary>
+/// The IndexOnly bound's memory limit through the measurement engine, on real RocksDB and
+/// Lucene.Net: over the limit the run indexes every document from chunks, in more than one, with
+/// the loading out of its figures and nothing left open; up to the limit the collection is held
+/// whole as before; the foreground load has its ids either way; a limit of 0 or less is refused.
+/// </summary>
+public sealed class InMemoryLimitTests
+{
+    private const long OneMiB = 1 << 20;
+
+    [Fact]
+    public async Task RunAsync_IndexOnlyOverTheLimit_IndexesEveryDocumentInSeveralChunksWithLoadingLeftOut()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.RareGiants, 4_000_000);
+        var workload = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = OneMiB };
+        Assert.True(environment.Written.Bytes > OneMiB, $"the collection holds {environment.Written.Bytes} bytes");
+
+        await workload.LoadIntoMemoryAsync();
+        Assert.False(workload.HoldsBodies);
+        var wall = Stopwatch.StartNew();
+        var figures = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+        wall.Stop();
+
+        Assert.Equal(environment.Written.Documents, workload.Documents);
+        Assert.Equal(environment.Written.Bytes, workload.Bytes);
+        Assert.Equal(environment.Written.Documents, figures.Documents);
+        Assert.Equal(environment.Written.Bytes, figures.Bytes);
+        Assert.True(figures.IndexOnlyChunks > 1, $"{figures.IndexOnlyChunks} chunks");
+        Assert.True(figures.Elapsed > TimeSpan.Zero, $"elapsed {figures.Elapsed}");
+        Assert.True(figures.Elapsed <= wall.Elapsed, $"elapsed {figures.Elapsed}, wall {wall.Elapsed}");
+        var stall = Assert.NotNull(figures.IndexerStall);
+        Assert.InRange(stall, TimeSpan.Zero, figures.Elapsed);
+        Assert.Null(figures.PeakInFlightAndBufferedBytes);
+        Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_IndexOnlyUpToTheLimit_HoldsTheCollectionWholeAsBefore()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.RareGiants, 4_000_000);
+        var workload = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = environment.Written.Bytes };
+
+        await workload.LoadIntoMemoryAsync();
+        Assert.True(workload.HoldsBodies);
+        var indexOnly = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+        var adaptive = await workload.RunAsync(RebuildMode.Adaptive, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+
+        Assert.Equal(RebuildWorkload.DefaultInMemoryLimitBytes, environment.Workload.InMemoryLimitBytes);
+        Assert.Equal(environment.Written.Documents, workload.Documents);
+        Assert.Equal(environment.Written.Bytes, workload.Bytes);
+        Assert.Equal(environment.Written.Documents, indexOnly.Documents);
+        Assert.Equal(environment.Written.Bytes, indexOnly.Bytes);
+        Assert.Equal(1, indexOnly.IndexOnlyChunks);
+        Assert.Null(adaptive.IndexOnlyChunks);
+        Assert.Equal(environment.Written.Documents, adaptive.Documents);
+        Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_IndexOnlyOverTheLimitWithForegroundReaders_ReadersGetIdsOfTheCollection()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 1_000_000);
+        var workload = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = 256 << 10 };
+
+        var figures = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local, foregroundReaders: 1, idleWindow: TimeSpan.FromMilliseconds(300))
+            .WaitAsync(TimeSpan.FromMinutes(5));
+
+        Assert.Equal(environment.Written.Documents, figures.Documents);
+        Assert.True(figures.IndexOnlyChunks > 1, $"{figures.IndexOnlyChunks} chunks");
+        var idle = Assert.NotNull(figures.ForegroundIdle);
+        Assert.True(idle.Gets > 0, $"{idle.Gets} idle Gets");
+        environment.AssertNoOpenHandles();
+    }
+
+    [Theory]
+    [InlineData(0L)]
+    [InlineData(-1L)]
+    [InlineData(long.MinValue)]
+    public void InMemoryLimitBytes_ZeroOrLess_IsRefusedNamingTheValueAndTheRule(long limit)
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 50_000);
+
+        var refused = Assert.Throws<ArgumentOutOfRangeException>(
+            () => new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = limit });
+
+        Assert.Equal(nameof(RebuildWorkload.InMemoryLimitBytes), refused.ParamName);
+        Assert.Contains($"InMemoryLimitBytes is {limit};", refused.Message, StringComparison.Ordinal);
+        Assert.Contains("must be more than 0 bytes", refused.Message, StringComparison.Ordinal);
+    }
+}
