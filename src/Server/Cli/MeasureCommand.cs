@@ -1,0 +1,186 @@
+using System.CommandLine;
+using System.CommandLine.Parsing;
+using Indexing.Measurement;
+using Indexing.Prefetcher;
+using Indexing.Server.Measure;
+using Indexing.Storage;
+
+namespace Indexing.Server.Cli;
+
+// `measure FILE`: load the user's NDJSON into a fresh store, rebuild an index over it with each
+// strategy and both bounds, and print and save the comparison (Measure/MeasureRunner.cs).
+internal static class MeasureCommand
+{
+    public const string LocalDevice = "local";
+    public const string NetworkDiskDevice = "network-disk";
+
+    public static Command Create()
+    {
+        var defaults = new NetworkDiskModelOptions();
+        var file = new Argument<FileInfo>("FILE")
+        {
+            Description = "NDJSON file, one {\"id\": \"collection/key\", \"doc\": {...}} per line (the POST /docs/bulk format). Bad lines are reported and skipped.",
+        };
+        file.AcceptExistingOnly();
+        var definition = new Option<FileInfo>("--definition")
+        {
+            Description = "Index definition (JSON, as PUT /indexes/{name} takes). Default: every string field of the collection, as text.",
+        };
+        definition.AcceptExistingOnly();
+        var collection = new Option<string?>("--collection")
+        {
+            Description = "Collection to rebuild (the id part before the first '/'). Default: the definition's, else the one with the most bytes.",
+        };
+        var device = new Option<string>("--device")
+        {
+            Description = $"Where the rebuilds read from: '{LocalDevice}' (this disk, with direct reads so the page cache does not hide it) " +
+                $"or '{NetworkDiskDevice}' (the same store under a modelled network-attached disk; tune it with the --disk-* options).",
+            DefaultValueFactory = _ => LocalDevice,
+        };
+        device.AcceptOnlyFromAmong(LocalDevice, NetworkDiskDevice);
+        var latency = new Option<double?>("--disk-latency-ms")
+        {
+            Description = $"Modelled disk: fixed cost of every request, in ms (default {defaults.RequestLatency.TotalMilliseconds:0.#}).",
+        };
+        var streamMbps = new Option<double?>("--disk-stream-mbps")
+        {
+            Description = $"Modelled disk: bandwidth of one request stream, in MB/s (default {defaults.StreamBandwidthBytesPerSecond / 1e6:0.#}).",
+        };
+        var queueDepth = new Option<int?>("--disk-queue-depth")
+        {
+            Description = $"Modelled disk: requests serviced at once; more wait in line (default {defaults.UsefulQueueDepth}).",
+        };
+        var deviceMbps = new Option<double?>("--disk-device-mbps")
+        {
+            Description = "Modelled disk: cap on the whole device's bandwidth, in MB/s, shared by the requests in service (default: none).",
+        };
+        var repeat = new Option<int>("--repeat")
+        {
+            Description = "Runs of each strategy and bound; the table reports medians.",
+            DefaultValueFactory = _ => 3,
+        };
+        var json = new Option<FileInfo>("--json")
+        {
+            Description = "Where to write the results as JSON.",
+            DefaultValueFactory = _ => new FileInfo("measure-results.json"),
+        };
+        var timeline = new Option<FileInfo?>("--timeline")
+        {
+            Description = "Write the median adaptive run's pressure timeline (every 250 ms) as CSV to this file, and its plot next to it as .svg.",
+        };
+        var work = new Option<DirectoryInfo>("--work")
+        {
+            Description = "Work directory for the fresh store and the indexes (must be new, empty, or an earlier measure's); removed afterwards.",
+            DefaultValueFactory = _ => new DirectoryInfo("measure-work"),
+        };
+        var keepStore = new Option<bool>("--keep-store")
+        {
+            Description = "Keep the loaded store in the work directory afterwards (for serve --data, say).",
+        };
+        var maxDocumentSize = new Option<string>("--max-document-size")
+        {
+            Description = "Largest document accepted (the store's Storage:MaxDocumentBytes); larger ones are reported and skipped.",
+            DefaultValueFactory = _ => ByteSize.FormatExact(StoreOptions.DefaultMaxDocumentBytes),
+        };
+        var inMemoryLimit = new Option<string>("--in-memory-limit")
+        {
+            Description = "Most document bytes the IndexOnly bound holds in memory at once; a larger collection is indexed from memory in chunks of this size.",
+            DefaultValueFactory = _ => ByteSize.FormatExact(RebuildWorkload.DefaultInMemoryLimitBytes),
+        };
+
+        Range(repeat, 1, 100);
+        Positive(latency, allowZero: true);
+        Positive(streamMbps);
+        Range(queueDepth, 1, 4096);
+        Positive(deviceMbps);
+        Size(maxDocumentSize, StoreOptions.MaxDocumentBytesFloor, StoreOptions.MaxDocumentBytesCeiling);
+        Size(inMemoryLimit, 1 << 20, long.MaxValue);
+        timeline.Validators.Add(result =>
+        {
+            if (result.GetValueOrDefault<FileInfo?>() is { } csv && string.Equals(csv.Extension, ".svg", StringComparison.OrdinalIgnoreCase))
+            {
+                result.AddError($"--timeline {csv.Name} ends in .svg; it names the CSV file, and the plot is written next to it as .svg. Use e.g. --timeline timeline.csv.");
+            }
+        });
+
+        var command = new Command(
+            "measure",
+            "Measure an index rebuild on your own documents: load an NDJSON file into a fresh store, rebuild the index with each prefetch strategy " +
+            "(Sequential, FixedBatch, Adaptive) and both bounds (ReadOnly, IndexOnly), and print and save the comparison with the file's size profile.")
+        {
+            file, definition, collection, device, latency, streamMbps, queueDepth, deviceMbps, repeat, json, timeline, work, keepStore, maxDocumentSize, inMemoryLimit,
+        };
+        Option[] diskOptions = [latency, streamMbps, queueDepth, deviceMbps];
+        command.Validators.Add(result =>
+        {
+            // The device's token, not its value: an unknown device has its own error already.
+            var deviceName = result.GetResult(device)?.Tokens.SingleOrDefault()?.Value ?? LocalDevice;
+            if (deviceName == LocalDevice && diskOptions.FirstOrDefault(o => result.GetResult(o) is { Tokens.Count: > 0 }) is { } given)
+            {
+                result.AddError($"{given.Name} describes the modelled network disk, but --device is {LocalDevice}; add --device {NetworkDiskDevice} or drop {given.Name}.");
+            }
+        });
+        command.SetAction((parse, cancellationToken) =>
+        {
+            var chosen = parse.GetValue(device) == LocalDevice
+                ? RebuildDevice.Local
+                : RebuildDevice.ModelledNetworkDisk(new NetworkDiskModelOptions
+                {
+                    RequestLatency = parse.GetValue(latency) is { } ms ? TimeSpan.FromMilliseconds(ms) : defaults.RequestLatency,
+                    StreamBandwidthBytesPerSecond = parse.GetValue(streamMbps) is { } mbps ? (long)(mbps * 1e6) : defaults.StreamBandwidthBytesPerSecond,
+                    UsefulQueueDepth = parse.GetValue(queueDepth) ?? defaults.UsefulQueueDepth,
+                    DeviceBandwidthBytesPerSecond = parse.GetValue(deviceMbps) is { } cap ? (long)(cap * 1e6) : null,
+                });
+            ByteSize.TryParse(parse.GetValue(maxDocumentSize), out var maxDocumentBytes);
+            ByteSize.TryParse(parse.GetValue(inMemoryLimit), out var inMemoryLimitBytes);
+            var settings = new MeasureSettings(
+                parse.GetValue(file)!.FullName,
+                parse.GetValue(definition)?.FullName,
+                parse.GetValue(collection),
+                chosen,
+                parse.GetValue(repeat),
+                parse.GetValue(json)!.FullName,
+                parse.GetValue(timeline)?.FullName,
+                parse.GetValue(work)!.FullName,
+                parse.GetValue(keepStore),
+                maxDocumentBytes,
+                inMemoryLimitBytes);
+            return new MeasureRunner(settings).RunAsync(cancellationToken);
+        });
+        return command;
+    }
+
+    private static void Range(Option<int> option, int min, int max) => option.Validators.Add(result =>
+    {
+        if (result.GetValueOrDefault<int>() is var value && (value < min || value > max))
+        {
+            result.AddError($"{option.Name} is {value}; it must be from {min} to {max}.");
+        }
+    });
+
+    private static void Range(Option<int?> option, int min, int max) => option.Validators.Add(result =>
+    {
+        if (result.GetValueOrDefault<int?>() is { } value && (value < min || value > max))
+        {
+            result.AddError($"{option.Name} is {value}; it must be from {min} to {max}.");
+        }
+    });
+
+    private static void Positive(Option<double?> option, bool allowZero = false) => option.Validators.Add(result =>
+    {
+        if (result.GetValueOrDefault<double?>() is { } value && (!double.IsFinite(value) || value < 0 || (value == 0 && !allowZero)))
+        {
+            result.AddError($"{option.Name} is {value}; it must be a {(allowZero ? "non-negative" : "positive")} number.");
+        }
+    });
+
+    private static void Size(Option<string> option, long min, long max) => option.Validators.Add(result =>
+    {
+        var text = result.GetValueOrDefault<string>();
+        if (!ByteSize.TryParse(text, out var bytes) || bytes < min || bytes > max)
+        {
+            var range = max == long.MaxValue ? $"at least {ByteSize.FormatExact(min)}" : $"from {ByteSize.FormatExact(min)} to {ByteSize.FormatExact(max)}";
+            result.AddError($"{option.Name} {MessageText.Quote(text)} is not a size {range}; write it like 64MiB or 1GiB.");
+        }
+    });
+}

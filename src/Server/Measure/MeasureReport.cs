@@ -1,0 +1,180 @@
+using System.Runtime.InteropServices;
+using System.Text.Json;
+using System.Text.Json.Nodes;
+using System.Text.Json.Serialization;
+using Indexing.Datasets;
+using Indexing.Indexer;
+using Indexing.Measurement;
+using Indexing.Storage;
+using Spectre.Console;
+
+namespace Indexing.Server.Measure;
+
+/// <summary>
+/// The comparison: a console table (medians, ratios to FixedBatch and to the bound), the JSON file
+/// (everything in the table, every run, the load's bad lines, the size profile, the definition and
+/// the settings), and the adaptive median run's timeline as CSV and SVG when asked.
+/// </summary>
+internal sealed class MeasureReport(
+    MeasureSettings settings,
+    LoadOutcome load,
+    CollectionCensus census,
+    CollectionCount collection,
+    SizeProfile profile,
+    IndexDefinition definition,
+    StringFieldSurvey? survey,
+    RebuildWorkload workload,
+    IReadOnlyList<ModeSummary> summaries)
+{
+    private static readonly JsonSerializerOptions _json = new()
+    {
+        WriteIndented = true,
+        PropertyNamingPolicy = JsonNamingPolicy.CamelCase,
+        DefaultIgnoreCondition = JsonIgnoreCondition.Never,
+        Converters = { new JsonStringEnumConverter() },
+    };
+
+    public void Write(IAnsiConsole console)
+    {
+        console.Write(Table());
+        var bound = summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)!;
+        var adaptive = summaries.Single(s => s.Mode == RebuildMode.Adaptive);
+        console.MarkupLineInterpolated(
+            $"Bound: [bold]{bound.Mode}[/] ({bound.WallSeconds:0.00} s) — {(bound.Mode == RebuildMode.IndexOnly ? "indexing" : "reading")} is the slower half on this data and device. Adaptive took {adaptive.RatioToBound:0.00}x the bound and {adaptive.RatioToFixedBatch:0.00}x FixedBatch.");
+
+        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(settings.JsonFile))!);
+        File.WriteAllText(settings.JsonFile, JsonSerializer.Serialize(ToJson(), _json));
+        console.MarkupLineInterpolated($"Results written to [bold]{settings.JsonFile}[/]");
+        if (settings.TimelineFile is { } csv)
+        {
+            var run = adaptive.MedianRun;
+            var svg = TimelineSvgPath(csv);
+            Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(csv))!);
+            RebuildTimelineFiles.WriteCsv(csv, run.Timeline);
+            RebuildTimelineFiles.WriteSvg(svg,
+                $"Adaptive rebuild of {collection.Name} from {Path.GetFileName(settings.InputFile)} on {settings.Device.Name}: " +
+                $"{run.Elapsed.TotalSeconds:0.0} s, median of {adaptive.Runs.Count}", run.Timeline);
+            console.MarkupLineInterpolated($"Timeline of the median adaptive run: [bold]{csv}[/] and [bold]{svg}[/]");
+        }
+    }
+
+    /// <summary>The plot goes next to the CSV, with the extension .svg.</summary>
+    public static string TimelineSvgPath(string csvPath) => Path.ChangeExtension(csvPath, ".svg");
+
+    private Table Table()
+    {
+        var table = new Table()
+            .Title($"{collection.Name}: {workload.Documents:N0} documents, {ByteSize.Format(workload.Bytes)}, on {settings.Device.Name}; medians of {settings.Repeat}")
+            .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "wall range s")
+            .Caption("x bound: wall time over max(ReadOnly, IndexOnly). stall: time the indexer waited for documents. " +
+                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds in grey.");
+        foreach (var column in table.Columns.Skip(1))
+        {
+            column.RightAligned();
+        }
+
+        foreach (var s in summaries)
+        {
+            table.AddRow(
+                s.IsBound ? $"[grey]{s.Mode}[/]" : $"[bold]{s.Mode}[/]",
+                $"{s.WallSeconds:0.00}",
+                $"{s.RatioToFixedBatch:0.00}",
+                $"{s.RatioToBound:0.00}",
+                $"{s.DocumentsPerSecond:N0}",
+                $"{s.MegabytesPerSecond:0.0}",
+                s.IndexerStallPercent is { } stall ? $"{stall:0.0}%" : "-",
+                s.PeakInFlightAndBufferedBytes is { } peak ? ByteSize.Format(peak) : "-",
+                s.MeanConcurrency is { } mean ? $"{mean:0.0}" : "-",
+                $"{s.MinWallSeconds:0.00}-{s.MaxWallSeconds:0.00}");
+        }
+
+        return table;
+    }
+
+    private MeasureJson ToJson()
+    {
+        var result = load.Result;
+        var disk = settings.Device.NetworkDisk;
+        return new MeasureJson(
+            DateTimeOffset.UtcNow,
+            new MachineJson(Environment.ProcessorCount, RuntimeInformation.OSDescription, RuntimeInformation.FrameworkDescription),
+            new SettingsJson(
+                settings.Repeat,
+                settings.Device.Name,
+                disk is null ? null : new NetworkDiskJson(disk.RequestLatency.TotalMilliseconds, disk.StreamBandwidthBytesPerSecond / 1e6, disk.UsefulQueueDepth, disk.DeviceBandwidthBytesPerSecond / 1e6),
+                workload.IndexOptions.TakeMaxBytes,
+                workload.IndexOptions.TakeMaxDocuments,
+                workload.PrefetchOptions.BudgetBytes,
+                settings.MaxDocumentBytes,
+                settings.InMemoryLimitBytes),
+            new InputJson(Path.GetFullPath(settings.InputFile), load.FileBytes, result.Lines, result.Stored, result.Failed, result.Bytes, load.Elapsed.TotalSeconds,
+                [.. result.Errors.Select(e => new LineErrorJson(e.Line, e.Id, e.Rule, e.Message))], result.ErrorsNotListed),
+            [.. census.Collections.Select(c => new CollectionJson(c.Name, c.Documents, c.Bytes))],
+            census.WithoutCollection,
+            collection.Name,
+            new SizeProfileJson(profile.Count, profile.TotalBytes, profile.MinBytes, profile.P50Bytes, profile.P90Bytes, profile.P99Bytes, profile.MaxBytes,
+                profile.MeanBytes, profile.PercentileRelativeError, profile.DecileMeanBytes, profile.KeyOrderGrowth),
+            survey is null ? Path.GetFullPath(settings.DefinitionFile!) : "default: every string field of the collection as text",
+            JsonNode.Parse(definition.ToJson())!,
+            summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)!.Mode,
+            [.. summaries.Select(s => new ModeJson(
+                s.Mode,
+                s.IsBound,
+                s.WallSeconds,
+                s.RatioToFixedBatch,
+                s.RatioToBound,
+                s.DocumentsPerSecond,
+                s.MegabytesPerSecond,
+                s.IndexerStallPercent,
+                s.PeakInFlightAndBufferedBytes,
+                s.MeanConcurrency,
+                s.PeakWorkingSetBytes,
+                [.. s.Runs.Select(r => new RunJson(
+                    r.Elapsed.TotalSeconds, r.DocumentsPerSecond, r.MegabytesPerSecond, r.IndexerStallPercent, r.PeakInFlightAndBufferedBytes,
+                    r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks))]))]);
+    }
+
+    // The JSON file's shape; property names are camelCase.
+    private sealed record MeasureJson(
+        DateTimeOffset WrittenAt,
+        MachineJson Machine,
+        SettingsJson Settings,
+        InputJson Input,
+        IReadOnlyList<CollectionJson> Collections,
+        long DocumentsWithoutCollection,
+        string Collection,
+        SizeProfileJson SizeProfile,
+        string DefinitionSource,
+        JsonNode Definition,
+        RebuildMode Bound,
+        IReadOnlyList<ModeJson> Results);
+
+    private sealed record MachineJson(int ProcessorCount, string Os, string Runtime);
+
+    private sealed record SettingsJson(
+        int Repeat, string Device, NetworkDiskJson? NetworkDisk, long TakeMaxBytes, int TakeMaxDocuments, long PrefetchBudgetBytes,
+        long MaxDocumentBytes, long InMemoryLimitBytes);
+
+    private sealed record NetworkDiskJson(double RequestLatencyMs, double StreamMegabytesPerSecond, int UsefulQueueDepth, double? DeviceMegabytesPerSecond);
+
+    private sealed record InputJson(
+        string File, long FileBytes, long Lines, long Stored, long Failed, long StoredBytes, double LoadSeconds,
+        IReadOnlyList<LineErrorJson> Errors, long ErrorsNotListed);
+
+    private sealed record LineErrorJson(long Line, string? Id, string Rule, string Message);
+
+    private sealed record CollectionJson(string Name, long Documents, long Bytes);
+
+    private sealed record SizeProfileJson(
+        long Count, long TotalBytes, long MinBytes, long P50Bytes, long P90Bytes, long P99Bytes, long MaxBytes, double MeanBytes,
+        double PercentileRelativeError, IReadOnlyList<double> DecileMeanBytes, double KeyOrderGrowth);
+
+    private sealed record ModeJson(
+        RebuildMode Mode, bool IsBound, double WallSeconds, double RatioToFixedBatch, double RatioToBound, double DocumentsPerSecond,
+        double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes, double? MeanConcurrency,
+        long PeakWorkingSetBytes, IReadOnlyList<RunJson> Runs);
+
+    private sealed record RunJson(
+        double WallSeconds, double DocumentsPerSecond, double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes,
+        double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks);
+}

@@ -1,0 +1,93 @@
+using Indexing.Measurement;
+
+namespace Indexing.Server.Measure;
+
+/// <summary>
+/// The medians of one strategy's (or bound's) runs, and its ratios to FixedBatch and to the bound
+/// max(ReadOnly, IndexOnly) computed from median wall times. Every figure is the median of that
+/// figure over the runs, taken on its own (so a row is not necessarily one run's figures).
+/// </summary>
+internal sealed record ModeSummary(
+    RebuildMode Mode,
+    IReadOnlyList<RebuildFigures> Runs,
+    double WallSeconds,
+    double MinWallSeconds,
+    double MaxWallSeconds,
+    double RatioToFixedBatch,
+    double RatioToBound,
+    double DocumentsPerSecond,
+    double MegabytesPerSecond,
+    double? IndexerStallPercent,
+    long? PeakInFlightAndBufferedBytes,
+    double? MeanConcurrency,
+    long PeakWorkingSetBytes)
+{
+    /// <summary>The bounds are not strategies: they are what reading alone and indexing alone take.</summary>
+    public bool IsBound => Mode is RebuildMode.ReadOnly or RebuildMode.IndexOnly;
+
+    /// <summary>The run whose wall time is the median (the lower middle one for an even count): the run whose timeline is written.</summary>
+    public RebuildFigures MedianRun => Runs.OrderBy(r => r.Elapsed).ElementAt((Runs.Count - 1) / 2);
+}
+
+/// <summary>Medians and ratios over every mode's runs.</summary>
+internal static class MeasureResults
+{
+    /// <summary>The modes in the order they run and are reported: the three strategies, then the two bounds.</summary>
+    public static IReadOnlyList<RebuildMode> Modes { get; } =
+        [RebuildMode.Sequential, RebuildMode.FixedBatch, RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.IndexOnly];
+
+    /// <summary>One summary per mode, in <see cref="Modes"/> order; every mode needs at least one run.</summary>
+    public static IReadOnlyList<ModeSummary> Summarise(IReadOnlyDictionary<RebuildMode, List<RebuildFigures>> runs)
+    {
+        foreach (var mode in Modes)
+        {
+            if (!runs.TryGetValue(mode, out var list) || list.Count == 0)
+            {
+                throw new ArgumentException($"mode {mode} has no run; every strategy and bound needs at least one.", nameof(runs));
+            }
+        }
+
+        double Wall(RebuildMode mode) => Median(runs[mode].Select(r => r.Elapsed.TotalSeconds));
+        var fixedBatch = Wall(RebuildMode.FixedBatch);
+        var bound = Math.Max(Wall(RebuildMode.ReadOnly), Wall(RebuildMode.IndexOnly));
+        return [.. Modes.Select(mode =>
+        {
+            var list = runs[mode];
+            var wall = Wall(mode);
+            return new ModeSummary(
+                mode,
+                list,
+                wall,
+                list.Min(r => r.Elapsed.TotalSeconds),
+                list.Max(r => r.Elapsed.TotalSeconds),
+                wall / fixedBatch,
+                wall / bound,
+                Median(list.Select(r => r.DocumentsPerSecond)),
+                Median(list.Select(r => r.MegabytesPerSecond)),
+                MedianOrNull(list.Select(r => r.IndexerStallPercent)),
+                MedianOrNull(list.Select(r => (double?)r.PeakInFlightAndBufferedBytes)) is { } peak ? (long)Math.Round(peak) : null,
+                MedianOrNull(list.Select(r => r.MeanConcurrency)),
+                (long)Math.Round(Median(list.Select(r => (double)r.PeakWorkingSetBytes))));
+        })];
+    }
+
+    /// <summary>The median: the middle value, or the mean of the two middle ones for an even count.</summary>
+    public static double Median(IEnumerable<double> values)
+    {
+        var sorted = values.Order().ToArray();
+        if (sorted.Length == 0)
+        {
+            throw new ArgumentException("the median of no values is undefined.", nameof(values));
+        }
+
+        var middle = sorted.Length / 2;
+        return sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    }
+
+    // Figures a mode does not have (null for every run) stay null.
+    private static double? MedianOrNull(IEnumerable<double?> values)
+    {
+        var known = values.Where(v => v is not null).Select(v => v!.Value).ToList();
+        return known.Count == 0 ? null : Median(known);
+    }
+}

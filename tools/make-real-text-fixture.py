@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Builds tests/Server.Tests/Fixtures/debian-copyright.ndjson.gz: real text of very uneven sizes.
+
+The measure command's tests need documents nobody shaped for the indexer: these are the
+copyright files of the Debian packages installed on the build machine (/usr/share/doc/*/copyright,
+from about 200 bytes to 2 MB) and the license texts in /usr/share/common-licenses, as NDJSON in
+the bulk format. Each copyright file becomes a document of collection "copyright" with its text, its
+paragraphs, and the Files/License/Copyright fields of machine-readable ones (nested arrays of
+strings, numbers): the default definition (every string field as text) has to find them itself.
+The license texts form a second, smaller collection, "licenses". Identical files are kept once.
+
+The output is committed, so tests do not depend on what a machine has installed. Run again only to
+refresh it:  python3 tools/make-real-text-fixture.py
+"""
+import glob, gzip, hashlib, json, os, re
+
+OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "Server.Tests", "Fixtures", "debian-copyright.ndjson.gz")
+TARGET_BYTES = 3_500_000  # of copyright documents: every distinct file would be 18 MB
+
+
+def paragraphs(text):
+    return [p.strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def fields(paragraph):
+    found = {}
+    key = None
+    for line in paragraph.splitlines():
+        m = re.match(r"^([A-Za-z-]+):\s?(.*)$", line)
+        if m:
+            key = m.group(1)
+            found.setdefault(key, []).append(m.group(2))
+        elif key and line.startswith((" ", "\t")):
+            found[key][-1] += "\n" + line.strip()
+    return found
+
+
+def copyright_document(package, text):
+    doc = {"package": package, "bytes": len(text.encode()), "lines": text.count("\n") + 1}
+    paras = paragraphs(text)
+    if text.startswith("Format:"):
+        header = fields(paras[0])
+        doc["format"] = header.get("Format", [""])[0]
+        if "Upstream-Name" in header:
+            doc["upstream"] = {"name": header["Upstream-Name"][0], "contact": header.get("Upstream-Contact", [])}
+        doc["stanzas"] = []
+        for p in paras[1:]:
+            f = fields(p)
+            if "Files" in f or "License" in f:
+                doc["stanzas"].append({
+                    "files": f.get("Files", [""])[0].split(),
+                    "copyright": f.get("Copyright", []),
+                    "license": {"name": f.get("License", [""])[0].split("\n")[0], "text": "\n".join(f.get("License", [""])[0].split("\n")[1:])},
+                })
+    doc["paragraphs"] = paras
+    return doc
+
+
+def main():
+    seen = set()
+    files = sorted(glob.glob("/usr/share/doc/*/copyright"))
+    chosen, total = [], 0
+    # The largest distinct file (the giant), and every other file in name order up to the target.
+    distinct = []
+    for path in files:
+        try:
+            data = open(path, "rb").read()
+            text = data.decode("utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        distinct.append((path.split("/")[-2], text))
+    giant = max(range(len(distinct)), key=lambda i: len(distinct[i][1]))
+    room = TARGET_BYTES - len(distinct[giant][1])
+    for i, (package, text) in enumerate(distinct):
+        if i == giant or (i % 2 == 0 and total + len(text) <= room):
+            chosen.append((package, text))
+            if i != giant:
+                total += len(text)
+    os.makedirs(os.path.dirname(OUT), exist_ok=True)
+    with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as out:
+        for package, text in chosen:
+            out.write(json.dumps({"id": f"copyright/{package}", "doc": copyright_document(package, text)}, ensure_ascii=False) + "\n")
+        for path in sorted(glob.glob("/usr/share/common-licenses/*")):
+            if os.path.isfile(path) and not os.path.islink(path):
+                text = open(path, encoding="utf-8", errors="replace").read()
+                out.write(json.dumps({"id": f"licenses/{os.path.basename(path)}", "doc": {"name": os.path.basename(path), "text": text}}, ensure_ascii=False) + "\n")
+    print(f"{len(chosen)} copyright documents, {total + len(distinct[giant][1]):,} bytes of text -> {OUT}")
+
+
+main()
