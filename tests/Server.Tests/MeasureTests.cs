@@ -138,7 +138,8 @@ public sealed class MeasureTests : IDisposable
             .Select(e => Encoding.UTF8.GetByteCount(e.GetProperty("doc").GetRawText()))
             .ToList();
         var disk = RebuildDevice.ModelledNetworkDisk(new NetworkDiskModelOptions { RequestLatency = TimeSpan.FromMilliseconds(1), UsefulQueueDepth = 8 });
-        var settings = Settings(input) with { Device = disk, Repeat = 1 };
+        // An in-memory limit below the giant's size: IndexOnly indexes from chunks.
+        var settings = Settings(input) with { Device = disk, Repeat = 1, InMemoryLimitBytes = 1 << 20 };
 
         var (code, output) = await RunAsync(settings);
 
@@ -166,7 +167,16 @@ public sealed class MeasureTests : IDisposable
         Assert.DoesNotContain("lines", paths);
         foreach (var result in root.GetProperty("results").EnumerateArray())
         {
-            Assert.Single(result.GetProperty("runs").EnumerateArray());
+            var run = Assert.Single(result.GetProperty("runs").EnumerateArray());
+            var chunks = run.GetProperty("indexOnlyChunks");
+            if (result.GetProperty("mode").GetString() == "IndexOnly")
+            {
+                Assert.True(chunks.GetInt32() > 1, $"IndexOnly in {chunks} chunks");
+            }
+            else
+            {
+                Assert.Equal(JsonValueKind.Null, chunks.ValueKind);
+            }
         }
     }
 
