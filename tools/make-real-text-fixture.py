@@ -11,11 +11,19 @@ The license texts form a second, smaller collection, "licenses". Identical files
 
 The output is committed, so tests do not depend on what a machine has installed. Run again only to
 refresh it:  python3 tools/make-real-text-fixture.py
+A bigger file of the same kind, for trying `measure` (every distinct copyright file, uncompressed):
+  python3 tools/make-real-text-fixture.py --target-bytes 0 --out texts.ndjson
 """
-import glob, gzip, hashlib, json, os, re
+import argparse, glob, gzip, hashlib, io, json, os, re
 
-OUT = os.path.join(os.path.dirname(__file__), "..", "tests", "Server.Tests", "Fixtures", "debian-copyright.ndjson.gz")
-TARGET_BYTES = 3_500_000  # of copyright documents: every distinct file would be 18 MB
+parser = argparse.ArgumentParser(description="Real text of very uneven sizes as bulk NDJSON.")
+parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "Server.Tests", "Fixtures", "debian-copyright.ndjson.gz"),
+                    help="output file; gzip-compressed when it ends in .gz")
+parser.add_argument("--target-bytes", type=int, default=3_500_000,
+                    help="text of copyright files to take, the largest included (0: every distinct file)")
+ARGS = parser.parse_args()
+OUT = ARGS.out
+TARGET_BYTES = ARGS.target_bytes or 1 << 62
 
 
 def paragraphs(text):
@@ -76,12 +84,13 @@ def main():
     giant = max(range(len(distinct)), key=lambda i: len(distinct[i][1]))
     room = TARGET_BYTES - len(distinct[giant][1])
     for i, (package, text) in enumerate(distinct):
-        if i == giant or (i % 2 == 0 and total + len(text) <= room):
+        if i == giant or ((i % 2 == 0 or ARGS.target_bytes == 0) and total + len(text) <= room):
             chosen.append((package, text))
             if i != giant:
                 total += len(text)
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with gzip.open(OUT, "wt", encoding="utf-8", compresslevel=9) as out:
+    os.makedirs(os.path.dirname(os.path.abspath(OUT)), exist_ok=True)
+    opener = (lambda: io.TextIOWrapper(gzip.GzipFile(OUT, "wb", compresslevel=9, mtime=0), encoding="utf-8")) if OUT.endswith(".gz") else (lambda: open(OUT, "w", encoding="utf-8"))
+    with opener() as out:
         for package, text in chosen:
             out.write(json.dumps({"id": f"copyright/{package}", "doc": copyright_document(package, text)}, ensure_ascii=False) + "\n")
         for path in sorted(glob.glob("/usr/share/common-licenses/*")):
