@@ -117,6 +117,8 @@ internal sealed class MeasureReport(
             survey is null ? Path.GetFullPath(settings.DefinitionFile!) : "default: every string field of the collection as text",
             JsonNode.Parse(definition.ToJson())!,
             summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)!.Mode,
+            [.. summaries.Single(s => s.Mode == RebuildMode.Adaptive).MedianRun.Decisions
+                .Select(d => new DecisionJson(d.Elapsed.TotalSeconds, d.ConcurrencyLimit, d.Kind, d.Reason))],
             [.. summaries.Select(s => new ModeJson(
                 s.Mode,
                 s.IsBound,
@@ -147,7 +149,11 @@ internal sealed class MeasureReport(
         string DefinitionSource,
         JsonNode Definition,
         RebuildMode Bound,
+        IReadOnlyList<DecisionJson> AdaptiveDecisions,
         IReadOnlyList<ModeJson> Results);
+
+    // The controller's recent decisions in the median adaptive run: why L went where it went.
+    private sealed record DecisionJson(double ElapsedSeconds, int ConcurrencyLimit, string Kind, string Reason);
 
     private sealed record MachineJson(int ProcessorCount, string Os, string Runtime);
 
