@@ -1,7 +1,6 @@
 using Indexing.Datasets;
 using Indexing.Prefetcher;
 using Indexing.Server.Demo;
-using Spectre.Console;
 
 namespace Indexing.Server.Tests;
 
@@ -44,16 +43,8 @@ public sealed class DemoTests
 
     private static async Task<(int ExitCode, string Output)> RunAsync(DemoSettings settings, CancellationToken cancellationToken)
     {
-        var output = new StringWriter();
-        var console = AnsiConsole.Create(new AnsiConsoleSettings
-        {
-            Ansi = AnsiSupport.No,
-            ColorSystem = ColorSystemSupport.NoColors,
-            Interactive = InteractionSupport.No,
-            Out = new AnsiConsoleOutput(output),
-        });
-        console.Profile.Width = 200;
-        var code = await new DemoRunner(settings, console).RunAsync(cancellationToken);
-        return (code, output.ToString());
+        var recording = new RecordingConsole();
+        var code = await new DemoRunner(settings, recording.Console).RunAsync(cancellationToken);
+        return (code, recording.Output);
     }
 }

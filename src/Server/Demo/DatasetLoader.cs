@@ -71,17 +71,8 @@ internal sealed class DatasetLoader
         }
     }
 
-    private static void WriteMarker(string path, DatasetMarker marker)
-    {
-        var temp = path + ".tmp";
-        using (var stream = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
-        {
-            JsonSerializer.Serialize(stream, marker, _json);
-            stream.Flush(flushToDisk: true);
-        }
-
-        File.Move(temp, path, overwrite: true);
-    }
+    private static void WriteMarker(string path, DatasetMarker marker) =>
+        AtomicFile.Replace(path, stream => JsonSerializer.Serialize(stream, marker, _json));
 }
 
 /// <summary>What <c>dataset.json</c> records about a completed load.</summary>

@@ -42,10 +42,27 @@ internal static class BulkLoad
     {
         var load = new Load(store, limitSetting, progress ?? new BulkLoadProgress());
         var discarding = false;
+        var start = true;
         while (true)
         {
             var result = await reader.ReadAsync(cancellationToken).ConfigureAwait(false);
             var buffer = result.Buffer;
+            if (start && (buffer.Length >= 3 || result.IsCompleted))
+            {
+                // A UTF-8 byte order mark (Windows editors write one) belongs to the file, not to its first line.
+                start = false;
+                if (buffer.Length >= 3 && buffer.Slice(0, 3).ToArray().AsSpan().SequenceEqual("\uFEFF"u8))
+                {
+                    load.Consumed(3);
+                    buffer = buffer.Slice(3);
+                }
+            }
+            else if (start)
+            {
+                reader.AdvanceTo(buffer.Start, buffer.End);
+                continue;
+            }
+
             while (buffer.PositionOf((byte)'\n') is { } newline)
             {
                 var line = buffer.Slice(0, newline);
@@ -222,6 +239,14 @@ internal static class BulkLoad
                 while (reader.Read())
                 {
                 }
+            }
+            catch (InvalidOperationException)
+            {
+                // Strict JSON allows an escaped unpaired surrogate ("\ud800"), but it is not Unicode text,
+                // so the reader refuses to decode the string (the id or a property name).
+                return FailEnvelope(foundId, "LineInvalidUnicode",
+                    $"line {_lines} has a string at byte {reader.TokenStartIndex + 1} that escapes an unpaired surrogate (such as \\ud800 without " +
+                    "its low half), which is not Unicode text; fix the escape.");
             }
             catch (JsonException e)
             {

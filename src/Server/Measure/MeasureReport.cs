@@ -5,6 +5,7 @@ using System.Text.Json.Serialization;
 using Indexing.Datasets;
 using Indexing.Indexer;
 using Indexing.Measurement;
+using Indexing.Prefetcher;
 using Indexing.Storage;
 using Spectre.Console;
 
@@ -42,20 +43,51 @@ internal sealed class MeasureReport(
         console.MarkupLineInterpolated(
             $"Bound: [bold]{bound.Mode}[/] ({bound.WallSeconds:0.00} s) — {(bound.Mode == RebuildMode.IndexOnly ? "indexing" : "reading")} is the slower half on this data and device. Adaptive took {adaptive.RatioToBound:0.00}x the bound and {adaptive.RatioToFixedBatch:0.00}x FixedBatch.");
 
-        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(settings.JsonFile))!);
-        File.WriteAllText(settings.JsonFile, JsonSerializer.Serialize(ToJson(), _json));
+        WriteJson(settings.JsonFile, ToJson());
         console.MarkupLineInterpolated($"Results written to [bold]{settings.JsonFile}[/]");
         if (settings.TimelineFile is { } csv)
         {
             var run = adaptive.MedianRun;
             var svg = TimelineSvgPath(csv);
-            Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(csv))!);
-            RebuildTimelineFiles.WriteCsv(csv, run.Timeline);
-            RebuildTimelineFiles.WriteSvg(svg,
+            AtomicFile.ReplaceByPath(csv, temp => RebuildTimelineFiles.WriteCsv(temp, run.Timeline));
+            AtomicFile.ReplaceByPath(svg, temp => RebuildTimelineFiles.WriteSvg(temp,
                 $"Adaptive rebuild of {collection.Name} from {Path.GetFileName(settings.InputFile)} on {settings.Device.Name}: " +
-                $"{run.Elapsed.TotalSeconds:0.0} s, median of {adaptive.Runs.Count}", run.Timeline);
+                $"{run.Elapsed.TotalSeconds:0.0} s, median of {adaptive.Runs.Count}", run.Timeline));
             console.MarkupLineInterpolated($"Timeline of the median adaptive run: [bold]{csv}[/] and [bold]{svg}[/]");
         }
+    }
+
+    /// <summary>The JSON file when nothing could be measured: the settings, the load and its bad lines, and why.</summary>
+    public static void WriteUnmeasured(MeasureSettings settings, LoadOutcome load, string reason) =>
+        WriteJson(settings.JsonFile, new MeasureJson(
+            DateTimeOffset.UtcNow, Machine(), Settings(settings), Input(settings, load), reason,
+            null, null, null, null, null, null, null, null, null, null));
+
+    private static void WriteJson(string path, MeasureJson json) =>
+        AtomicFile.Replace(path, stream => JsonSerializer.Serialize(stream, json, _json));
+
+    private static MachineJson Machine() =>
+        new(Environment.ProcessorCount, RuntimeInformation.OSDescription, RuntimeInformation.FrameworkDescription);
+
+    private static SettingsJson Settings(MeasureSettings settings)
+    {
+        var disk = settings.Device.NetworkDisk;
+        return new SettingsJson(
+            settings.Repeat,
+            settings.Device.Name,
+            disk is null ? null : new NetworkDiskJson(disk.RequestLatency.TotalMilliseconds, disk.StreamBandwidthBytesPerSecond / 1e6, disk.UsefulQueueDepth, disk.DeviceBandwidthBytesPerSecond / 1e6),
+            MeasureRunner.TakeSmall.TakeMaxBytes,
+            MeasureRunner.TakeSmall.TakeMaxDocuments,
+            PrefetchOptions.DefaultBudgetBytes,
+            settings.MaxDocumentBytes,
+            settings.InMemoryLimitBytes);
+    }
+
+    private static InputJson Input(MeasureSettings settings, LoadOutcome load)
+    {
+        var result = load.Result;
+        return new InputJson(Path.GetFullPath(settings.InputFile), load.FileBytes, result.Lines, result.Stored, result.Failed, result.Bytes, load.Elapsed.TotalSeconds,
+            [.. result.Errors.Select(e => new LineErrorJson(e.Line, e.Id, e.Rule, e.Message))], result.ErrorsNotListed);
     }
 
     /// <summary>The plot goes next to the CSV, with the extension .svg.</summary>
@@ -64,7 +96,7 @@ internal sealed class MeasureReport(
     private Table Table()
     {
         var table = new Table()
-            .Title($"{collection.Name}: {workload.Documents:N0} documents, {ByteSize.Format(workload.Bytes)}, on {settings.Device.Name}; medians of {settings.Repeat}")
+            .Title($"{Markup.Escape(collection.Name)}: {workload.Documents:N0} documents, {ByteSize.Format(workload.Bytes)}, on {settings.Device.Name}; medians of {settings.Repeat}")
             .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "wall range s")
             .Caption("x bound: wall time over max(ReadOnly, IndexOnly). stall: time the indexer waited for documents. " +
                 "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds in grey.");
@@ -93,22 +125,13 @@ internal sealed class MeasureReport(
 
     private MeasureJson ToJson()
     {
-        var result = load.Result;
-        var disk = settings.Device.NetworkDisk;
         return new MeasureJson(
             DateTimeOffset.UtcNow,
-            new MachineJson(Environment.ProcessorCount, RuntimeInformation.OSDescription, RuntimeInformation.FrameworkDescription),
-            new SettingsJson(
-                settings.Repeat,
-                settings.Device.Name,
-                disk is null ? null : new NetworkDiskJson(disk.RequestLatency.TotalMilliseconds, disk.StreamBandwidthBytesPerSecond / 1e6, disk.UsefulQueueDepth, disk.DeviceBandwidthBytesPerSecond / 1e6),
-                workload.IndexOptions.TakeMaxBytes,
-                workload.IndexOptions.TakeMaxDocuments,
-                workload.PrefetchOptions.BudgetBytes,
-                settings.MaxDocumentBytes,
-                settings.InMemoryLimitBytes),
-            new InputJson(Path.GetFullPath(settings.InputFile), load.FileBytes, result.Lines, result.Stored, result.Failed, result.Bytes, load.Elapsed.TotalSeconds,
-                [.. result.Errors.Select(e => new LineErrorJson(e.Line, e.Id, e.Rule, e.Message))], result.ErrorsNotListed),
+            Machine(),
+            Settings(settings),
+            Input(settings, load),
+            null,
+            load.Result.Stored - census.Documents,
             [.. census.Collections.Select(c => new CollectionJson(c.Name, c.Documents, c.Bytes))],
             census.WithoutCollection,
             collection.Name,
@@ -137,20 +160,24 @@ internal sealed class MeasureReport(
     }
 
     // The JSON file's shape; property names are camelCase.
+    // Error is null when the runs were made; otherwise it says why not, and everything after it is null.
+    // ReplacedDocuments: lines whose id an earlier line already had (the later document replaced it).
     private sealed record MeasureJson(
         DateTimeOffset WrittenAt,
         MachineJson Machine,
         SettingsJson Settings,
         InputJson Input,
-        IReadOnlyList<CollectionJson> Collections,
-        long DocumentsWithoutCollection,
-        string Collection,
-        SizeProfileJson SizeProfile,
-        string DefinitionSource,
-        JsonNode Definition,
-        RebuildMode Bound,
-        IReadOnlyList<DecisionJson> AdaptiveDecisions,
-        IReadOnlyList<ModeJson> Results);
+        string? Error,
+        long? ReplacedDocuments,
+        IReadOnlyList<CollectionJson>? Collections,
+        long? DocumentsWithoutCollection,
+        string? Collection,
+        SizeProfileJson? SizeProfile,
+        string? DefinitionSource,
+        JsonNode? Definition,
+        RebuildMode? Bound,
+        IReadOnlyList<DecisionJson>? AdaptiveDecisions,
+        IReadOnlyList<ModeJson>? Results);
 
     // The controller's recent decisions in the median adaptive run: why L went where it went.
     private sealed record DecisionJson(double ElapsedSeconds, int ConcurrencyLimit, string Kind, string Reason);

@@ -23,9 +23,19 @@ internal sealed partial class MeasureRunner
 
         if (result.Failed > ListedLoadErrors)
         {
-            var inJson = Math.Min(result.Errors.Count, 1000);
             _console.MarkupLineInterpolated(
-                $"  ... and {result.Failed - ListedLoadErrors:N0} more bad lines; the first {inJson:N0} are listed in {_settings.JsonFile}.");
+                $"  ... and {result.Failed - ListedLoadErrors:N0} more bad lines; the first {result.Errors.Count:N0} are listed in {_settings.JsonFile}.");
+        }
+    }
+
+    // Ids are taken as given: a later line with an id already loaded replaces that document, as a put does.
+    private void ReportReplaced(LoadOutcome load, CollectionCensus census)
+    {
+        var replaced = load.Result.Stored - census.Documents;
+        if (replaced > 0)
+        {
+            _console.MarkupLineInterpolated(
+                $"[yellow]{replaced:N0} {(replaced == 1 ? "line had" : "lines had")} the id of an earlier line[/] and replaced its document (as a put does); the store holds {census.Documents:N0} documents.");
         }
     }
 
@@ -74,7 +84,7 @@ internal sealed partial class MeasureRunner
         if (survey.UnspellableProperties > 0 || survey.UntrackedStrings > 0)
         {
             _console.MarkupLineInterpolated(
-                $"  [yellow]not indexed:[/] {survey.UnspellableProperties:N0} properties whose names a path cannot spell ('.', '[', ']', control characters, spaces at either end), {survey.UntrackedStrings:N0} strings at paths beyond the first {StringFieldSurvey.MaxTrackedPaths:N0}.");
+                $"  [yellow]not indexed:[/] {survey.UnspellableProperties:N0} properties whose names a path cannot spell ('.', '[[', ']]', control characters, spaces at either end), {survey.UntrackedStrings:N0} strings at paths beyond the first {StringFieldSurvey.MaxTrackedPaths:N0}.");
         }
     }
 }

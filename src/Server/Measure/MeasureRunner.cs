@@ -13,14 +13,11 @@ namespace Indexing.Server.Measure;
 /// The <c>measure</c> command's steps: load the NDJSON file into a fresh store (streamed; bad lines
 /// reported and skipped), reopen it with direct reads, pick the collection, profile its sizes, take
 /// the definition (the file's, or every string field as text), then run each strategy and bound
-/// <see cref="MeasureSettings.Repeat"/> times, round robin so a noisy minute hurts every mode alike,
+/// <see cref="MeasureSettings.Repeat"/> times, round robin (each repeat starting one mode later) so a noisy minute hurts every mode alike,
 /// and report medians on the console and in the JSON file (MeasureReport.cs).
 /// </summary>
 internal sealed partial class MeasureRunner
 {
-    /// <summary>A file only this command writes: a work directory holding it may be emptied.</summary>
-    public const string WorkMarkerName = ".indexing-measure";
-
     /// <summary>The default definition's index name.</summary>
     public const string DefaultIndexName = "measure-default";
 
@@ -51,19 +48,17 @@ internal sealed partial class MeasureRunner
     /// </summary>
     public const long WarmUpLimitBytes = 256L << 20;
 
-    private string StorePath => Path.Combine(_settings.WorkDirectory, "store");
-
-    private string IndexesPath => Path.Combine(_settings.WorkDirectory, "indexes");
-
     /// <summary>0 when the comparison was written; 1 when there was nothing to measure or an input was refused; 130 when cancelled.</summary>
     public async Task<int> RunAsync(CancellationToken cancellationToken)
     {
-        IndexDefinition? fileDefinition = null;
+        IndexDefinition? fileDefinition;
+        MeasureWorkDirectory work;
         try
         {
-            // Read before any work, so a bad definition fails in a second, not after the load.
+            // All checked before any work, so a bad definition or output path fails in a second, not after the runs.
             fileDefinition = _settings.DefinitionFile is { } definitionPath ? IndexDefinition.Parse(File.ReadAllBytes(definitionPath)) : null;
-            PrepareWorkDirectory();
+            CheckOutputs();
+            work = MeasureWorkDirectory.Claim(_settings.WorkDirectory, NamedFiles());
         }
         catch (Exception e) when (e is IndexDefinitionException or IOException or UnauthorizedAccessException or MeasureException)
         {
@@ -71,9 +66,12 @@ internal sealed partial class MeasureRunner
             return 1;
         }
 
+        var loaded = false;
         try
         {
-            return await MeasureAsync(fileDefinition, cancellationToken).ConfigureAwait(false);
+            var load = await LoadAsync(work, cancellationToken).ConfigureAwait(false);
+            loaded = true;
+            return await MeasureAsync(work, load, fileDefinition, cancellationToken).ConfigureAwait(false);
         }
         catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
         {
@@ -87,24 +85,39 @@ internal sealed partial class MeasureRunner
         }
         finally
         {
-            CleanUpWorkDirectory();
+            Release(work, loaded);
         }
     }
 
-    private async Task<int> MeasureAsync(IndexDefinition? fileDefinition, CancellationToken cancellationToken)
+    private async Task<int> MeasureAsync(MeasureWorkDirectory work, LoadOutcome load, IndexDefinition? fileDefinition, CancellationToken cancellationToken)
     {
-        var load = await LoadAsync(cancellationToken).ConfigureAwait(false);
         ReportLoad(load);
-        if (load.Result.Stored == 0)
-        {
-            throw new MeasureException($"no document of {_settings.InputFile} could be loaded ({load.Result.Failed:N0} bad lines of {load.Result.Lines:N0}), so there is nothing to measure.");
-        }
 
         // Reopened as the benchmarks do: closing flushed the memtables, and direct reads make the
         // rebuilds read the SST files from the disk instead of memtables or the page cache.
-        using var store = OpenForReading();
-        var collections = CollectionCensus.Take(store, cancellationToken);
-        var collection = ChooseCollection(collections, fileDefinition);
+        using var store = OpenForReading(work);
+        CollectionCensus collections;
+        CollectionCount collection;
+        try
+        {
+            if (load.Result.Stored == 0)
+            {
+                throw new MeasureException(load.Result.Failed > 0
+                    ? $"no line of {_settings.InputFile} could be loaded ({load.Result.Failed:N0} bad lines of {load.Result.Lines:N0}), so there is nothing to measure."
+                    : $"{_settings.InputFile} has no records ({load.Result.Lines:N0} lines, none with a document), so there is nothing to measure.");
+            }
+
+            collections = CollectionCensus.Take(store, cancellationToken);
+            ReportReplaced(load, collections);
+            collection = ChooseCollection(collections, fileDefinition);
+        }
+        catch (MeasureException e)
+        {
+            // The load's report (its bad lines above all) is still worth having.
+            MeasureReport.WriteUnmeasured(_settings, load, e.Message);
+            throw;
+        }
+
         var profile = ProfileSizes(store, collection.Name, cancellationToken);
         ReportCollection(collections, collection, profile);
 
@@ -113,12 +126,77 @@ internal sealed partial class MeasureRunner
             : await SurveyAsync(store, collection, cancellationToken).ConfigureAwait(false);
         ReportDefinition(definition, survey);
 
-        var workload = new RebuildWorkload(store, definition, IndexesPath, TakeSmall) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
+        var workload = new RebuildWorkload(store, definition, work.IndexesPath, TakeSmall) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
         var runs = await RunAllAsync(workload, cancellationToken).ConfigureAwait(false);
         var summaries = MeasureResults.Summarise(runs);
         var report = new MeasureReport(_settings, load, collections, collection, profile, definition, survey, workload, summaries);
         report.Write(_console);
         return 0;
+    }
+
+    // The files the run reads and writes, by the option naming them: none may be in the work directory.
+    private IEnumerable<(string Option, string Path)> NamedFiles()
+    {
+        yield return ("FILE", _settings.InputFile);
+        yield return ("--json", _settings.JsonFile);
+        if (_settings.DefinitionFile is { } definition)
+        {
+            yield return ("--definition", definition);
+        }
+
+        if (_settings.TimelineFile is { } timeline)
+        {
+            yield return ("--timeline", timeline);
+            yield return ("--timeline's plot", MeasureReport.TimelineSvgPath(timeline));
+        }
+    }
+
+    private void CheckOutputs()
+    {
+        var files = NamedFiles().ToList();
+        foreach (var (option, path) in files)
+        {
+            var same = files.FirstOrDefault(f => f.Option != option && string.Equals(Path.GetFullPath(f.Path), Path.GetFullPath(path), StringComparison.Ordinal));
+            if (same.Option is not null)
+            {
+                throw new MeasureException($"{option} and {same.Option} are the same file, {path}; name different files.");
+            }
+        }
+
+        foreach (var (option, path) in files.Where(f => f.Option is "--json" or "--timeline" or "--timeline's plot"))
+        {
+            try
+            {
+                AtomicFile.CheckWritable(path);
+            }
+            catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+            {
+                throw new MeasureException($"{option} {path} cannot be written: {e.Message}");
+            }
+        }
+    }
+
+    private void Release(MeasureWorkDirectory work, bool loaded)
+    {
+        try
+        {
+            if (work.Release(_settings.KeepStore && loaded))
+            {
+                _console.MarkupLineInterpolated($"[grey]The loaded store is kept in {work.StorePath} (--keep-store).[/]");
+            }
+            else if (_settings.KeepStore)
+            {
+                _console.MarkupLine("[yellow]The store was not kept[/]: its load did not complete.");
+            }
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            _console.MarkupLineInterpolated($"[yellow]warning:[/] could not clear the work directory {work.Path}: {e.Message}");
+        }
+        finally
+        {
+            work.Dispose();
+        }
     }
 
     /// <summary>
@@ -130,69 +208,16 @@ internal sealed partial class MeasureRunner
     /// </summary>
     public static IndexOptions TakeSmall { get; } = new() { TakeMaxBytes = 1L << 20, TakeMaxDocuments = 256 };
 
-    private void PrepareWorkDirectory()
-    {
-        var work = _settings.WorkDirectory;
-        var marker = Path.Combine(work, WorkMarkerName);
-        if (Directory.Exists(work) && Directory.EnumerateFileSystemEntries(work).Any())
-        {
-            if (!File.Exists(marker))
-            {
-                throw new MeasureException(
-                    $"work directory {work} is not empty and was not made by measure (it has no {WorkMarkerName} file), so it is left alone; " +
-                    "name an empty or new directory with --work.");
-            }
-
-            // Ours, from an earlier run (kept with --keep-store, or interrupted): start fresh.
-            DeleteIfPresent(StorePath);
-            DeleteIfPresent(IndexesPath);
-        }
-
-        Directory.CreateDirectory(work);
-        File.WriteAllText(marker, "Work directory of `indexing measure`: the store and indexes here are deleted by the next run.\n");
-    }
-
-    private void CleanUpWorkDirectory()
-    {
-        try
-        {
-            DeleteIfPresent(IndexesPath);
-            if (_settings.KeepStore)
-            {
-                if (Directory.Exists(StorePath))
-                {
-                    _console.MarkupLineInterpolated($"[grey]The loaded store is kept in {StorePath} (--keep-store).[/]");
-                }
-            }
-            else if (File.Exists(Path.Combine(_settings.WorkDirectory, WorkMarkerName)))
-            {
-                Directory.Delete(_settings.WorkDirectory, recursive: true);
-            }
-        }
-        catch (IOException e)
-        {
-            _console.MarkupLineInterpolated($"[yellow]warning:[/] could not remove the work directory {_settings.WorkDirectory}: {e.Message}");
-        }
-    }
-
-    private static void DeleteIfPresent(string directory)
-    {
-        if (Directory.Exists(directory))
-        {
-            Directory.Delete(directory, recursive: true);
-        }
-    }
-
-    private async Task<LoadOutcome> LoadAsync(CancellationToken cancellationToken)
+    private async Task<LoadOutcome> LoadAsync(MeasureWorkDirectory work, CancellationToken cancellationToken)
     {
         var length = new FileInfo(_settings.InputFile).Length;
-        _console.MarkupLineInterpolated($"Loading [bold]{_settings.InputFile}[/] ({ByteSize.Format(length)}) into a fresh store in {StorePath}");
+        _console.MarkupLineInterpolated($"Loading [bold]{_settings.InputFile}[/] ({ByteSize.Format(length)}) into a fresh store in {work.StorePath}");
         var progress = new BulkLoadProgress();
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
         BulkResult? result = null;
 
         // Buffered writes: the store is this command's scratch copy, rebuilt from the file if lost.
-        using (var store = DocumentStore.Open(StorePath, new StoreOptions(_settings.MaxDocumentBytes, syncWrites: false)))
+        using (var store = DocumentStore.Open(work.StorePath, new StoreOptions(_settings.MaxDocumentBytes, syncWrites: false)))
         {
             var file = new FileStream(_settings.InputFile, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.SequentialScan | FileOptions.Asynchronous);
             await using (file.ConfigureAwait(false))
@@ -210,7 +235,8 @@ internal sealed partial class MeasureRunner
                         {
                             task.Value = progress.Bytes;
                             task.Description = $"load: {progress.StoredDocuments:N0} stored, {progress.FailedLines:N0} bad";
-                            await Task.WhenAny(loading, Task.Delay(200, cancellationToken)).ConfigureAwait(false);
+                            // No token: on cancel the loader stops at its next line, and this waits for it.
+                            await Task.WhenAny(loading, Task.Delay(200, CancellationToken.None)).ConfigureAwait(false);
                         }
 
                         task.Value = task.MaxValue;
@@ -224,17 +250,17 @@ internal sealed partial class MeasureRunner
         return new LoadOutcome(_settings.InputFile, length, result, System.Diagnostics.Stopwatch.GetElapsedTime(started));
     }
 
-    private DocumentStore OpenForReading()
+    private DocumentStore OpenForReading(MeasureWorkDirectory work)
     {
         var options = new StoreOptions(_settings.MaxDocumentBytes, syncWrites: false, blockCacheBytes: 8 << 20, directReads: true);
         try
         {
-            return DocumentStore.Open(StorePath, options);
+            return DocumentStore.Open(work.StorePath, options);
         }
         catch (DocumentStoreException e)
         {
             throw new MeasureException(
-                $"the store in {StorePath} could not be opened with direct reads, which the measurements need so that the page cache does not hide " +
+                $"the store in {work.StorePath} could not be opened with direct reads, which the measurements need so that the page cache does not hide " +
                 $"the disk ({e.Message}). Some file systems (tmpfs) do not support direct I/O: put --work on a disk-backed file system.");
         }
     }
@@ -278,7 +304,7 @@ internal sealed partial class MeasureRunner
         DocumentStore store, CollectionCount collection, CancellationToken cancellationToken)
     {
         var survey = new StringFieldSurvey();
-        await _console.Status().StartAsync($"Finding the string fields of {collection.Name} for the default definition", async _ =>
+        await _console.Status().StartAsync($"Finding the string fields of {Markup.Escape(collection.Name)} for the default definition", async _ =>
         {
             await using var source = Prefetch.Start(store, collection.Name, PrefetchStrategy.Sequential, cancellationToken: cancellationToken);
             while (await source.TakeAsync(TakeSmall.TakeMaxDocuments, TakeSmall.TakeMaxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
@@ -307,9 +333,10 @@ internal sealed partial class MeasureRunner
             _console.MarkupLineInterpolated($"  [grey]warm-up  Adaptive   {warmUp.Elapsed.TotalSeconds,8:0.00} s (not counted: JIT and Lucene start-up)[/]");
         }
 
-        for (var repeat = 1; repeat <= _settings.Repeat; repeat++)
+        for (var repeat = 0; repeat < _settings.Repeat; repeat++)
         {
-            foreach (var mode in MeasureResults.Modes)
+            // Each repeat starts one mode later, so no mode always follows the same one.
+            foreach (var mode in MeasureResults.Modes.Skip(repeat % MeasureResults.Modes.Count).Concat(MeasureResults.Modes.Take(repeat % MeasureResults.Modes.Count)))
             {
                 done++;
                 var figures = await RunOneAsync(workload, mode, $"run {done}/{total}: {mode}", cancellationToken).ConfigureAwait(false);
