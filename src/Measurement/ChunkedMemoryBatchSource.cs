@@ -18,7 +18,8 @@ namespace Indexing.Measurement;
 /// waits meanwhile and nothing is read while it works; <see cref="LoadingTime"/> adds up the
 /// loads, so the workload can take them out of its figures. The source holds at most one chunk
 /// (<see cref="PeakHeldBytes"/> &lt;= max(limit, largest document)), besides the batches the
-/// consumer still holds.
+/// consumer still holds. A take whose load fails (the scan or the read throws) hands nothing out
+/// and loses no place: the next take loads that chunk again.
 /// </para>
 /// <para>One consumer, as <see cref="IBatchSource"/> says. Owns its snapshot: disposing releases it.</para>
 /// </summary>
@@ -73,6 +74,12 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
 
     /// <summary>The most body bytes the source held at once: the largest chunk it loaded.</summary>
     public long PeakHeldBytes => Volatile.Read(ref _peakHeldBytes);
+
+    /// <summary>
+    /// Test hook: runs before each chunk's range read with the chunk's first and last ids; an
+    /// exception it throws fails the take as a failed read would. Null outside tests.
+    /// </summary>
+    internal Action<string, string>? BeforeRangeRead { get; init; }
 
     public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
     {
@@ -147,15 +154,16 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
                 plannedBytes += row.SizeBytes;
             }
 
-            // A scan that was not cut reached the end of the collection: no chunk follows this one.
-            _scanEnded = !full;
             if (planned.Count == 0)
             {
+                // Nothing after the last id loaded: the end of the collection.
+                _scanEnded = true;
                 return false;
             }
 
             // A run of consecutive rows of one collection: under the snapshot the range holds exactly them.
             var bodies = new List<DocumentBody>(planned.Count);
+            BeforeRangeRead?.Invoke(planned[0].Id, planned[^1].Id);
             _snapshot.ReadRange(planned[0].Id, planned[^1].Id, bodies, cancellationToken);
             if (bodies.Count != planned.Count)
             {
@@ -180,6 +188,10 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
 
             _chunk = chunk;
             _lastLoadedId = planned[^1].Id;
+            // A scan that was not cut reached the end of the collection: no chunk follows this one.
+            // Marked only now that its bodies are held: a take retried after a failed read of the
+            // last chunk loads it again rather than ending early.
+            _scanEnded = !full;
             Interlocked.Increment(ref _chunksLoaded);
             Volatile.Write(ref _peakHeldBytes, Math.Max(_peakHeldBytes, held));
             return true;
