@@ -7,7 +7,8 @@ namespace Indexing.Measurement.Tests;
 /// The IndexOnly bound's memory limit through the measurement engine, on real RocksDB and
 /// Lucene.Net: over the limit the run indexes every document from chunks, in more than one, with
 /// the loading out of its figures and nothing left open; up to the limit the collection is held
-/// whole as before; the foreground load has its ids either way; a limit of 0 or less is refused.
+/// whole as before; the foreground load has ids of the collection either way, over the limit a
+/// bounded sample of them; a limit of 0 or less is refused.
 /// </summary>
 public sealed class InMemoryLimitTests
 {
@@ -76,6 +77,49 @@ public sealed class InMemoryLimitTests
         Assert.True(figures.IndexOnlyChunks > 1, $"{figures.IndexOnlyChunks} chunks");
         var idle = Assert.NotNull(figures.ForegroundIdle);
         Assert.True(idle.Gets > 0, $"{idle.Gets} idle Gets");
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task LoadIntoMemoryAsync_OverTheLimit_KeepsABoundedUniformSampleOfTheCollectionsIds()
+    {
+        const int Cap = 40;
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 1_000_000);
+        List<string> collection;
+        using (var snapshot = environment.Store.CreateSnapshot())
+        {
+            collection = [.. snapshot.ScanMetadata(MeasurementEnvironment.Orders.Collection).Select(d => d.Id)];
+        }
+
+        Assert.True(collection.Count > 4 * Cap, $"the collection holds {collection.Count} documents");
+        var over = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory)
+        {
+            InMemoryLimitBytes = 64 << 10,
+            ForegroundIdSampleCap = Cap,
+        };
+        var upTo = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory)
+        {
+            InMemoryLimitBytes = environment.Written.Bytes,
+            ForegroundIdSampleCap = Cap,
+        };
+
+        await over.LoadIntoMemoryAsync();
+        await upTo.LoadIntoMemoryAsync();
+
+        Assert.False(over.HoldsBodies);
+        Assert.Equal(collection.Count, over.Documents);
+        var sampled = over.ForegroundIds;
+        Assert.NotNull(sampled);
+        Assert.Equal(Cap, sampled.Count);
+        Assert.Equal(sampled.Count, sampled.Distinct(StringComparer.Ordinal).Count());
+        var position = collection.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i, StringComparer.Ordinal);
+        Assert.All(sampled, id => Assert.True(position.ContainsKey(id), $"{id} is not an id of the collection"));
+        // Drawn across the collection, not its first ids in key order.
+        Assert.Contains(sampled, id => position[id] >= collection.Count / 2);
+
+        // Up to the limit the bodies are held, and the foreground load picks from all their ids.
+        Assert.True(upTo.HoldsBodies);
+        Assert.Equal(collection, upTo.ForegroundIds);
         environment.AssertNoOpenHandles();
     }
 
