@@ -21,8 +21,9 @@ namespace Indexing.Measurement;
 /// A larger one is read during each IndexOnly run in chunks of at most the limit (a document
 /// larger than the limit is a chunk of its own), one held at a time, each loaded when the previous
 /// one is used up while the indexer waits; the loading time is taken out of the run's
-/// <see cref="RebuildFigures.Elapsed"/> and <see cref="RebuildFigures.IndexerStall"/>, and
-/// <see cref="RebuildFigures.IndexOnlyChunks"/> says how many chunks there were. The foreground
+/// <see cref="RebuildFigures.Elapsed"/> and <see cref="RebuildFigures.IndexerStall"/>,
+/// <see cref="RebuildFigures.IndexOnlyChunks"/> says how many chunks there were and
+/// <see cref="RebuildFigures.IndexOnlyLoadingTime"/> how long they took to load. The foreground
 /// load of such a collection picks from a uniform sample of at most 100,000 of its ids, not from
 /// all of them. So memory stays bounded for collections of any size (the <c>measure</c> command
 /// runs on users' files).
@@ -204,7 +205,8 @@ public sealed partial class RebuildWorkload
     /// <para>
     /// IndexOnly on a collection over <see cref="InMemoryLimitBytes"/> reads it in chunks from a
     /// snapshot taken when the run starts, and its Elapsed and IndexerStall leave the chunks'
-    /// loading out (its timeline is sampled on the wall clock, loads included).
+    /// loading out (IndexOnlyLoadingTime says how much; the timeline is sampled on the wall clock,
+    /// loads included).
     /// </para>
     /// </summary>
     public async Task<RebuildFigures> RunAsync(
@@ -283,6 +285,7 @@ public sealed partial class RebuildWorkload
 
             var elapsed = Stopwatch.GetElapsedTime(started);
             int? indexOnlyChunks = mode == RebuildMode.IndexOnly ? 1 : null;
+            TimeSpan? indexOnlyLoading = mode == RebuildMode.IndexOnly ? TimeSpan.Zero : null;
             if (chunked is not null)
             {
                 // Loading a chunk is reading, not indexing: the indexer waited through it (counted
@@ -296,6 +299,7 @@ public sealed partial class RebuildWorkload
                 elapsed -= loading;
                 stall = stall is { } waited ? (waited > loading ? waited - loading : TimeSpan.Zero) : null;
                 indexOnlyChunks = chunked.ChunksLoaded;
+                indexOnlyLoading = loading;
             }
 
             var timeline = await sampler.StopAsync().ConfigureAwait(false);
@@ -316,7 +320,8 @@ public sealed partial class RebuildWorkload
                 final?.RecentDecisions ?? [],
                 idle,
                 sampler.ForegroundDuringRun,
-                indexOnlyChunks);
+                indexOnlyChunks,
+                indexOnlyLoading);
         }
     }
 
