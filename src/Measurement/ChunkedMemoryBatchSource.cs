@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Diagnostics.CodeAnalysis;
 using System.Runtime.CompilerServices;
 using Indexing.Prefetcher;
 using Indexing.Storage;
@@ -18,7 +19,8 @@ namespace Indexing.Measurement;
 /// waits meanwhile and nothing is read while it works; <see cref="LoadingTime"/> adds up the
 /// loads, so the workload can take them out of its figures. The source holds at most one chunk
 /// (<see cref="PeakHeldBytes"/> &lt;= max(limit, largest document)), besides the batches the
-/// consumer still holds.
+/// consumer still holds. A take whose load fails (the scan or the read throws) hands nothing out
+/// and loses no place: the next take loads that chunk again.
 /// </para>
 /// <para>One consumer, as <see cref="IBatchSource"/> says. Owns its snapshot: disposing releases it.</para>
 /// </summary>
@@ -28,8 +30,8 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
 
     private readonly StoreSnapshot _snapshot;
     private readonly string _collection;
-    private List<PrefetchedDocument> _chunk = [];
-    private int _next;
+    // The chunk being handed out; null before the first load, while loading and after disposal.
+    private MemoryBatchSource? _chunk;
     private string? _lastLoadedId;
     private bool _scanEnded;
     private string? _handedOutThrough;
@@ -74,28 +76,19 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
     /// <summary>The most body bytes the source held at once: the largest chunk it loaded.</summary>
     public long PeakHeldBytes => Volatile.Read(ref _peakHeldBytes);
 
+    /// <summary>
+    /// Test hook: runs before each chunk's range read with the chunk's first and last ids; an
+    /// exception it throws fails the take as a failed read would. Null outside tests.
+    /// </summary>
+    internal Action<string, string>? BeforeRangeRead { get; init; }
+
     public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
     {
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxDocuments);
         ArgumentOutOfRangeException.ThrowIfNegativeOrZero(maxBytes);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         cancellationToken.ThrowIfCancellationRequested();
-        if (_next >= _chunk.Count && !LoadNextChunk(cancellationToken))
-        {
-            return ValueTask.FromResult<PrefetchBatch?>(null);
-        }
-
-        var batch = new List<PrefetchedDocument>();
-        long bytes = 0;
-        while (_next < _chunk.Count && batch.Count < maxDocuments && (batch.Count == 0 || bytes + _chunk[_next].SizeBytes <= maxBytes))
-        {
-            bytes += _chunk[_next].SizeBytes;
-            batch.Add(_chunk[_next++]);
-        }
-
-        var through = batch[^1].Id;
-        Volatile.Write(ref _handedOutThrough, through);
-        return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false, handedOutThrough: through));
+        return TakeFromChunksAsync(maxDocuments, maxBytes, cancellationToken);
     }
 
     public async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
@@ -110,14 +103,36 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _chunk = [];
+            _chunk = null;
             _snapshot.Dispose();
         }
 
         return ValueTask.CompletedTask;
     }
 
+    // The current chunk's MemoryBatchSource cuts the batch; its end is the chunk used up.
+    private async ValueTask<PrefetchBatch?> TakeFromChunksAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken)
+    {
+        var batch = _chunk is null ? null : await _chunk.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false);
+        if (batch is null)
+        {
+            if (!LoadNextChunk(cancellationToken))
+            {
+                return null;
+            }
+
+            batch = await _chunk.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false)
+                ?? throw new UnreachableException("a chunk just loaded holds at least one document.");
+        }
+
+        // Stamped here: the documents go out in key order, which MemoryBatchSource does not assume.
+        var through = batch.Documents[^1].Id;
+        Volatile.Write(ref _handedOutThrough, through);
+        return new PrefetchBatch(batch.Documents, batch.TotalBytes, waited: false, handedOutThrough: through);
+    }
+
     // Drops the used-up chunk and loads the next; false once every document was loaded.
+    [MemberNotNullWhen(true, nameof(_chunk))]
     private bool LoadNextChunk(CancellationToken cancellationToken)
     {
         if (_scanEnded)
@@ -129,8 +144,7 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
         try
         {
             // Dropped before the next is read, so that the two are never held together.
-            _chunk = [];
-            _next = 0;
+            _chunk = null;
 
             var planned = new List<DocumentMetadata>();
             long plannedBytes = 0;
@@ -147,15 +161,16 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
                 plannedBytes += row.SizeBytes;
             }
 
-            // A scan that was not cut reached the end of the collection: no chunk follows this one.
-            _scanEnded = !full;
             if (planned.Count == 0)
             {
+                // Nothing after the last id loaded: the end of the collection.
+                _scanEnded = true;
                 return false;
             }
 
             // A run of consecutive rows of one collection: under the snapshot the range holds exactly them.
             var bodies = new List<DocumentBody>(planned.Count);
+            BeforeRangeRead?.Invoke(planned[0].Id, planned[^1].Id);
             _snapshot.ReadRange(planned[0].Id, planned[^1].Id, bodies, cancellationToken);
             if (bodies.Count != planned.Count)
             {
@@ -178,8 +193,12 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
                 held += bodies[i].Body.Length;
             }
 
-            _chunk = chunk;
+            _chunk = new MemoryBatchSource(chunk, SnapshotEtag);
             _lastLoadedId = planned[^1].Id;
+            // A scan that was not cut reached the end of the collection: no chunk follows this one.
+            // Marked only now that its bodies are held: a take retried after a failed read of the
+            // last chunk loads it again rather than ending early.
+            _scanEnded = !full;
             Interlocked.Increment(ref _chunksLoaded);
             Volatile.Write(ref _peakHeldBytes, Math.Max(_peakHeldBytes, held));
             return true;

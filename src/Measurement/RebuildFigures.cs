@@ -13,7 +13,14 @@ namespace Indexing.Measurement;
 /// was held in. 1 when the whole collection fit in <see cref="RebuildWorkload.InMemoryLimitBytes"/>
 /// and was held in memory before the clock started; more when the run loaded it chunk by chunk
 /// (each at most the limit, or one larger document), with the loading time taken out of
-/// <see cref="Elapsed"/> and <see cref="IndexerStall"/>.
+/// <see cref="Elapsed"/> and <see cref="IndexerStall"/> (<see cref="IndexOnlyLoadingTime"/> says how much).
+/// </param>
+/// <param name="IndexOnlyLoadingTime">
+/// <see cref="RebuildMode.IndexOnly"/> only (null for the other modes): the time the run spent
+/// loading its input chunk by chunk, taken out of <see cref="Elapsed"/> and (clamped at zero) of
+/// <see cref="IndexerStall"/>. <see cref="TimeSpan.Zero"/> when the whole collection was held in
+/// memory before the clock started (<see cref="IndexOnlyChunks"/> is 1): nothing was loaded during
+/// the run. <see cref="Elapsed"/> plus it is the time on the run's clock, loads included.
 /// </param>
 public sealed record RebuildFigures(
     RebuildMode Mode,
@@ -31,7 +38,8 @@ public sealed record RebuildFigures(
     ImmutableArray<PrefetchDecisionEntry> Decisions,
     ForegroundLatency? ForegroundIdle,
     ForegroundLatency? ForegroundDuringRebuild,
-    int? IndexOnlyChunks = null)
+    int? IndexOnlyChunks = null,
+    TimeSpan? IndexOnlyLoadingTime = null)
 {
     public double DocumentsPerSecond => Documents / Elapsed.TotalSeconds;
 

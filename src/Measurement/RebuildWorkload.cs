@@ -21,9 +21,12 @@ namespace Indexing.Measurement;
 /// A larger one is read during each IndexOnly run in chunks of at most the limit (a document
 /// larger than the limit is a chunk of its own), one held at a time, each loaded when the previous
 /// one is used up while the indexer waits; the loading time is taken out of the run's
-/// <see cref="RebuildFigures.Elapsed"/> and <see cref="RebuildFigures.IndexerStall"/>, and
-/// <see cref="RebuildFigures.IndexOnlyChunks"/> says how many chunks there were. So memory stays
-/// bounded for collections of any size (the <c>measure</c> command runs on users' files).
+/// <see cref="RebuildFigures.Elapsed"/> and <see cref="RebuildFigures.IndexerStall"/>,
+/// <see cref="RebuildFigures.IndexOnlyChunks"/> says how many chunks there were and
+/// <see cref="RebuildFigures.IndexOnlyLoadingTime"/> how long they took to load. The foreground
+/// load of such a collection picks from a uniform sample of at most 100,000 of its ids, not from
+/// all of them. So memory stays bounded for collections of any size (the <c>measure</c> command
+/// runs on users' files).
 /// </para>
 /// </summary>
 public sealed partial class RebuildWorkload
@@ -31,8 +34,15 @@ public sealed partial class RebuildWorkload
     /// <summary>Default <see cref="InMemoryLimitBytes"/>: 1 GiB.</summary>
     public const long DefaultInMemoryLimitBytes = 1L << 30;
 
+    /// <summary>Default <see cref="ForegroundIdSampleCap"/>: 100,000 ids.</summary>
+    internal const int DefaultForegroundIdSampleCap = 100_000;
+
+    // Fixed, so that every workload over the same collection samples the same ids.
+    private const int ForegroundIdSampleSeed = 1;
+
     private readonly DocumentStore _store;
     private readonly long _inMemoryLimitBytes = DefaultInMemoryLimitBytes;
+    private readonly int _foregroundIdSampleCap = DefaultForegroundIdSampleCap;
     private List<PrefetchedDocument>? _documents;
     private string[]? _ids;
     private long _snapshotEtag;
@@ -67,7 +77,8 @@ public sealed partial class RebuildWorkload
     /// <summary>
     /// The most body bytes the IndexOnly bound holds in memory (default 1 GiB, more than 0): a
     /// collection up to it is held whole, a larger one in chunks of at most it (see the class
-    /// remarks). The foreground load's ids are held whatever the limit.
+    /// remarks). Up to it the foreground load picks from the held documents' ids; over it, from a
+    /// uniform sample of at most 100,000 of the collection's ids.
     /// </summary>
     /// <exception cref="ArgumentOutOfRangeException">The value is 0 or negative.</exception>
     public long InMemoryLimitBytes
@@ -79,6 +90,20 @@ public sealed partial class RebuildWorkload
                 nameof(InMemoryLimitBytes), value, $"{nameof(InMemoryLimitBytes)} is {value}; it must be more than 0 bytes (the default is {DefaultInMemoryLimitBytes} bytes, 1 GiB).");
     }
 
+    /// <summary>
+    /// The most ids kept for the foreground load of a collection over <see cref="InMemoryLimitBytes"/>
+    /// (default <see cref="DefaultForegroundIdSampleCap"/>, more than 0): a uniform sample of the
+    /// collection's ids, drawn with a fixed seed. Settable for tests.
+    /// </summary>
+    /// <exception cref="ArgumentOutOfRangeException">The value is 0 or negative.</exception>
+    internal int ForegroundIdSampleCap
+    {
+        get => _foregroundIdSampleCap;
+        init => _foregroundIdSampleCap = value > 0
+            ? value
+            : throw new ArgumentOutOfRangeException(nameof(ForegroundIdSampleCap), value, $"{nameof(ForegroundIdSampleCap)} is {value}; it must be more than 0 ids.");
+    }
+
     /// <summary>Documents of the collection (known after <see cref="LoadIntoMemoryAsync"/>).</summary>
     public long Documents { get; private set; }
 
@@ -88,13 +113,17 @@ public sealed partial class RebuildWorkload
     /// <summary>Whether <see cref="LoadIntoMemoryAsync"/> kept the collection's bodies (it was within <see cref="InMemoryLimitBytes"/>).</summary>
     internal bool HoldsBodies => _documents is not null;
 
+    /// <summary>The ids the foreground load picks from (after <see cref="LoadIntoMemoryAsync"/>; null before).</summary>
+    internal IReadOnlyList<string>? ForegroundIds => _ids;
+
     /// <summary>
     /// Learns the collection once, as of a snapshot: <see cref="Documents"/>, <see cref="Bytes"/>
-    /// and the ids the foreground load picks from, from a metadata scan (sizes without bodies);
-    /// then, when its bodies are at most <see cref="InMemoryLimitBytes"/>, reads them into memory
-    /// as the IndexOnly bound's input (a larger collection is read by each IndexOnly run in
-    /// chunks instead). <see cref="RunAsync"/> calls it when needed; call it first to keep it out
-    /// of the first run's wall time.
+    /// and a uniform sample of its ids, from a metadata scan (sizes without bodies); then, when its
+    /// bodies are at most <see cref="InMemoryLimitBytes"/>, reads them into memory as the IndexOnly
+    /// bound's input, and the foreground load picks from all their ids. A larger collection is read
+    /// by each IndexOnly run in chunks instead, and the foreground load picks from the sample.
+    /// <see cref="RunAsync"/> calls it when needed; call it first to keep it out of the first
+    /// run's wall time.
     /// </summary>
     public async Task LoadIntoMemoryAsync(CancellationToken cancellationToken = default)
     {
@@ -103,14 +132,32 @@ public sealed partial class RebuildWorkload
             return;
         }
 
-        var ids = new List<string>();
+        // Reservoir sampling: after n rows, each of them is in the sample with probability cap/n,
+        // so the ids kept stay bounded however large the collection (20 M ids of a 10 GB
+        // collection of 500 B documents would take more memory than the default limit).
+        var sample = new List<string>();
+        var draw = new Random(ForegroundIdSampleSeed);
+        long scannedDocuments = 0;
         long scannedBytes = 0;
         long scannedEtag;
         using (var snapshot = _store.CreateSnapshot())
         {
             foreach (var row in snapshot.ScanMetadata(Definition.Collection, cancellationToken: cancellationToken))
             {
-                ids.Add(row.Id);
+                if (sample.Count < ForegroundIdSampleCap)
+                {
+                    sample.Add(row.Id);
+                }
+                else
+                {
+                    var slot = draw.NextInt64(scannedDocuments + 1);
+                    if (slot < ForegroundIdSampleCap)
+                    {
+                        sample[(int)slot] = row.Id;
+                    }
+                }
+
+                scannedDocuments++;
                 scannedBytes += row.SizeBytes;
             }
 
@@ -121,9 +168,9 @@ public sealed partial class RebuildWorkload
         {
             // Too large to hold: IndexOnly runs read it in chunks (ChunkedMemoryBatchSource).
             _snapshotEtag = scannedEtag;
-            Documents = ids.Count;
+            Documents = scannedDocuments;
             Bytes = scannedBytes;
-            _ids = [.. ids];
+            _ids = [.. sample];
             return;
         }
 
@@ -146,17 +193,20 @@ public sealed partial class RebuildWorkload
         Documents = documents.Count;
         Bytes = bytes;
         _documents = documents;
+        // Every held document's id (the strings are the documents' own): no sample needed.
         _ids = [.. documents.Select(d => d.Id)];
     }
 
     /// <summary>
     /// One measured run. With <paramref name="foregroundReaders"/> &gt; 0, that many closed-loop
-    /// readers Get random ids of the collection for <paramref name="idleWindow"/> first (the idle
-    /// figures), then throughout the run; the adaptive strategy watches their latency.
+    /// readers Get random ids of the collection (over <see cref="InMemoryLimitBytes"/>, of a
+    /// uniform sample of them) for <paramref name="idleWindow"/> first (the idle figures), then
+    /// throughout the run; the adaptive strategy watches their latency.
     /// <para>
     /// IndexOnly on a collection over <see cref="InMemoryLimitBytes"/> reads it in chunks from a
     /// snapshot taken when the run starts, and its Elapsed and IndexerStall leave the chunks'
-    /// loading out (its timeline is sampled on the wall clock, loads included).
+    /// loading out (IndexOnlyLoadingTime says how much; the timeline is sampled on the wall clock,
+    /// loads included).
     /// </para>
     /// </summary>
     public async Task<RebuildFigures> RunAsync(
@@ -235,6 +285,7 @@ public sealed partial class RebuildWorkload
 
             var elapsed = Stopwatch.GetElapsedTime(started);
             int? indexOnlyChunks = mode == RebuildMode.IndexOnly ? 1 : null;
+            TimeSpan? indexOnlyLoading = mode == RebuildMode.IndexOnly ? TimeSpan.Zero : null;
             if (chunked is not null)
             {
                 // Loading a chunk is reading, not indexing: the indexer waited through it (counted
@@ -248,6 +299,7 @@ public sealed partial class RebuildWorkload
                 elapsed -= loading;
                 stall = stall is { } waited ? (waited > loading ? waited - loading : TimeSpan.Zero) : null;
                 indexOnlyChunks = chunked.ChunksLoaded;
+                indexOnlyLoading = loading;
             }
 
             var timeline = await sampler.StopAsync().ConfigureAwait(false);
@@ -268,7 +320,8 @@ public sealed partial class RebuildWorkload
                 final?.RecentDecisions ?? [],
                 idle,
                 sampler.ForegroundDuringRun,
-                indexOnlyChunks);
+                indexOnlyChunks,
+                indexOnlyLoading);
         }
     }
 

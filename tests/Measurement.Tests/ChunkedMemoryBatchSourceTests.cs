@@ -128,6 +128,61 @@ public sealed class ChunkedMemoryBatchSourceTests
         await Assert.ThrowsAsync<ObjectDisposedException>(async () => await source.TakeAsync(1, 64 << 10));
     }
 
+    [Fact]
+    public async Task LastChunksReadFails_TheRetriedTakeLoadsItAgainRatherThanEnding()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 200_000);
+        List<string> expected;
+        using (var snapshot = environment.Store.CreateSnapshot())
+        {
+            expected = [.. snapshot.ScanMetadata(MeasurementEnvironment.Orders.Collection).Select(d => d.Id)];
+        }
+
+        var lastId = expected[^1];
+        var lastChunkReads = 0;
+        var taken = new List<string>();
+        await using (var source = new ChunkedMemoryBatchSource(environment.Store, MeasurementEnvironment.Orders.Collection, 64 << 10)
+        {
+            // The first read of the last chunk fails; a retry reads it.
+            BeforeRangeRead = (_, last) =>
+            {
+                if (last == lastId && lastChunkReads++ == 0)
+                {
+                    throw new IOException("injected failure of the last chunk's read");
+                }
+            },
+        })
+        {
+            while (true)
+            {
+                PrefetchBatch? batch;
+                try
+                {
+                    batch = await source.TakeAsync(16, 64 << 10);
+                }
+                catch (IOException) when (lastChunkReads == 1)
+                {
+                    continue;
+                }
+
+                if (batch is null)
+                {
+                    break;
+                }
+
+                taken.AddRange(batch.Documents.Select(d => d.Id));
+            }
+
+            Assert.True(source.ChunksLoaded > 1, $"{source.ChunksLoaded} chunks: the failure was not on a chunk after the first");
+            Assert.Null(await source.TakeAsync(16, 64 << 10));
+        }
+
+        // The last chunk was read twice: the failed read, then the retried take's, which handed it over.
+        Assert.Equal(2, lastChunkReads);
+        Assert.Equal(expected, taken);
+        environment.AssertNoOpenHandles();
+    }
+
     // A JSON object of exactly sizeBytes UTF-8 bytes.
     private static DocumentWrite Padded(string id, int sizeBytes)
     {

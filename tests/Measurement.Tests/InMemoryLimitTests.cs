@@ -6,8 +6,10 @@ namespace Indexing.Measurement.Tests;
 /// <summary>
 /// The IndexOnly bound's memory limit through the measurement engine, on real RocksDB and
 /// Lucene.Net: over the limit the run indexes every document from chunks, in more than one, with
-/// the loading out of its figures and nothing left open; up to the limit the collection is held
-/// whole as before; the foreground load has its ids either way; a limit of 0 or less is refused.
+/// the loading out of its figures (Elapsed plus the loading it reports fits in the wall time
+/// around the run) and nothing left open; up to the limit the collection is held whole as before,
+/// with no loading; the foreground load has ids of the collection either way, over the limit a
+/// bounded sample of them; a limit of 0 or less is refused.
 /// </summary>
 public sealed class InMemoryLimitTests
 {
@@ -32,11 +34,40 @@ public sealed class InMemoryLimitTests
         Assert.Equal(environment.Written.Bytes, figures.Bytes);
         Assert.True(figures.IndexOnlyChunks > 1, $"{figures.IndexOnlyChunks} chunks");
         Assert.True(figures.Elapsed > TimeSpan.Zero, $"elapsed {figures.Elapsed}");
-        Assert.True(figures.Elapsed <= wall.Elapsed, $"elapsed {figures.Elapsed}, wall {wall.Elapsed}");
+        // The run's clock is inside the wall measured here and counted the loads: a run that
+        // reported them but did not take them out of Elapsed would pass the wall.
+        var loading = Assert.NotNull(figures.IndexOnlyLoadingTime);
+        Assert.True(loading > TimeSpan.Zero, $"loading {loading}");
+        Assert.True(figures.Elapsed + loading <= wall.Elapsed, $"elapsed {figures.Elapsed}, loading {loading}, wall {wall.Elapsed}");
         var stall = Assert.NotNull(figures.IndexerStall);
         Assert.InRange(stall, TimeSpan.Zero, figures.Elapsed);
         Assert.Null(figures.PeakInFlightAndBufferedBytes);
         Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_IndexOnlyInManySmallChunks_ElapsedLeavesOutTheLoadingItReports()
+    {
+        // Small chunks, so that loading is a large part of the run: far more than what the wall
+        // measured here adds around the run's clock (the run's set-up and clean-up).
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 4_000_000);
+        var workload = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = 16 << 10 };
+        await workload.LoadIntoMemoryAsync();
+
+        var wall = Stopwatch.StartNew();
+        var figures = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+        wall.Stop();
+
+        Assert.Equal(environment.Written.Documents, figures.Documents);
+        Assert.True(figures.IndexOnlyChunks > 50, $"{figures.IndexOnlyChunks} chunks");
+        var loading = Assert.NotNull(figures.IndexOnlyLoadingTime);
+        Assert.True(loading > TimeSpan.Zero, $"loading {loading}");
+        // The run's clock is inside the wall measured here and counted the loads: an Elapsed that
+        // still held them would pass the wall by about the loading time.
+        Assert.True(figures.Elapsed + loading <= wall.Elapsed, $"elapsed {figures.Elapsed}, loading {loading}, wall {wall.Elapsed}");
+        var stall = Assert.NotNull(figures.IndexerStall);
+        Assert.InRange(stall, TimeSpan.Zero, figures.Elapsed);
         environment.AssertNoOpenHandles();
     }
 
@@ -57,7 +88,9 @@ public sealed class InMemoryLimitTests
         Assert.Equal(environment.Written.Documents, indexOnly.Documents);
         Assert.Equal(environment.Written.Bytes, indexOnly.Bytes);
         Assert.Equal(1, indexOnly.IndexOnlyChunks);
+        Assert.Equal(TimeSpan.Zero, indexOnly.IndexOnlyLoadingTime);
         Assert.Null(adaptive.IndexOnlyChunks);
+        Assert.Null(adaptive.IndexOnlyLoadingTime);
         Assert.Equal(environment.Written.Documents, adaptive.Documents);
         Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
         environment.AssertNoOpenHandles();
@@ -76,6 +109,49 @@ public sealed class InMemoryLimitTests
         Assert.True(figures.IndexOnlyChunks > 1, $"{figures.IndexOnlyChunks} chunks");
         var idle = Assert.NotNull(figures.ForegroundIdle);
         Assert.True(idle.Gets > 0, $"{idle.Gets} idle Gets");
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task LoadIntoMemoryAsync_OverTheLimit_KeepsABoundedUniformSampleOfTheCollectionsIds()
+    {
+        const int Cap = 40;
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 1_000_000);
+        List<string> collection;
+        using (var snapshot = environment.Store.CreateSnapshot())
+        {
+            collection = [.. snapshot.ScanMetadata(MeasurementEnvironment.Orders.Collection).Select(d => d.Id)];
+        }
+
+        Assert.True(collection.Count > 4 * Cap, $"the collection holds {collection.Count} documents");
+        var over = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory)
+        {
+            InMemoryLimitBytes = 64 << 10,
+            ForegroundIdSampleCap = Cap,
+        };
+        var upTo = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory)
+        {
+            InMemoryLimitBytes = environment.Written.Bytes,
+            ForegroundIdSampleCap = Cap,
+        };
+
+        await over.LoadIntoMemoryAsync();
+        await upTo.LoadIntoMemoryAsync();
+
+        Assert.False(over.HoldsBodies);
+        Assert.Equal(collection.Count, over.Documents);
+        var sampled = over.ForegroundIds;
+        Assert.NotNull(sampled);
+        Assert.Equal(Cap, sampled.Count);
+        Assert.Equal(sampled.Count, sampled.Distinct(StringComparer.Ordinal).Count());
+        var position = collection.Select((id, i) => (id, i)).ToDictionary(p => p.id, p => p.i, StringComparer.Ordinal);
+        Assert.All(sampled, id => Assert.True(position.ContainsKey(id), $"{id} is not an id of the collection"));
+        // Drawn across the collection, not its first ids in key order.
+        Assert.Contains(sampled, id => position[id] >= collection.Count / 2);
+
+        // Up to the limit the bodies are held, and the foreground load picks from all their ids.
+        Assert.True(upTo.HoldsBodies);
+        Assert.Equal(collection, upTo.ForegroundIds);
         environment.AssertNoOpenHandles();
     }
 

@@ -38,6 +38,8 @@ public sealed class RebuildWorkloadTests
         Assert.Equal(device.Name, figures.Device);
         Assert.Equal(mode == RebuildMode.ReadOnly, figures.IndexerStall is null);
         Assert.Equal(mode == RebuildMode.IndexOnly, figures.PeakInFlightAndBufferedBytes is null);
+        // The collection is within the default in-memory limit: IndexOnly held it before the clock, loading nothing.
+        Assert.Equal(mode == RebuildMode.IndexOnly ? TimeSpan.Zero : null, figures.IndexOnlyLoadingTime);
         if (figures.PeakInFlightAndBufferedBytes is { } peak)
         {
             Assert.InRange(peak, 1, figures.BudgetBytes!.Value);
