@@ -177,6 +177,7 @@ public sealed class MeasureTests : IDisposable
             if (result.GetProperty("mode").GetString() == "IndexOnly")
             {
                 Assert.True(chunks.GetInt32() > 1, $"IndexOnly in {chunks} chunks");
+                Assert.True(run.GetProperty("indexOnlyLoadingSeconds").GetDouble() > 0);
             }
             else
             {

@@ -156,7 +156,7 @@ internal sealed class MeasureReport(
                 s.PeakWorkingSetBytes,
                 [.. s.Runs.Select(r => new RunJson(
                     r.Elapsed.TotalSeconds, r.DocumentsPerSecond, r.MegabytesPerSecond, r.IndexerStallPercent, r.PeakInFlightAndBufferedBytes,
-                    r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks))]))]);
+                    r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks, r.IndexOnlyLoadingTime?.TotalSeconds))]))]);
     }
 
     // The JSON file's shape; property names are camelCase.
@@ -209,5 +209,5 @@ internal sealed class MeasureReport(
 
     private sealed record RunJson(
         double WallSeconds, double DocumentsPerSecond, double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes,
-        double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks);
+        double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks, double? IndexOnlyLoadingSeconds);
 }
