@@ -19,8 +19,8 @@ namespace Indexing.Indexer;
 /// those values are then mismatches of the text field, skipped and counted by the indexer.
 /// </para>
 /// <para>
-/// Property names a path cannot spell (containing '.', '[' or ']', control characters, or
-/// whitespace at either end) are skipped with their subtree and counted. Memory is bounded: at most
+/// Property names a path cannot spell (containing '.', '[' or ']', control characters, whitespace
+/// at either end, or an escaped unpaired surrogate) are skipped with their subtree and counted. Memory is bounded: at most
 /// <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at paths first seen after that
 /// are counted, not tracked. Not thread-safe: one reader adds documents, then builds the definition.
 /// </para>
@@ -154,9 +154,9 @@ public sealed class StringFieldSurvey
         var parentLength = _path.Length;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
-            var name = reader.GetString()!;
+            var name = NameOrNull(ref reader);
             reader.Read();
-            if (!IsSpellable(name))
+            if (name is null || !IsSpellable(name))
             {
                 UnspellableProperties++;
                 reader.Skip();
@@ -228,8 +228,23 @@ public sealed class StringFieldSurvey
 
     private bool EndsWithArrayMark() => _path.Length >= 2 && _path[^1] == ']' && _path[^2] == '[';
 
+    // The property name the reader is on, or null when it is not Unicode text: a name that escapes
+    // an unpaired surrogate ("\ud800") is strict JSON, so the store accepts it, but GetString throws
+    // on it. No path can name it (see PathNode.FindEscapedChild), so it is unspellable.
+    private static string? NameOrNull(ref Utf8JsonReader reader)
+    {
+        try
+        {
+            return reader.GetString();
+        }
+        catch (InvalidOperationException)
+        {
+            return null;
+        }
+    }
+
     // What FieldPath's grammar can name: no '.', '[' or ']', no control characters, no whitespace at
-    // either end, not empty. (Unpaired surrogates cannot occur: stored documents are valid UTF-8.)
+    // either end, not empty. (Unpaired surrogates cannot occur here: NameOrNull turns them away.)
     private static bool IsSpellable(string name) =>
         name.Length > 0
         && !char.IsWhiteSpace(name[0])

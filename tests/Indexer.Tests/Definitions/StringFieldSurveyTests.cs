@@ -1,5 +1,7 @@
 using System.Text;
 
+using Indexing.Storage;
+
 namespace Indexing.Indexer.Tests;
 
 public sealed class StringFieldSurveyTests
@@ -51,6 +53,19 @@ public sealed class StringFieldSurveyTests
 
         Assert.Equal(["fine name"], survey.DocumentsByPath.Keys);
         Assert.Equal(5, survey.UnspellableProperties);
+    }
+
+    [Fact]
+    public void Add_PropertyNameEscapingAnUnpairedSurrogate_IsSkippedWithItsSubtreeAndCounted()
+    {
+        // Strict JSON allows the escape, so the store accepts the body; the name is not Unicode text, so no path names it.
+        const string document = """{ "\ud800": "x", "a\udc00b": { "c": "y" }, "ok": "z", "cl\u00e9": "w" }""";
+        DocumentBodies.Validate("d1", Encoding.UTF8.GetBytes(document), StoreOptions.DefaultMaxDocumentBytes);
+
+        var survey = Survey(document);
+
+        Assert.Equal(["clé", "ok"], survey.DocumentsByPath.Keys.Order(StringComparer.Ordinal));
+        Assert.Equal(2, survey.UnspellableProperties);
     }
 
     [Fact]
