@@ -1,3 +1,5 @@
+using System.Collections;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 
@@ -14,15 +16,20 @@ namespace Indexing.Indexer;
 /// <para>
 /// Paths follow the definition grammar: property names joined by '.', "[]" after a name whose
 /// value was an array (arrays are flattened, so "tags[]" covers ["a", "b"] and "lines[].product"
-/// covers an array of objects). A path counts once per document that has at least one string there.
-/// A path is a string path if any document has a string at it, even when others hold numbers there:
-/// those values are then mismatches of the text field, skipped and counted by the indexer.
+/// covers an array of objects). The extractor flattens an array wherever it meets one, marked or
+/// not, so a path with and without arrays is one path: "tags" holding "x" in one document and
+/// ["y", "z"] in another is "tags[]", and "o.b" and "o[].b" are "o[].b". A segment is marked if
+/// any document had an array there. A path counts once per document that has at least one string
+/// there. A path is a string path if any document has a string at it, even when others hold
+/// numbers there: those values are then mismatches of the text field, skipped and counted by the
+/// indexer.
 /// </para>
 /// <para>
 /// Property names a path cannot spell (containing '.', '[' or ']', control characters, whitespace
-/// at either end, or an escaped unpaired surrogate) are skipped with their subtree and counted. Memory is bounded: at most
-/// <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at paths first seen after that
-/// are counted, not tracked. Not thread-safe: one reader adds documents, then builds the definition.
+/// at either end, or an escaped unpaired surrogate) are skipped with their subtree and counted.
+/// Memory is bounded: at most <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at
+/// paths first seen after that are counted, not tracked. Not thread-safe: one reader adds
+/// documents, then builds the definition.
 /// </para>
 /// </remarks>
 public sealed class StringFieldSurvey
@@ -40,9 +47,21 @@ public sealed class StringFieldSurvey
         MaxDepth = DocumentBodies.MaxDepth,
     };
 
-    private readonly Dictionary<string, long> _documentsByPath = new(StringComparer.Ordinal);
-    private readonly HashSet<string> _seenInDocument = new(StringComparer.Ordinal);
+    // Keyed by the path without its "[]" marks (see the remarks).
+    private readonly Dictionary<string, TrackedPath> _paths = new(StringComparer.Ordinal);
+
+    // The tracked paths the current document has a string at, each with the segments it met arrays at.
+    private readonly Dictionary<TrackedPath, ulong> _seenInDocument = [];
+
+    // The walk's position: the current value's path without marks, its number of segments, and
+    // bit i set when segment i's value is an array the walk is in. A body is at most
+    // DocumentBodies.MaxDepth (64) deep and segment i's array is at depth i + 2, so i < 63.
     private readonly StringBuilder _path = new();
+    private int _segments;
+    private ulong _arraySegments;
+
+    /// <summary>A survey with no document yet.</summary>
+    public StringFieldSurvey() => DocumentsByPath = new PathCounts(_paths);
 
     /// <summary>Documents added.</summary>
     public long Documents { get; private set; }
@@ -53,8 +72,12 @@ public sealed class StringFieldSurvey
     /// <summary>String values at paths first seen after <see cref="MaxTrackedPaths"/> were tracked.</summary>
     public long UntrackedStrings { get; private set; }
 
-    /// <summary>Distinct string paths found, with the number of documents holding a string at each.</summary>
-    public IReadOnlyDictionary<string, long> DocumentsByPath => _documentsByPath;
+    /// <summary>
+    /// Distinct string paths found, with the number of documents holding a string at each. Keys are
+    /// the paths as <see cref="ToDefinition"/> writes them (a segment marked "[]" if any document had
+    /// an array there), so a field's path looks up its count. A view: it follows the documents added.
+    /// </summary>
+    public IReadOnlyDictionary<string, long> DocumentsByPath { get; }
 
     /// <summary>Adds one document (a JSON object, as the store keeps it).</summary>
     /// <exception cref="ArgumentException">The body is not a JSON object; a stored document always is.</exception>
@@ -70,6 +93,8 @@ public sealed class StringFieldSurvey
 
             _seenInDocument.Clear();
             _path.Clear();
+            _segments = 0;
+            _arraySegments = 0;
             WalkObject(ref reader);
         }
         catch (JsonException e)
@@ -78,9 +103,10 @@ public sealed class StringFieldSurvey
         }
 
         Documents++;
-        foreach (var path in _seenInDocument)
+        foreach (var (path, arraySegments) in _seenInDocument)
         {
-            _documentsByPath[path]++;
+            path.Documents++;
+            path.MarkArrays(arraySegments);
         }
     }
 
@@ -94,11 +120,11 @@ public sealed class StringFieldSurvey
     public IndexDefinition ToDefinition(string name, string collection, int maxFields = DefaultMaxFields)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(maxFields, 1);
-        var chosen = _documentsByPath
-            .OrderByDescending(p => p.Value)
-            .ThenBy(p => p.Key, StringComparer.Ordinal)
+        var chosen = _paths.Values
+            .OrderByDescending(p => p.Documents)
+            .ThenBy(p => p.Marked, StringComparer.Ordinal)
             .Take(maxFields)
-            .Select(p => p.Key)
+            .Select(p => p.Marked)
             .ToList();
         if (chosen.Count == 0)
         {
@@ -169,7 +195,9 @@ public sealed class StringFieldSurvey
             }
 
             _path.Append(name);
+            _segments++;
             WalkValue(ref reader);
+            _segments--;
             _path.Length = parentLength;
         }
     }
@@ -183,18 +211,14 @@ public sealed class StringFieldSurvey
                 WalkObject(ref reader);
                 break;
             case JsonTokenType.StartArray:
-                var length = _path.Length;
-                if (!EndsWithArrayMark())
-                {
-                    _path.Append("[]"); // arrays in arrays flatten into the same path
-                }
-
+                var arraySegments = _arraySegments;
+                _arraySegments |= 1UL << (_segments - 1); // arrays in arrays flatten into the same path
                 while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
                 {
                     WalkValue(ref reader);
                 }
 
-                _path.Length = length;
+                _arraySegments = arraySegments;
                 break;
             case JsonTokenType.String:
                 RecordString();
@@ -206,27 +230,21 @@ public sealed class StringFieldSurvey
 
     private void RecordString()
     {
-        var path = _path.ToString();
-        if (_seenInDocument.Contains(path))
+        var unmarked = _path.ToString();
+        if (!_paths.TryGetValue(unmarked, out var path))
         {
-            return;
-        }
-
-        if (!_documentsByPath.ContainsKey(path))
-        {
-            if (_documentsByPath.Count >= MaxTrackedPaths)
+            if (_paths.Count >= MaxTrackedPaths)
             {
                 UntrackedStrings++;
                 return;
             }
 
-            _documentsByPath.Add(path, 0);
+            path = new TrackedPath(unmarked);
+            _paths.Add(unmarked, path);
         }
 
-        _seenInDocument.Add(path);
+        CollectionsMarshal.GetValueRefOrAddDefault(_seenInDocument, path, out _) |= _arraySegments;
     }
-
-    private bool EndsWithArrayMark() => _path.Length >= 2 && _path[^1] == ']' && _path[^2] == '[';
 
     // The property name the reader is on, or null when it is not Unicode text: a name that escapes
     // an unpaired surrogate ("\ud800") is strict JSON, so the store accepts it, but GetString throws
@@ -251,4 +269,81 @@ public sealed class StringFieldSurvey
         && !char.IsWhiteSpace(name[^1])
         && !name.AsSpan().ContainsAny(".[]")
         && !name.Any(char.IsControl);
+
+    // A tracked path: its text without marks, the segments any document had an array at, the text
+    // with those marked "[]" (what the definition uses), and the documents with a string there.
+    private sealed class TrackedPath(string unmarked)
+    {
+        private ulong _arraySegments;
+
+        public string Unmarked { get; } = unmarked;
+
+        public string Marked { get; private set; } = unmarked;
+
+        public long Documents { get; set; }
+
+        public void MarkArrays(ulong arraySegments)
+        {
+            if ((arraySegments & ~_arraySegments) == 0)
+            {
+                return;
+            }
+
+            _arraySegments |= arraySegments;
+            // Splitting on '.' is safe: a name holding '.', '[' or ']' is unspellable, never in a path.
+            var segments = Unmarked.Split('.');
+            var marked = new StringBuilder(Unmarked.Length + 8);
+            for (var i = 0; i < segments.Length; i++)
+            {
+                if (i > 0)
+                {
+                    marked.Append('.');
+                }
+
+                marked.Append(segments[i]);
+                if (((_arraySegments >> i) & 1) != 0)
+                {
+                    marked.Append("[]");
+                }
+            }
+
+            Marked = marked.ToString();
+        }
+    }
+
+    // DocumentsByPath: the tracked paths keyed by their marked text. A key is found by its unmarked
+    // text, then must equal the marked one exactly ("tags" does not find "tags[]").
+    private sealed class PathCounts(Dictionary<string, TrackedPath> paths) : IReadOnlyDictionary<string, long>
+    {
+        public int Count => paths.Count;
+
+        public IEnumerable<string> Keys => paths.Values.Select(p => p.Marked);
+
+        public IEnumerable<long> Values => paths.Values.Select(p => p.Documents);
+
+        public long this[string key] => TryGetValue(key, out var documents)
+            ? documents
+            : throw new KeyNotFoundException($"no string path {MessageText.Quote(key)} was found.");
+
+        public bool ContainsKey(string key) => TryGetValue(key, out _);
+
+        public bool TryGetValue(string key, out long value)
+        {
+            ArgumentNullException.ThrowIfNull(key);
+            if (paths.TryGetValue(key.Replace("[]", "", StringComparison.Ordinal), out var path)
+                && string.Equals(path.Marked, key, StringComparison.Ordinal))
+            {
+                value = path.Documents;
+                return true;
+            }
+
+            value = 0;
+            return false;
+        }
+
+        public IEnumerator<KeyValuePair<string, long>> GetEnumerator() =>
+            paths.Values.Select(p => KeyValuePair.Create(p.Marked, p.Documents)).GetEnumerator();
+
+        IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+    }
 }

@@ -47,6 +47,52 @@ public sealed class StringFieldSurveyTests
     }
 
     [Fact]
+    public void Add_SamePathWithAndWithoutArrays_IsOnePathMarkedWhereAnyDocumentHadAnArray()
+    {
+        var survey = Survey(
+            """{ "tags": "x" }""",
+            """{ "tags": ["y", "z"] }""",
+            """{ "o": { "b": "q" } }""",
+            """{ "o": [ { "b": "r" } ] }""");
+
+        Assert.Equal(
+            ["o[].b:2", "tags[]:2"],
+            survey.DocumentsByPath.Select(p => $"{p.Key}:{p.Value}").Order(StringComparer.Ordinal));
+        Assert.Equal(2, survey.DocumentsByPath["tags[]"]);
+        Assert.False(survey.DocumentsByPath.ContainsKey("tags"));
+        Assert.False(survey.DocumentsByPath.ContainsKey("o.b"));
+    }
+
+    [Fact]
+    public void Add_ArraysAtDifferentSegmentsInDifferentDocuments_MarksEachSegmentThatHadOne()
+    {
+        var survey = Survey(
+            """{ "a": [ { "b": { "c": "x" } } ], "plain": { "d": "p" } }""",
+            """{ "a": { "b": [ { "c": ["y"] } ] } }""",
+            """{ "a": { "b": { "c": "z" } }, "plain": { "d": "p" } }""");
+
+        Assert.Equal(
+            ["a[].b[].c[]:3", "plain.d:2"],
+            survey.DocumentsByPath.Select(p => $"{p.Key}:{p.Value}").Order(StringComparer.Ordinal));
+    }
+
+    [Fact]
+    public void Add_DeepestDocumentsTheStoreAccepts_GiveTheirFullPathsAndMarks()
+    {
+        // Depth counts objects and arrays: 64 objects around a string, or 63 around an array of one.
+        var deepest = string.Concat(Enumerable.Repeat("""{"a":""", 64)) + "\"x\"" + new string('}', 64);
+        var deepestArray = string.Concat(Enumerable.Repeat("""{"a":""", 63)) + "[\"y\"]" + new string('}', 63);
+        DocumentBodies.Validate("d1", Encoding.UTF8.GetBytes(deepest), StoreOptions.DefaultMaxDocumentBytes);
+        DocumentBodies.Validate("d2", Encoding.UTF8.GetBytes(deepestArray), StoreOptions.DefaultMaxDocumentBytes);
+
+        var survey = Survey(deepest, deepestArray);
+
+        var path = string.Join('.', Enumerable.Repeat("a", 63));
+        Assert.Equal([path + ".a", path + "[]"], survey.DocumentsByPath.Keys.Order(StringComparer.Ordinal));
+        Assert.Equal(2, survey.ToDefinition("measure-default", "orders").Fields.Length);
+    }
+
+    [Fact]
     public void Add_PropertyNamesAPathCannotSpell_AreSkippedWithTheirSubtreeAndCounted()
     {
         var survey = Survey("""{ "a.b": "x", "c[0]": { "d": "y" }, " padded": "z", "tab\there": "t", "": "e", "fine name": "ok" }""");
@@ -118,6 +164,35 @@ public sealed class StringFieldSurveyTests
         Assert.Equal(["hat", "coat"], buffer.Values("lines.product"));
         Assert.Equal(["quick", "brown"], buffer.Values("tags"));
         Assert.Equal(["dash"], buffer.Values("x_y"));
+    }
+
+    [Fact]
+    public void ToDefinition_PathWithArraysInSomeDocumentsOnly_IsOneFieldTakingTheValuesOfEveryDocument()
+    {
+        string[] documents =
+        [
+            """{ "tags": "x" }""",
+            """{ "tags": ["y", "z"] }""",
+            """{ "o": { "b": "q" } }""",
+            """{ "o": [ { "b": "r" } ] }""",
+        ];
+        var survey = Survey(documents);
+
+        var definition = survey.ToDefinition("measure-default", "orders");
+
+        Assert.Equal(["o.b:o[].b", "tags:tags[]"], definition.Fields.Select(f => $"{f.Name}:{f.Path}").Order(StringComparer.Ordinal));
+        Assert.All(definition.Fields, f => Assert.Equal(2, survey.DocumentsByPath[f.Path]));
+        var extractor = new FieldExtractor(definition);
+        var buffer = extractor.CreateBuffer();
+        var values = new List<string>();
+        foreach (var document in documents)
+        {
+            extractor.Extract(Encoding.UTF8.GetBytes(document), buffer);
+            values.AddRange(buffer.Values("tags"));
+            values.AddRange(buffer.Values("o.b"));
+        }
+
+        Assert.Equal(["x", "y", "z", "q", "r"], values);
     }
 
     [Fact]
