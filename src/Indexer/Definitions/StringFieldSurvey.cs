@@ -27,9 +27,15 @@ namespace Indexing.Indexer;
 /// <para>
 /// Property names a path cannot spell (containing '.', '[' or ']', control characters, whitespace
 /// at either end, or an escaped unpaired surrogate) are skipped with their subtree and counted.
-/// Memory is bounded: at most <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at
-/// paths first seen after that are counted, not tracked. Not thread-safe: one reader adds
-/// documents, then builds the definition.
+/// Memory is bounded: at most <see cref="MaxTrackedPaths"/> distinct paths are tracked. When the
+/// table is full and a document has a string at a new path, the paths seen in one earlier document
+/// only (and not yet in this one) are dropped to make room, once per document: they make poor
+/// fields, and keeping them would let a map keyed by ids early in a collection keep out a common
+/// field first seen later. Counts are then approximate: a dropped path seen again counts again
+/// from that document, so it can rank below its true count. When nothing can be dropped (every
+/// path was seen in two documents or more, or in this one), strings at new paths are counted in
+/// <see cref="UntrackedStrings"/>, not tracked. Not thread-safe: one reader adds documents, then
+/// builds the definition.
 /// </para>
 /// </remarks>
 public sealed class StringFieldSurvey
@@ -53,6 +59,12 @@ public sealed class StringFieldSurvey
     // The tracked paths the current document has a string at, each with the segments it met arrays at.
     private readonly Dictionary<TrackedPath, ulong> _seenInDocument = [];
 
+    // The tracked paths seen in exactly one document, the ones a full table drops (see the remarks),
+    // and whether the current document has already dropped them: once is enough, as no path becomes
+    // droppable during a document.
+    private readonly HashSet<TrackedPath> _inOneDocument = [];
+    private bool _droppedInDocument;
+
     // The walk's position: the current value's path without marks, its number of segments, and
     // bit i set when segment i's value is an array the walk is in. A body is at most
     // DocumentBodies.MaxDepth (64) deep and segment i's array is at depth i + 2, so i < 63.
@@ -69,7 +81,10 @@ public sealed class StringFieldSurvey
     /// <summary>Property names skipped (with their subtrees) because a path cannot spell them; counted once per occurrence.</summary>
     public long UnspellableProperties { get; private set; }
 
-    /// <summary>String values at paths first seen after <see cref="MaxTrackedPaths"/> were tracked.</summary>
+    /// <summary>
+    /// String values at new paths met while <see cref="MaxTrackedPaths"/> paths were tracked and none
+    /// could be dropped (see the remarks).
+    /// </summary>
     public long UntrackedStrings { get; private set; }
 
     /// <summary>
@@ -92,6 +107,7 @@ public sealed class StringFieldSurvey
             }
 
             _seenInDocument.Clear();
+            _droppedInDocument = false;
             _path.Clear();
             _segments = 0;
             _arraySegments = 0;
@@ -107,6 +123,14 @@ public sealed class StringFieldSurvey
         {
             path.Documents++;
             path.MarkArrays(arraySegments);
+            if (path.Documents == 1)
+            {
+                _inOneDocument.Add(path);
+            }
+            else if (path.Documents == 2)
+            {
+                _inOneDocument.Remove(path);
+            }
         }
     }
 
@@ -233,7 +257,7 @@ public sealed class StringFieldSurvey
         var unmarked = _path.ToString();
         if (!_paths.TryGetValue(unmarked, out var path))
         {
-            if (_paths.Count >= MaxTrackedPaths)
+            if (_paths.Count >= MaxTrackedPaths && !DropPathsInOneEarlierDocument())
             {
                 UntrackedStrings++;
                 return;
@@ -244,6 +268,22 @@ public sealed class StringFieldSurvey
         }
 
         CollectionsMarshal.GetValueRefOrAddDefault(_seenInDocument, path, out _) |= _arraySegments;
+    }
+
+    // Drops the paths seen in one earlier document only, not in the current one; false when that
+    // frees nothing. Costs one pass over those paths, at most once per document.
+    private bool DropPathsInOneEarlierDocument()
+    {
+        if (_droppedInDocument)
+        {
+            return false;
+        }
+
+        _droppedInDocument = true;
+        return _inOneDocument.RemoveWhere(Drop) > 0;
+
+        // Removes the path from the table too when it goes.
+        bool Drop(TrackedPath path) => !_seenInDocument.ContainsKey(path) && _paths.Remove(path.Unmarked);
     }
 
     // The property name the reader is on, or null when it is not Unicode text: a name that escapes

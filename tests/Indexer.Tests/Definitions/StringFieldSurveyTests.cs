@@ -114,19 +114,63 @@ public sealed class StringFieldSurveyTests
         Assert.Equal(2, survey.UnspellableProperties);
     }
 
+    // { "attrs": { "k<first>": "v", ..., "k<first + count - 1>": "v" } }, a map keyed by ids.
+    private static string Map(int count, int first = 0)
+    {
+        var document = new StringBuilder("""{ "attrs": {""");
+        for (var i = first; i < first + count; i++)
+        {
+            document.Append(i == first ? "" : ",").Append("\"k").Append(i).Append("\":\"v\"");
+        }
+
+        return document.Append("} }").ToString();
+    }
+
     [Fact]
     public void Add_MoreDistinctPathsThanTracked_StopsTrackingAndCountsTheRest()
     {
-        var document = new StringBuilder("{");
-        for (var i = 0; i < StringFieldSurvey.MaxTrackedPaths + 5; i++)
-        {
-            document.Append(i == 0 ? "" : ",").Append("\"k").Append(i).Append("\":\"v\"");
-        }
-
-        var survey = Survey(document.Append('}').ToString());
+        var survey = Survey(Map(StringFieldSurvey.MaxTrackedPaths + 5));
 
         Assert.Equal(StringFieldSurvey.MaxTrackedPaths, survey.DocumentsByPath.Count);
         Assert.Equal(5, survey.UntrackedStrings);
+        Assert.Equal(StringFieldSurvey.DefaultMaxFields, survey.ToDefinition("measure-default", "orders").Fields.Length);
+    }
+
+    [Fact]
+    public void Add_CommonPathFirstSeenAfterTheTableFilled_IsTrackedAndRankedFirst()
+    {
+        var survey = Survey([Map(StringFieldSurvey.MaxTrackedPaths + 5), .. Enumerable.Repeat("""{ "title": "t" }""", 2_000)]);
+
+        var definition = survey.ToDefinition("measure-default", "orders");
+
+        Assert.Equal("title", definition.Fields[0].Path);
+        // The map's paths, each seen in one document, made room for it.
+        Assert.Equal(KeyValuePair.Create("title", 2_000L), Assert.Single(survey.DocumentsByPath));
+        Assert.Equal(5, survey.UntrackedStrings);
+    }
+
+    [Fact]
+    public void Add_TableFull_DropsThePathsSeenInOneEarlierDocumentOnly_AndADroppedPathSeenAgainCountsAgain()
+    {
+        var survey = Survey(
+            Map(StringFieldSurvey.MaxTrackedPaths),
+            """{ "attrs": { "k0": "v" }, "title": "t" }""", // k0 is in this document too when title needs room: kept
+            """{ "attrs": { "k1": "v" } }""");              // k1 was dropped for title: counts from this document
+
+        Assert.Equal(
+            ["attrs.k0:2", "attrs.k1:1", "title:1"],
+            survey.DocumentsByPath.Select(p => $"{p.Key}:{p.Value}").Order(StringComparer.Ordinal));
+        Assert.Equal(0, survey.UntrackedStrings);
+    }
+
+    [Fact]
+    public void Add_TableFullOfPathsSeenInTwoDocuments_CountsStringsAtNewPathsAsUntracked()
+    {
+        var survey = Survey(Map(StringFieldSurvey.MaxTrackedPaths), Map(StringFieldSurvey.MaxTrackedPaths), """{ "title": "t", "more": ["a", "b"] }""");
+
+        Assert.Equal(StringFieldSurvey.MaxTrackedPaths, survey.DocumentsByPath.Count);
+        Assert.All(survey.DocumentsByPath.Values, count => Assert.Equal(2, count));
+        Assert.Equal(3, survey.UntrackedStrings);
     }
 
     [Theory]
