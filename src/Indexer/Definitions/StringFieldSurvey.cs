@@ -95,9 +95,14 @@ public sealed class StringFieldSurvey
     public IReadOnlyDictionary<string, long> DocumentsByPath { get; }
 
     /// <summary>Adds one document (a JSON object, as the store keeps it).</summary>
-    /// <exception cref="ArgumentException">The body is not a JSON object; a stored document always is.</exception>
+    /// <exception cref="ArgumentException">
+    /// The body is not a JSON object; a stored document always is. The document counts nothing, but
+    /// paths it dropped to make room (see the remarks) stay dropped.
+    /// </exception>
     public void Add(ReadOnlySpan<byte> utf8Json)
     {
+        var unspellableBefore = UnspellableProperties;
+        var untrackedBefore = UntrackedStrings;
         var reader = new Utf8JsonReader(utf8Json, _readerOptions);
         try
         {
@@ -115,6 +120,15 @@ public sealed class StringFieldSurvey
         }
         catch (JsonException e)
         {
+            // Forget what the document had added, so no path is left tracked with no document.
+            foreach (var path in _seenInDocument.Keys.Where(p => p.Documents == 0))
+            {
+                _paths.Remove(path.Unmarked);
+            }
+
+            _seenInDocument.Clear();
+            UnspellableProperties = unspellableBefore;
+            UntrackedStrings = untrackedBefore;
             throw new ArgumentException($"document #{Documents + 1} is not well-formed JSON: {e.Message}", nameof(utf8Json), e);
         }
 

@@ -188,6 +188,18 @@ public sealed class StringFieldSurveyTests
     }
 
     [Fact]
+    public void Add_DocumentRefusedPartway_LeavesTheCountsAsTheyWere()
+    {
+        var survey = Survey("""{ "ok": "x" }""");
+
+        Assert.Throws<ArgumentException>(() => survey.Add(Encoding.UTF8.GetBytes("""{ "a.b": "u", "new": "y", "ok": ["z"], """)));
+
+        Assert.Equal(["ok:1"], survey.DocumentsByPath.Select(p => $"{p.Key}:{p.Value}"));
+        Assert.Equal(0, survey.UnspellableProperties);
+        Assert.Equal(["ok"], survey.ToDefinition("measure-default", "orders").Fields.Select(f => f.Path));
+    }
+
+    [Fact]
     public void ToDefinition_IndexesEveryStringPathAsTextAndExtractsEveryStringOfTheDocuments()
     {
         const string document = """
