@@ -1,3 +1,5 @@
+using System.Collections;
+using System.Runtime.InteropServices;
 using System.Text;
 using System.Text.Json;
 
@@ -14,15 +16,26 @@ namespace Indexing.Indexer;
 /// <para>
 /// Paths follow the definition grammar: property names joined by '.', "[]" after a name whose
 /// value was an array (arrays are flattened, so "tags[]" covers ["a", "b"] and "lines[].product"
-/// covers an array of objects). A path counts once per document that has at least one string there.
-/// A path is a string path if any document has a string at it, even when others hold numbers there:
-/// those values are then mismatches of the text field, skipped and counted by the indexer.
+/// covers an array of objects). The extractor flattens an array wherever it meets one, marked or
+/// not, so a path with and without arrays is one path: "tags" holding "x" in one document and
+/// ["y", "z"] in another is "tags[]", and "o.b" and "o[].b" are "o[].b". A segment is marked if
+/// any document had an array there. A path counts once per document that has at least one string
+/// there. A path is a string path if any document has a string at it, even when others hold
+/// numbers there: those values are then mismatches of the text field, skipped and counted by the
+/// indexer.
 /// </para>
 /// <para>
-/// Property names a path cannot spell (containing '.', '[' or ']', control characters, or
-/// whitespace at either end) are skipped with their subtree and counted. Memory is bounded: at most
-/// <see cref="MaxTrackedPaths"/> distinct paths are tracked; strings at paths first seen after that
-/// are counted, not tracked. Not thread-safe: one reader adds documents, then builds the definition.
+/// Property names a path cannot spell (containing '.', '[' or ']', control characters, whitespace
+/// at either end, or an escaped unpaired surrogate) are skipped with their subtree and counted.
+/// Memory is bounded: at most <see cref="MaxTrackedPaths"/> distinct paths are tracked. When the
+/// table is full and a document has a string at a new path, the paths seen in one earlier document
+/// only (and not yet in this one) are dropped to make room, once per document: they make poor
+/// fields, and keeping them would let a map keyed by ids early in a collection keep out a common
+/// field first seen later. Counts are then approximate: a dropped path seen again counts again
+/// from that document, so it can rank below its true count. When nothing can be dropped (every
+/// path was seen in two documents or more, or in this one), strings at new paths are counted in
+/// <see cref="UntrackedStrings"/>, not tracked. Not thread-safe: one reader adds documents, then
+/// builds the definition.
 /// </para>
 /// </remarks>
 public sealed class StringFieldSurvey
@@ -40,9 +53,27 @@ public sealed class StringFieldSurvey
         MaxDepth = DocumentBodies.MaxDepth,
     };
 
-    private readonly Dictionary<string, long> _documentsByPath = new(StringComparer.Ordinal);
-    private readonly HashSet<string> _seenInDocument = new(StringComparer.Ordinal);
+    // Keyed by the path without its "[]" marks (see the remarks).
+    private readonly Dictionary<string, TrackedPath> _paths = new(StringComparer.Ordinal);
+
+    // The tracked paths the current document has a string at, each with the segments it met arrays at.
+    private readonly Dictionary<TrackedPath, ulong> _seenInDocument = [];
+
+    // The tracked paths seen in exactly one document, the ones a full table drops (see the remarks),
+    // and whether the current document has already dropped them: once is enough, as no path becomes
+    // droppable during a document.
+    private readonly HashSet<TrackedPath> _inOneDocument = [];
+    private bool _droppedInDocument;
+
+    // The walk's position: the current value's path without marks, its number of segments, and
+    // bit i set when segment i's value is an array the walk is in. A body is at most
+    // DocumentBodies.MaxDepth (64) deep and segment i's array is at depth i + 2, so i < 63.
     private readonly StringBuilder _path = new();
+    private int _segments;
+    private ulong _arraySegments;
+
+    /// <summary>A survey with no document yet.</summary>
+    public StringFieldSurvey() => DocumentsByPath = new PathCounts(_paths);
 
     /// <summary>Documents added.</summary>
     public long Documents { get; private set; }
@@ -50,16 +81,28 @@ public sealed class StringFieldSurvey
     /// <summary>Property names skipped (with their subtrees) because a path cannot spell them; counted once per occurrence.</summary>
     public long UnspellableProperties { get; private set; }
 
-    /// <summary>String values at paths first seen after <see cref="MaxTrackedPaths"/> were tracked.</summary>
+    /// <summary>
+    /// String values at new paths met while <see cref="MaxTrackedPaths"/> paths were tracked and none
+    /// could be dropped (see the remarks).
+    /// </summary>
     public long UntrackedStrings { get; private set; }
 
-    /// <summary>Distinct string paths found, with the number of documents holding a string at each.</summary>
-    public IReadOnlyDictionary<string, long> DocumentsByPath => _documentsByPath;
+    /// <summary>
+    /// Distinct string paths found, with the number of documents holding a string at each. Keys are
+    /// the paths as <see cref="ToDefinition"/> writes them (a segment marked "[]" if any document had
+    /// an array there), so a field's path looks up its count. A view: it follows the documents added.
+    /// </summary>
+    public IReadOnlyDictionary<string, long> DocumentsByPath { get; }
 
     /// <summary>Adds one document (a JSON object, as the store keeps it).</summary>
-    /// <exception cref="ArgumentException">The body is not a JSON object; a stored document always is.</exception>
+    /// <exception cref="ArgumentException">
+    /// The body is not a JSON object; a stored document always is. The document counts nothing, but
+    /// paths it dropped to make room (see the remarks) stay dropped.
+    /// </exception>
     public void Add(ReadOnlySpan<byte> utf8Json)
     {
+        var unspellableBefore = UnspellableProperties;
+        var untrackedBefore = UntrackedStrings;
         var reader = new Utf8JsonReader(utf8Json, _readerOptions);
         try
         {
@@ -69,18 +112,39 @@ public sealed class StringFieldSurvey
             }
 
             _seenInDocument.Clear();
+            _droppedInDocument = false;
             _path.Clear();
+            _segments = 0;
+            _arraySegments = 0;
             WalkObject(ref reader);
         }
         catch (JsonException e)
         {
+            // Forget what the document had added, so no path is left tracked with no document.
+            foreach (var path in _seenInDocument.Keys.Where(p => p.Documents == 0))
+            {
+                _paths.Remove(path.Unmarked);
+            }
+
+            _seenInDocument.Clear();
+            UnspellableProperties = unspellableBefore;
+            UntrackedStrings = untrackedBefore;
             throw new ArgumentException($"document #{Documents + 1} is not well-formed JSON: {e.Message}", nameof(utf8Json), e);
         }
 
         Documents++;
-        foreach (var path in _seenInDocument)
+        foreach (var (path, arraySegments) in _seenInDocument)
         {
-            _documentsByPath[path]++;
+            path.Documents++;
+            path.MarkArrays(arraySegments);
+            if (path.Documents == 1)
+            {
+                _inOneDocument.Add(path);
+            }
+            else if (path.Documents == 2)
+            {
+                _inOneDocument.Remove(path);
+            }
         }
     }
 
@@ -94,11 +158,11 @@ public sealed class StringFieldSurvey
     public IndexDefinition ToDefinition(string name, string collection, int maxFields = DefaultMaxFields)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(maxFields, 1);
-        var chosen = _documentsByPath
-            .OrderByDescending(p => p.Value)
-            .ThenBy(p => p.Key, StringComparer.Ordinal)
+        var chosen = _paths.Values
+            .OrderByDescending(p => p.Documents)
+            .ThenBy(p => p.Marked, StringComparer.Ordinal)
             .Take(maxFields)
-            .Select(p => p.Key)
+            .Select(p => p.Marked)
             .ToList();
         if (chosen.Count == 0)
         {
@@ -154,9 +218,9 @@ public sealed class StringFieldSurvey
         var parentLength = _path.Length;
         while (reader.Read() && reader.TokenType == JsonTokenType.PropertyName)
         {
-            var name = reader.GetString()!;
+            var name = NameOrNull(ref reader);
             reader.Read();
-            if (!IsSpellable(name))
+            if (name is null || !IsSpellable(name))
             {
                 UnspellableProperties++;
                 reader.Skip();
@@ -169,7 +233,9 @@ public sealed class StringFieldSurvey
             }
 
             _path.Append(name);
+            _segments++;
             WalkValue(ref reader);
+            _segments--;
             _path.Length = parentLength;
         }
     }
@@ -183,18 +249,14 @@ public sealed class StringFieldSurvey
                 WalkObject(ref reader);
                 break;
             case JsonTokenType.StartArray:
-                var length = _path.Length;
-                if (!EndsWithArrayMark())
-                {
-                    _path.Append("[]"); // arrays in arrays flatten into the same path
-                }
-
+                var arraySegments = _arraySegments;
+                _arraySegments |= 1UL << (_segments - 1); // arrays in arrays flatten into the same path
                 while (reader.Read() && reader.TokenType != JsonTokenType.EndArray)
                 {
                     WalkValue(ref reader);
                 }
 
-                _path.Length = length;
+                _arraySegments = arraySegments;
                 break;
             case JsonTokenType.String:
                 RecordString();
@@ -206,34 +268,136 @@ public sealed class StringFieldSurvey
 
     private void RecordString()
     {
-        var path = _path.ToString();
-        if (_seenInDocument.Contains(path))
+        var unmarked = _path.ToString();
+        if (!_paths.TryGetValue(unmarked, out var path))
         {
-            return;
-        }
-
-        if (!_documentsByPath.ContainsKey(path))
-        {
-            if (_documentsByPath.Count >= MaxTrackedPaths)
+            if (_paths.Count >= MaxTrackedPaths && !DropPathsInOneEarlierDocument())
             {
                 UntrackedStrings++;
                 return;
             }
 
-            _documentsByPath.Add(path, 0);
+            path = new TrackedPath(unmarked);
+            _paths.Add(unmarked, path);
         }
 
-        _seenInDocument.Add(path);
+        CollectionsMarshal.GetValueRefOrAddDefault(_seenInDocument, path, out _) |= _arraySegments;
     }
 
-    private bool EndsWithArrayMark() => _path.Length >= 2 && _path[^1] == ']' && _path[^2] == '[';
+    // Drops the paths seen in one earlier document only, not in the current one; false when that
+    // frees nothing. Costs one pass over those paths, at most once per document.
+    private bool DropPathsInOneEarlierDocument()
+    {
+        if (_droppedInDocument)
+        {
+            return false;
+        }
+
+        _droppedInDocument = true;
+        return _inOneDocument.RemoveWhere(Drop) > 0;
+
+        // Removes the path from the table too when it goes.
+        bool Drop(TrackedPath path) => !_seenInDocument.ContainsKey(path) && _paths.Remove(path.Unmarked);
+    }
+
+    // The property name the reader is on, or null when it is not Unicode text: a name that escapes
+    // an unpaired surrogate ("\ud800") is strict JSON, so the store accepts it, but GetString throws
+    // on it. No path can name it (see PathNode.FindEscapedChild), so it is unspellable.
+    private static string? NameOrNull(ref Utf8JsonReader reader)
+    {
+        try
+        {
+            return reader.GetString();
+        }
+        catch (InvalidOperationException)
+        {
+            return null;
+        }
+    }
 
     // What FieldPath's grammar can name: no '.', '[' or ']', no control characters, no whitespace at
-    // either end, not empty. (Unpaired surrogates cannot occur: stored documents are valid UTF-8.)
+    // either end, not empty. (Unpaired surrogates cannot occur here: NameOrNull turns them away.)
     private static bool IsSpellable(string name) =>
         name.Length > 0
         && !char.IsWhiteSpace(name[0])
         && !char.IsWhiteSpace(name[^1])
         && !name.AsSpan().ContainsAny(".[]")
         && !name.Any(char.IsControl);
+
+    // A tracked path: its text without marks, the segments any document had an array at, the text
+    // with those marked "[]" (what the definition uses), and the documents with a string there.
+    private sealed class TrackedPath(string unmarked)
+    {
+        private ulong _arraySegments;
+
+        public string Unmarked { get; } = unmarked;
+
+        public string Marked { get; private set; } = unmarked;
+
+        public long Documents { get; set; }
+
+        public void MarkArrays(ulong arraySegments)
+        {
+            if ((arraySegments & ~_arraySegments) == 0)
+            {
+                return;
+            }
+
+            _arraySegments |= arraySegments;
+            // Splitting on '.' is safe: a name holding '.', '[' or ']' is unspellable, never in a path.
+            var segments = Unmarked.Split('.');
+            var marked = new StringBuilder(Unmarked.Length + 8);
+            for (var i = 0; i < segments.Length; i++)
+            {
+                if (i > 0)
+                {
+                    marked.Append('.');
+                }
+
+                marked.Append(segments[i]);
+                if (((_arraySegments >> i) & 1) != 0)
+                {
+                    marked.Append("[]");
+                }
+            }
+
+            Marked = marked.ToString();
+        }
+    }
+
+    // DocumentsByPath: the tracked paths keyed by their marked text. A key is found by its unmarked
+    // text, then must equal the marked one exactly ("tags" does not find "tags[]").
+    private sealed class PathCounts(Dictionary<string, TrackedPath> paths) : IReadOnlyDictionary<string, long>
+    {
+        public int Count => paths.Count;
+
+        public IEnumerable<string> Keys => paths.Values.Select(p => p.Marked);
+
+        public IEnumerable<long> Values => paths.Values.Select(p => p.Documents);
+
+        public long this[string key] => TryGetValue(key, out var documents)
+            ? documents
+            : throw new KeyNotFoundException($"no string path {MessageText.Quote(key)} was found.");
+
+        public bool ContainsKey(string key) => TryGetValue(key, out _);
+
+        public bool TryGetValue(string key, out long value)
+        {
+            ArgumentNullException.ThrowIfNull(key);
+            if (paths.TryGetValue(key.Replace("[]", "", StringComparison.Ordinal), out var path)
+                && string.Equals(path.Marked, key, StringComparison.Ordinal))
+            {
+                value = path.Documents;
+                return true;
+            }
+
+            value = 0;
+            return false;
+        }
+
+        public IEnumerator<KeyValuePair<string, long>> GetEnumerator() =>
+            paths.Values.Select(p => KeyValuePair.Create(p.Marked, p.Documents)).GetEnumerator();
+
+        IEnumerator IEnumerable.GetEnumerator() => GetEnumerator();
+    }
 }
