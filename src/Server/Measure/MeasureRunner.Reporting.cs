@@ -84,7 +84,7 @@ internal sealed partial class MeasureRunner
         if (survey.UnspellableProperties > 0 || survey.UntrackedStrings > 0)
         {
             _console.MarkupLineInterpolated(
-                $"  [yellow]not indexed:[/] {survey.UnspellableProperties:N0} properties whose names a path cannot spell ('.', '[[', ']]', control characters, spaces at either end), {survey.UntrackedStrings:N0} strings at paths beyond the first {StringFieldSurvey.MaxTrackedPaths:N0}.");
+                $"  [yellow]not indexed:[/] {survey.UnspellableProperties:N0} properties whose names a path cannot spell ('.', '[[', ']]', control characters, spaces at either end, escaped lone surrogates), {survey.UntrackedStrings:N0} strings at new paths while {StringFieldSurvey.MaxTrackedPaths:N0} paths were already tracked.");
         }
     }
 }
