@@ -16,10 +16,6 @@ namespace Indexing.Server.Loading;
 /// </summary>
 internal static class BulkLoad
 {
-    // Same chunking as DocumentStore.PutMany uses inside: one synced WriteBatch per chunk.
-    private const long ChunkBytes = 8L << 20;
-    private const int ChunkDocuments = 4096;
-
     // Room for the envelope around a maximal body: the id (up to 512 UTF-8 bytes, each up to 6
     // when escaped as \uXXXX), property names, whitespace.
     private const int EnvelopeSlackBytes = 64 << 10;
@@ -189,7 +185,8 @@ internal static class BulkLoad
 
             _chunk.Add(new DocumentWrite(id, body.ToArray()));
             _chunkBytes += body.Length;
-            if (_chunkBytes >= ChunkBytes || _chunk.Count >= ChunkDocuments)
+            // PutMany's own chunking, so each gathered chunk is one synced WriteBatch.
+            if (_chunkBytes >= DocumentStore.BulkChunkBytes || _chunk.Count >= DocumentStore.BulkChunkDocuments)
             {
                 Flush(cancellationToken);
             }

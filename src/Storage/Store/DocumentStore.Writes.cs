@@ -7,10 +7,15 @@ namespace Indexing.Storage;
 // one WriteBatch per document (or per bulk chunk) under the write lock.
 public sealed partial class DocumentStore
 {
-    // Bulk loads write in chunks of about this many body bytes (or documents): large enough that
-    // the per-batch sync is amortised, small enough that a chunk's memory stays modest.
-    internal const long BulkChunkBytes = 8L << 20;
-    internal const int BulkChunkDocuments = 4096;
+    /// <summary>
+    /// <see cref="PutMany"/> writes in chunks of about this many body bytes (or <see cref="BulkChunkDocuments"/>
+    /// documents), one WriteBatch each: large enough that the per-batch sync is amortised, small enough
+    /// that a chunk's memory stays modest. Callers that gather documents for PutMany chunk the same way.
+    /// </summary>
+    public const long BulkChunkBytes = 8L << 20;
+
+    /// <summary>Most documents in one <see cref="PutMany"/> chunk (see <see cref="BulkChunkBytes"/>).</summary>
+    public const int BulkChunkDocuments = 4096;
 
     /// <summary>Stores <paramref name="utf8Json"/> as document <paramref name="id"/>, replacing any previous body; returns its new etag.</summary>
     /// <exception cref="DocumentValidationException">The id or body breaks a rule; nothing was written and no etag consumed.</exception>
