@@ -1,5 +1,4 @@
 using System.Collections.Immutable;
-using System.Runtime.InteropServices;
 using System.Text.Json;
 using System.Text.Json.Serialization;
 
@@ -9,8 +8,8 @@ namespace Indexing.Indexer;
 
 /// <summary>
 /// The persisted map from index name to its active generation, definition and rebuild intent:
-/// <c>catalog.json</c> in the indexes root. Every change writes a whole new file next to it,
-/// fsyncs it, renames it over the old one and fsyncs the directory, so a crash leaves either the
+/// <c>catalog.json</c> in the indexes root. Every change replaces the file whole through
+/// <see cref="AtomicFile"/> (new file, fsync, rename, directory fsync), so a crash leaves either the
 /// old catalog or the new one, never neither and never a mix.
 /// </summary>
 /// <remarks>Not thread-safe: the <see cref="IndexManager"/> serialises changes under its lock.</remarks>
@@ -47,7 +46,7 @@ internal sealed class IndexCatalog
         Directory.CreateDirectory(root);
         var path = Path.Combine(root, FileName);
         // A temp file left by a crash before its rename is an abandoned change: the old file rules.
-        File.Delete(path + ".tmp");
+        File.Delete(AtomicFile.TempPath(path));
         if (!File.Exists(path))
         {
             return new IndexCatalog(root, new CatalogState(FormatVersion, ImmutableSortedDictionary<string, CatalogEntry>.Empty.WithComparers(StringComparer.Ordinal)));
@@ -77,16 +76,7 @@ internal sealed class IndexCatalog
 
     public void Save(CatalogState state)
     {
-        var temp = _path + ".tmp";
-        using (var stream = new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
-        {
-            JsonSerializer.Serialize(stream, state, _json);
-            stream.Flush(flushToDisk: true);
-        }
-
-        BeforeRename?.Invoke();
-        File.Move(temp, _path, overwrite: true);
-        FsyncDirectory(Root);
+        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), BeforeRename);
         State = state;
     }
 
@@ -96,34 +86,6 @@ internal sealed class IndexCatalog
         var next = change(current);
         var indexes = next is null ? State.Indexes.Remove(name) : State.Indexes.SetItem(name, next);
         Save(State with { Indexes = indexes });
-    }
-
-    // A rename is durable only once its directory entry is: fsync the directory (POSIX). There is
-    // no managed API for it; on other systems the rename alone is what we have.
-    private static void FsyncDirectory(string directory)
-    {
-        if (!OperatingSystem.IsLinux() && !OperatingSystem.IsMacOS())
-        {
-            return;
-        }
-
-        var fd = NativeFiles.Open(directory, 0 /* O_RDONLY */);
-        if (fd < 0)
-        {
-            throw new IOException($"could not open {MessageText.Quote(directory)} to fsync the index catalog's rename (errno {Marshal.GetLastPInvokeError()}).");
-        }
-
-        try
-        {
-            if (NativeFiles.Fsync(fd) != 0)
-            {
-                throw new IOException($"fsync of {MessageText.Quote(directory)} failed (errno {Marshal.GetLastPInvokeError()}): the catalog change may not survive a power loss.");
-            }
-        }
-        finally
-        {
-            _ = NativeFiles.Close(fd);
-        }
     }
 }
 

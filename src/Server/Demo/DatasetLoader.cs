@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Indexing.Datasets;
+using Indexing.Indexer;
 using Indexing.Storage;
 using Spectre.Console;
 

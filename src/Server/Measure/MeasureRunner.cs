@@ -167,13 +167,31 @@ internal sealed partial class MeasureRunner
         {
             try
             {
-                AtomicFile.CheckWritable(path);
+                CheckWritable(path);
             }
             catch (Exception e) when (e is IOException or UnauthorizedAccessException)
             {
                 throw new MeasureException($"{option} {path} cannot be written: {e.Message}");
             }
         }
+    }
+
+    // The output's directory exists (created if missing), the path is not a directory, and the
+    // temporary file its atomic replacement writes first can be created.
+    private static void CheckWritable(string path)
+    {
+        if (Directory.Exists(path))
+        {
+            throw new IOException($"{path} is a directory; name a file.");
+        }
+
+        Directory.CreateDirectory(Path.GetDirectoryName(Path.GetFullPath(path))!);
+        var temp = AtomicFile.TempPath(path);
+        using (new FileStream(temp, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+        }
+
+        File.Delete(temp);
     }
 
     private void Release(MeasureWorkDirectory work, bool loaded)

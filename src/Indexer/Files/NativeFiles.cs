@@ -2,7 +2,7 @@ using System.Runtime.InteropServices;
 
 namespace Indexing.Indexer;
 
-// POSIX calls the catalog needs and .NET does not expose (fsync of a directory).
+// POSIX calls AtomicFile needs and .NET does not expose (fsync of a directory).
 internal static partial class NativeFiles
 {
     [LibraryImport("libc", EntryPoint = "open", SetLastError = true, StringMarshalling = StringMarshalling.Utf8)]
