@@ -31,14 +31,7 @@ internal static class DemoCommand
             Description = "Dataset size to generate, e.g. 256MiB, 1GiB, 2.5GB.",
             DefaultValueFactory = _ => DefaultSize,
         };
-        size.Validators.Add(result =>
-        {
-            var text = result.GetValueOrDefault<string>();
-            if (!ByteSize.TryParse(text, out var bytes) || bytes < 1 << 20)
-            {
-                result.AddError($"--size {MessageText.Quote(text)} is not a size of at least 1 MiB; write it like 256MiB, 1GiB or 2.5GB.");
-            }
-        });
+        OptionRules.Size(size, 1 << 20, long.MaxValue, "256MiB, 1GiB or 2.5GB");
         var seed = new Option<int>("--seed")
         {
             Description = "Generator seed: the same seed and size give the same documents.",
@@ -68,26 +61,14 @@ internal static class DemoCommand
             Description = "Background writers changing documents during the rebuild (each about 200 writes/s).",
             DefaultValueFactory = _ => 2,
         };
-        writers.Validators.Add(result =>
-        {
-            if (result.GetValueOrDefault<int>() is < 0 or > 64)
-            {
-                result.AddError($"--writers is {result.GetValueOrDefault<int>()}; it must be from 0 to 64.");
-            }
-        });
+        OptionRules.InRange(writers, 0, 64);
 
         var port = new Option<int>("--port")
         {
             Description = $"Port of the server the demo runs (its admin page shows the run live); 0 picks a free one.",
             DefaultValueFactory = _ => Hosting.ServerOptions.DefaultPort,
         };
-        port.Validators.Add(result =>
-        {
-            if (result.GetValueOrDefault<int>() is < 0 or > 65535)
-            {
-                result.AddError($"--port is {result.GetValueOrDefault<int>()}; it must be from 0 to 65535 (0 picks a free port).");
-            }
-        });
+        OptionRules.InRange(port, 0, 65535, "0 picks a free port");
         var exitWhenDone = new Option<bool>("--exit-when-done")
         {
             Description = "Exit when the demo's steps are done instead of serving until Ctrl+C (for scripts).",

@@ -88,13 +88,13 @@ internal static class MeasureCommand
             DefaultValueFactory = _ => ByteSize.FormatExact(RebuildWorkload.DefaultInMemoryLimitBytes),
         };
 
-        Range(repeat, 1, 100);
-        Positive(latency, allowZero: true);
-        Positive(streamMbps);
-        Range(queueDepth, 1, 4096);
-        Positive(deviceMbps);
-        Size(maxDocumentSize, StoreOptions.MaxDocumentBytesFloor, StoreOptions.MaxDocumentBytesCeiling);
-        Size(inMemoryLimit, 1 << 20, long.MaxValue);
+        OptionRules.InRange(repeat, 1, 100);
+        OptionRules.Positive(latency, allowZero: true);
+        OptionRules.Positive(streamMbps);
+        OptionRules.InRange(queueDepth, 1, 4096);
+        OptionRules.Positive(deviceMbps);
+        OptionRules.Size(maxDocumentSize, StoreOptions.MaxDocumentBytesFloor, StoreOptions.MaxDocumentBytesCeiling, "64MiB or 1GiB");
+        OptionRules.Size(inMemoryLimit, 1 << 20, long.MaxValue, "64MiB or 1GiB");
         timeline.Validators.Add(result =>
         {
             if (result.GetValueOrDefault<FileInfo?>() is { } csv && string.Equals(csv.Extension, ".svg", StringComparison.OrdinalIgnoreCase))
@@ -149,38 +149,4 @@ internal static class MeasureCommand
         });
         return command;
     }
-
-    private static void Range(Option<int> option, int min, int max) => option.Validators.Add(result =>
-    {
-        if (result.GetValueOrDefault<int>() is var value && (value < min || value > max))
-        {
-            result.AddError($"{option.Name} is {value}; it must be from {min} to {max}.");
-        }
-    });
-
-    private static void Range(Option<int?> option, int min, int max) => option.Validators.Add(result =>
-    {
-        if (result.GetValueOrDefault<int?>() is { } value && (value < min || value > max))
-        {
-            result.AddError($"{option.Name} is {value}; it must be from {min} to {max}.");
-        }
-    });
-
-    private static void Positive(Option<double?> option, bool allowZero = false) => option.Validators.Add(result =>
-    {
-        if (result.GetValueOrDefault<double?>() is { } value && (!double.IsFinite(value) || value < 0 || (value == 0 && !allowZero)))
-        {
-            result.AddError($"{option.Name} is {value}; it must be a {(allowZero ? "non-negative" : "positive")} number.");
-        }
-    });
-
-    private static void Size(Option<string> option, long min, long max) => option.Validators.Add(result =>
-    {
-        var text = result.GetValueOrDefault<string>();
-        if (!ByteSize.TryParse(text, out var bytes) || bytes < min || bytes > max)
-        {
-            var range = max == long.MaxValue ? $"at least {ByteSize.FormatExact(min)}" : $"from {ByteSize.FormatExact(min)} to {ByteSize.FormatExact(max)}";
-            result.AddError($"{option.Name} {MessageText.Quote(text)} is not a size {range}; write it like 64MiB or 1GiB.");
-        }
-    });
 }
