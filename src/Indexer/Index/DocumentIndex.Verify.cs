@@ -22,19 +22,8 @@ public sealed partial class DocumentIndex
     {
         ArgumentNullException.ThrowIfNull(store);
         ArgumentOutOfRangeException.ThrowIfNegative(maxListed);
-        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        RefreshForQueries();
-        Dictionary<string, long> indexed;
         var duplicates = new List<string>();
-        long duplicateCount = 0;
-        try
-        {
-            indexed = ReadIndexedEtags(duplicates, maxListed, ref duplicateCount);
-        }
-        catch (Exception exception) when (IsEngineFailure(exception))
-        {
-            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
-        }
+        var indexed = ReadEntries(duplicates, maxListed, out var duplicateCount);
 
         var missing = new List<string>();
         var stale = new List<string>();
@@ -63,8 +52,8 @@ public sealed partial class DocumentIndex
         return new IndexVerifyResult(storeCount, missingCount, indexed.Count, staleCount, duplicateCount, missing, extra, stale, duplicates);
     }
 
-    // Every live entry's id and etag as the query view shows them after a refresh, for the
-    // manager's verify, which compares them with a store snapshot at a known point.
+    // Every live entry's id and etag as the query view shows them after a refresh: what Verify
+    // compares with the store now, and the manager's verify with a store snapshot at a known point.
     internal Dictionary<string, long> ReadEntries(List<string> duplicates, int maxListed, out long duplicateCount)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
