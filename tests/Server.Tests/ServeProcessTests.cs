@@ -56,8 +56,11 @@ public sealed class ServeProcessTests : IDisposable
 
         using (var timeout = new CancellationTokenSource(_hangGuard))
         {
-            // n = 7 is one single and one bulk document.
-            while (!(await client.GetStringAsync("/indexes/orders-by-n/query?q=n:7", timeout.Token)).Contains("\"totalHits\":2", StringComparison.Ordinal))
+            // The first build is done (a new index serves partial results while it builds, so the
+            // query alone can match before then, and a rebuild asked for meanwhile is refused
+            // with 409); n = 7 is one single and one bulk document.
+            while (!(await client.GetStringAsync("/indexes/orders-by-n/rebuild", timeout.Token)).Contains("\"phase\":\"done\"", StringComparison.Ordinal)
+                || !(await client.GetStringAsync("/indexes/orders-by-n/query?q=n:7", timeout.Token)).Contains("\"totalHits\":2", StringComparison.Ordinal))
             {
                 await Task.Delay(100, timeout.Token);
             }
