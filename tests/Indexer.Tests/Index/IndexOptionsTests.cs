@@ -1,0 +1,37 @@
+namespace Indexing.Indexer.Tests.Index;
+
+public sealed class IndexOptionsTests
+{
+    [Theory]
+    [InlineData(nameof(IndexOptions.CommitEveryBytes), (1L << 20) - 1, "CommitEveryBytes is 1048575; it must be from 1 MiB to 64 GiB.")]
+    [InlineData(nameof(IndexOptions.CommitEveryBytes), (64L << 30) + 1, "CommitEveryBytes is 68719476737; it must be from 1 MiB to 64 GiB.")]
+    [InlineData(nameof(IndexOptions.TakeMaxBytes), (64L << 10) - 1, "TakeMaxBytes is 65535; it must be from 64 KiB to 1 GiB.")]
+    [InlineData(nameof(IndexOptions.TakeMaxBytes), (1L << 30) + 1, "TakeMaxBytes is 1073741825; it must be from 64 KiB to 1 GiB.")]
+    public void ByteSetting_OutsideItsRange_IsRefusedNamingTheSettingValueAndRange(string setting, long value, string message)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => WithBytes(setting, value));
+
+        Assert.Equal(setting, error.ParamName);
+        Assert.Equal(value, error.ActualValue);
+        Assert.StartsWith(message, error.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(nameof(IndexOptions.CommitEveryBytes), 1L << 20)]
+    [InlineData(nameof(IndexOptions.CommitEveryBytes), 64L << 30)]
+    [InlineData(nameof(IndexOptions.TakeMaxBytes), 64L << 10)]
+    [InlineData(nameof(IndexOptions.TakeMaxBytes), 1L << 30)]
+    public void ByteSetting_AtItsBounds_IsKept(string setting, long value)
+    {
+        var options = WithBytes(setting, value);
+
+        Assert.Equal(value, setting == nameof(IndexOptions.CommitEveryBytes) ? options.CommitEveryBytes : options.TakeMaxBytes);
+    }
+
+    private static IndexOptions WithBytes(string setting, long value) => setting switch
+    {
+        nameof(IndexOptions.CommitEveryBytes) => new IndexOptions { CommitEveryBytes = value },
+        nameof(IndexOptions.TakeMaxBytes) => new IndexOptions { TakeMaxBytes = value },
+        _ => throw new ArgumentException($"no byte setting {setting}", nameof(setting)),
+    };
+}
