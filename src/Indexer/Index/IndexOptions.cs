@@ -48,9 +48,7 @@ public sealed record IndexOptions
     public long CommitEveryBytes
     {
         get => _commitEveryBytes;
-        init => _commitEveryBytes = value is >= 1L << 20 and <= 64L << 30
-            ? value
-            : throw new ArgumentOutOfRangeException(nameof(CommitEveryBytes), value, $"{nameof(CommitEveryBytes)} is {value}; it must be from 1 MiB to 64 GiB.");
+        init => _commitEveryBytes = CheckBytes(value, 1L << 20, 64L << 30, nameof(CommitEveryBytes));
     }
 
     /// <summary>Commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
@@ -92,9 +90,7 @@ public sealed record IndexOptions
     public long TakeMaxBytes
     {
         get => _takeMaxBytes;
-        init => _takeMaxBytes = value is >= 64L << 10 and <= 1L << 30
-            ? value
-            : throw new ArgumentOutOfRangeException(nameof(TakeMaxBytes), value, $"{nameof(TakeMaxBytes)} is {value}; it must be from 64 KiB to 1 GiB.");
+        init => _takeMaxBytes = CheckBytes(value, 64L << 10, 1L << 30, nameof(TakeMaxBytes));
     }
 
     /// <summary>Failures of the index itself in a row (1..1000) after which following stops and the index is in <see cref="IndexState.Error"/>.</summary>
@@ -115,6 +111,12 @@ public sealed record IndexOptions
         value >= min && value <= max
             ? value
             : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {min} to {max} ({unit}).");
+
+    // Bounds are whole binary units, so they read exactly ("1 MiB", "64 GiB").
+    private static long CheckBytes(long value, long min, long max, string name) =>
+        value >= min && value <= max
+            ? value
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {Storage.ByteSize.Format(min)} to {Storage.ByteSize.Format(max)}.");
 
     private static TimeSpan CheckTime(TimeSpan value, TimeSpan min, TimeSpan max, string name) =>
         value >= min && value <= max
