@@ -110,7 +110,7 @@ public sealed partial class DocumentIndex : IDisposable
         }
         catch (Exception exception)
         {
-            sink.DisposeWithoutCommit();
+            sink.Close(keepPending: false);
             if (exception is IndexException)
             {
                 throw;
@@ -174,14 +174,7 @@ public sealed partial class DocumentIndex : IDisposable
             finally
             {
                 _state = IndexState.Closed;
-                if (committed)
-                {
-                    _sink.Dispose();
-                }
-                else
-                {
-                    _sink.DisposeWithoutCommit();
-                }
+                _sink.Close(keepPending: committed);
 
                 _closing.Dispose();
             }

@@ -159,8 +159,12 @@ internal sealed class LuceneIndexSink : IIndexSink
         _writer.DeleteAll();
     }
 
-    /// <summary>Closes without committing what was written since the last commit (the index failed, or a build is abandoned).</summary>
-    public void DisposeWithoutCommit()
+    /// <summary>
+    /// Closes. With <paramref name="keepPending"/> the owner has committed its checkpoint first
+    /// (Lucene's close would commit pending writes without one); without it, what was written
+    /// since the last commit is rolled back (the index failed, or a build is abandoned).
+    /// </summary>
+    public void Close(bool keepPending)
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
         {
@@ -170,7 +174,14 @@ internal sealed class LuceneIndexSink : IIndexSink
         try
         {
             _searchers.Dispose();
-            _writer.Rollback();
+            if (keepPending)
+            {
+                _writer.Dispose();
+            }
+            else
+            {
+                _writer.Rollback();
+            }
         }
         finally
         {
@@ -179,25 +190,8 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
-    /// <summary>Closes; the owner commits its checkpoint first (Lucene's close would commit pending writes without one).</summary>
-    public void Dispose()
-    {
-        if (Interlocked.Exchange(ref _disposed, 1) != 0)
-        {
-            return;
-        }
-
-        try
-        {
-            _searchers.Dispose();
-            _writer.Dispose();
-        }
-        finally
-        {
-            _analyzer.Dispose();
-            _directory.Dispose();
-        }
-    }
+    /// <summary>Closes as <see cref="Close"/> does after the owner's checkpoint commit.</summary>
+    public void Dispose() => Close(keepPending: true);
 
     public override string ToString() => $"Lucene index {MessageText.Quote(Definition.Name)}";
 
