@@ -21,13 +21,13 @@ namespace Indexing.Indexer;
 internal sealed class DefinitionQueryParser : QueryParser
 {
     private readonly IndexDefinition _definition;
-    private readonly Dictionary<string, IndexFieldType> _types;
+    private readonly IReadOnlyDictionary<string, IndexFieldType> _types;
 
     public DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer)
         : base(LuceneVersion.LUCENE_48, defaultField, analyzer)
     {
         _definition = definition;
-        _types = new Dictionary<string, IndexFieldType>(types, StringComparer.Ordinal);
+        _types = types; // the index's cached ordinal map, shared by every query
         // Keyword values are exact and text is lowercased by the analyser, so lowercasing
         // wildcard/prefix terms is decided per field below, not globally.
         LowercaseExpandedTerms = false;
