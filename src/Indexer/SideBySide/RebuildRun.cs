@@ -146,15 +146,8 @@ internal sealed class RebuildRun
             times = times.SetItem(phase, times.GetValueOrDefault(phase) + Stopwatch.GetElapsedTime(Volatile.Read(ref _phaseStarted)));
         }
 
-        long applied;
-        try
-        {
-            applied = Target.GetStatus().AppliedEtag;
-        }
-        catch (ObjectDisposedException)
-        {
-            applied = 0; // the replacement was removed (cancelled or failed)
-        }
+        // GetStatus reads a removed (cancelled or failed) replacement too: its last applied etag.
+        var applied = Target.GetStatus().AppliedEtag;
 
         var bulkDone = phase != RebuildPhase.Bulk && pressure is not null;
         return new RebuildProgress(
