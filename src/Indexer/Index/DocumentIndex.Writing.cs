@@ -18,8 +18,6 @@ public sealed partial class DocumentIndex
         public IIndexSinkWriter Writer { get; } = writer;
 
         public ExtractedFields Buffer { get; } = buffer;
-
-        public long StallTicks { get; set; }
     }
 
     private WriteContext CreateWriteContext() => new(_sink.CreateWriter(), _extractor.CreateBuffer());

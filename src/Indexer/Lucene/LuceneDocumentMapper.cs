@@ -20,7 +20,6 @@ namespace Indexing.Indexer;
 // Threading: one thread at a time.
 internal sealed class LuceneDocumentMapper
 {
-    private readonly IndexDefinition _definition;
     private readonly FieldSlot[] _slots;
     private readonly StringField _id = new(LuceneFieldNames.Id, "", Field.Store.YES);
     private readonly Int64Field _etag = new(LuceneFieldNames.Etag, 0, Field.Store.YES);
@@ -29,7 +28,6 @@ internal sealed class LuceneDocumentMapper
 
     public LuceneDocumentMapper(IndexDefinition definition)
     {
-        _definition = definition;
         _slots = new FieldSlot[definition.Fields.Length];
         for (var i = 0; i < _slots.Length; i++)
         {
@@ -57,8 +55,6 @@ internal sealed class LuceneDocumentMapper
 
         return _fields;
     }
-
-    public IndexDefinition Definition => _definition;
 
     // The reusable Field instances of one definition field.
     private sealed class FieldSlot
