@@ -43,8 +43,7 @@ public sealed partial class DocumentIndex
         var state = State;
         if (state is IndexState.Building or IndexState.Error or IndexState.Closed)
         {
-            throw new InvalidOperationException($"index {MessageText.Quote(Name)} cannot catch up while it is {state}" +
-                (state == IndexState.Error ? $" (last error: {Volatile.Read(ref _lastError)}); reopen it after fixing the cause." : "."));
+            throw CannotWhile("catch up", state);
         }
 
         var from = Volatile.Read(ref _appliedEtag);

@@ -71,14 +71,17 @@ public sealed partial class DocumentIndex
         {
             if (Array.IndexOf(from, _state) < 0)
             {
-                throw new InvalidOperationException(
-                    $"index {Storage.MessageText.Quote(Name)} cannot {action} while it is {_state}" +
-                    (_state == IndexState.Error ? $" (last error: {_lastError}); reopen it after fixing the cause." : "."));
+                throw CannotWhile(action, _state);
             }
 
             _state = to;
         }
     }
+
+    // "index 'x' cannot <action> while it is <state>", with the last error and what to do when that state is Error.
+    private InvalidOperationException CannotWhile(string action, IndexState state) => new(
+        $"index {Storage.MessageText.Quote(Name)} cannot {action} while it is {state}" +
+        (state == IndexState.Error ? $" (last error: {Volatile.Read(ref _lastError)}); reopen it after fixing the cause." : "."));
 
     private void SetState(IndexState to)
     {
