@@ -35,11 +35,11 @@ public sealed partial class DocumentIndex
                 storeCount++;
                 if (!indexed.Remove(metadata.Id, out var etag))
                 {
-                    Add(missing, metadata.Id, ref missingCount, maxListed);
+                    CountAndList(missing, metadata.Id, ref missingCount, maxListed);
                 }
                 else if (etag != metadata.Etag)
                 {
-                    Add(stale, $"{metadata.Id} (index {etag}, store {metadata.Etag})", ref staleCount, maxListed);
+                    CountAndList(stale, $"{metadata.Id} (index {etag}, store {metadata.Etag})", ref staleCount, maxListed);
                 }
             }
         }
@@ -90,7 +90,7 @@ public sealed partial class DocumentIndex
                     var id = reader.Document(doc, _idOnly).Get(LuceneFieldNames.Id);
                     if (!indexed.TryAdd(id, etags?.Get(doc) ?? 0))
                     {
-                        Add(duplicates, id, ref duplicateCount, maxListed);
+                        CountAndList(duplicates, id, ref duplicateCount, maxListed);
                     }
                 }
             }
@@ -103,7 +103,8 @@ public sealed partial class DocumentIndex
         return indexed;
     }
 
-    private static void Add(List<string> list, string item, ref long count, int maxListed)
+    // Counts a finding and lists it while the list has room (the verify reports' samples).
+    internal static void CountAndList(List<string> list, string item, ref long count, int maxListed)
     {
         count++;
         if (list.Count < maxListed)

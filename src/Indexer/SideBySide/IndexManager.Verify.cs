@@ -66,13 +66,11 @@ public sealed partial class IndexManager
 
                 if (!entries.Remove(meta.Id, out var indexedEtag))
                 {
-                    missing++;
-                    Sample(missingIds, meta.Id);
+                    DocumentIndex.CountAndList(missingIds, meta.Id, ref missing, SampleLimit);
                 }
                 else if (indexedEtag != meta.Etag)
                 {
-                    stale++;
-                    Sample(staleIds, meta.Id);
+                    DocumentIndex.CountAndList(staleIds, meta.Id, ref stale, SampleLimit);
                 }
             }
 
@@ -99,22 +97,13 @@ public sealed partial class IndexManager
                 }
                 else
                 {
-                    extra++;
-                    Sample(extraIds, id);
+                    DocumentIndex.CountAndList(extraIds, id, ref extra, SampleLimit);
                 }
             }
 
             return new VerifyReport(
                 index.Name, serving.Generation, asOf, snapshot.Etag, storeDocuments, index.GetStatus().DocumentCount,
                 missing, extra, stale, duplicates, changedDuring, missingIds, extraIds, staleIds, duplicateIds);
-        }
-    }
-
-    private static void Sample(List<string> sample, string id)
-    {
-        if (sample.Count < SampleLimit)
-        {
-            sample.Add(id);
         }
     }
 }
