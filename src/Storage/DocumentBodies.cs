@@ -26,7 +26,11 @@ public static class DocumentBodies
 
     private const int MaxPooledBufferBytes = 1 << 20;
 
-    private static readonly JsonReaderOptions _readerOptions = new()
+    /// <summary>
+    /// The reader settings bodies are checked with (strict RFC 8259, at most <see cref="MaxDepth"/>
+    /// deep); readers of stored bodies use the same, so a body the store took reads the same there.
+    /// </summary>
+    public static JsonReaderOptions ReaderOptions { get; } = new()
     {
         CommentHandling = JsonCommentHandling.Disallow,
         AllowTrailingCommas = false,
@@ -168,7 +172,7 @@ public static class DocumentBodies
 
     private static DocumentValidationError? JsonProblem(string id, ReadOnlySpan<byte> utf8Json)
     {
-        var reader = new Utf8JsonReader(utf8Json, _readerOptions);
+        var reader = new Utf8JsonReader(utf8Json, ReaderOptions);
         JsonTokenType root;
         try
         {

@@ -46,13 +46,6 @@ public sealed class StringFieldSurvey
     /// <summary>Most fields a default definition gets, like Elasticsearch's default index.mapping.total_fields.limit.</summary>
     public const int DefaultMaxFields = 1_000;
 
-    private static readonly JsonReaderOptions _readerOptions = new()
-    {
-        CommentHandling = JsonCommentHandling.Disallow,
-        AllowTrailingCommas = false,
-        MaxDepth = DocumentBodies.MaxDepth,
-    };
-
     // Keyed by the path without its "[]" marks (see the remarks).
     private readonly Dictionary<string, TrackedPath> _paths = new(StringComparer.Ordinal);
 
@@ -103,7 +96,7 @@ public sealed class StringFieldSurvey
     {
         var unspellableBefore = UnspellableProperties;
         var untrackedBefore = UntrackedStrings;
-        var reader = new Utf8JsonReader(utf8Json, _readerOptions);
+        var reader = new Utf8JsonReader(utf8Json, DocumentBodies.ReaderOptions);
         try
         {
             if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)

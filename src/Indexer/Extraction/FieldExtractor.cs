@@ -27,13 +27,6 @@ namespace Indexing.Indexer;
 // mismatch reasons), JsonIntegers.cs (exact integral test for long fields).
 internal sealed partial class FieldExtractor
 {
-    private static readonly JsonReaderOptions _readerOptions = new()
-    {
-        CommentHandling = JsonCommentHandling.Disallow,
-        AllowTrailingCommas = false,
-        MaxDepth = DocumentBodies.MaxDepth,
-    };
-
     private readonly PathNode _root = new("");
     private readonly IndexFieldType[] _types;
 
@@ -76,7 +69,7 @@ internal sealed partial class FieldExtractor
         }
 
         into.Clear();
-        var reader = new Utf8JsonReader(utf8Json, _readerOptions);
+        var reader = new Utf8JsonReader(utf8Json, DocumentBodies.ReaderOptions);
         try
         {
             if (!reader.Read() || reader.TokenType != JsonTokenType.StartObject)
