@@ -28,7 +28,7 @@ public sealed record IndexQuery(string Text)
     public string? DefaultField { get; init; }
 }
 
-/// <summary>One sort key: a field declared sortable in the definition, or "__id".</summary>
+/// <summary>One sort key: a field declared sortable in the definition (anything else is an <see cref="InvalidQueryException"/> naming the sortable fields).</summary>
 public sealed record QuerySort(string Field, bool Descending = false);
 
 /// <summary>A page of hits.</summary>
