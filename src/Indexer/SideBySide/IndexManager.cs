@@ -146,12 +146,16 @@ public sealed partial class IndexManager : IAsyncDisposable
         });
     }
 
-    /// <summary>Runs <paramref name="query"/> on the generation serving now; a swap waits for it to end before closing that generation.</summary>
+    /// <summary>
+    /// Runs <paramref name="query"/> on the generation serving now; a swap waits for it to end before
+    /// closing that generation. With <paramref name="includeDocuments"/> the hits' current documents
+    /// are read from the store too (<see cref="QueryResult.Documents"/>).
+    /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    public QueryResult Query(string name, IndexQuery query)
+    public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false)
     {
         ArgumentNullException.ThrowIfNull(query);
-        return OnServing(Find(name), serving => serving.Index.Query(query));
+        return OnServing(Find(name), serving => includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query));
     }
 
     // Runs work on the generation serving now, holding a lease so a swap cannot close it meanwhile.

@@ -111,7 +111,7 @@ internal sealed class ServerHost : IAsyncDisposable
             }
 
             DocumentEndpoints.Map(app, store);
-            IndexEndpoints.Map(app, indexes, store);
+            IndexEndpoints.Map(app, indexes);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics);
 
             var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);

@@ -30,14 +30,14 @@ internal static class IndexEndpoints
     // Definitions are a few KiB; the cap only stops a runaway body.
     private const int MaxDefinitionBytes = 1 << 20;
 
-    public static void Map(IEndpointRouteBuilder app, IndexManager indexes, DocumentStore store)
+    public static void Map(IEndpointRouteBuilder app, IndexManager indexes)
     {
         app.MapGet("/indexes", () => TypedResults.Ok(new IndexList([.. indexes.Names.Select(SummaryOrNull).OfType<IndexSummary>()])));
         app.MapPut("/indexes/{**path}", (string? path, HttpRequest request, CancellationToken cancellationToken) =>
             PutAsync(path ?? string.Empty, request, indexes, cancellationToken));
         app.MapGet("/indexes/{**path}", (string? path, HttpRequest request) =>
             path is not null && path.EndsWith(QuerySuffix, StringComparison.Ordinal)
-                ? Query(path[..^QuerySuffix.Length], request, indexes, store)
+                ? Query(path[..^QuerySuffix.Length], request, indexes)
                 : path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
                     ? GetRebuild(path[..^RebuildSuffix.Length], indexes)
                     : Get(path ?? string.Empty, indexes));
@@ -146,7 +146,7 @@ internal static class IndexEndpoints
         }
     }
 
-    private static IResult Query(string name, HttpRequest request, IndexManager indexes, DocumentStore store)
+    private static IResult Query(string name, HttpRequest request, IndexManager indexes)
     {
         if (BadName(name) is { } badName)
         {
@@ -161,7 +161,7 @@ internal static class IndexEndpoints
         QueryResult result;
         try
         {
-            result = indexes.Query(name, query);
+            result = indexes.Query(name, query, includeDocuments);
         }
         catch (IndexNotFoundException e)
         {
@@ -180,10 +180,9 @@ internal static class IndexEndpoints
             return ProblemResults.BadRequest("Invalid query", e.Message.Split(" (Parameter", 2)[0]);
         }
 
-        var documents = includeDocuments ? store.GetMany([.. result.Hits.Select(h => h.Id)]) : null;
         return TypedResults.Ok(new QueryResponse(
             result.TotalHits,
-            [.. result.Hits.Select((hit, i) => new QueryResponseHit(hit.Id, hit.Score, hit.Etag, documents?[i] is { } document ? new RawJson(document.Body) : null))]));
+            [.. result.Hits.Select((hit, i) => new QueryResponseHit(hit.Id, hit.Score, hit.Etag, includeDocuments && result.Documents[i] is { } document ? new RawJson(document.Body) : null))]));
     }
 
     // 202 with the progress URL; 409 naming the running rebuild when one runs.
