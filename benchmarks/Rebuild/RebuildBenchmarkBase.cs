@@ -30,17 +30,6 @@ public abstract class RebuildBenchmarkBase
         ] }
         """);
 
-    /// <summary>
-    /// The indexer's options here: takes of at most 1 MiB / 256 documents. With the default 16 MiB
-    /// takes the indexer's channel (one batch per indexing thread) plus the batches being indexed
-    /// hold up to 64 MiB ahead of indexing, which is the whole of a 30-60 MB dataset: the first run
-    /// showed every strategy handing out everything within about a second and the rest of the
-    /// rebuild indexing from that queue (results/run1-default-take). On a real rebuild of tens of GB
-    /// that queue is noise; small takes make a rebuild of tens of MB behave like its steady state,
-    /// reading at the indexer's pace under the prefetcher's budget.
-    /// </summary>
-    public static IndexOptions TakeSmall { get; } = new() { TakeMaxBytes = 1L << 20, TakeMaxDocuments = 256 };
-
     protected RebuildWorkload Workload { get; private set; } = null!;
 
     protected abstract RebuildCase CurrentCase { get; }
@@ -91,7 +80,7 @@ public abstract class RebuildBenchmarkBase
         {
             Root = root;
             Store = store;
-            Workload = new RebuildWorkload(store, Orders, Path.Combine(root, "indexes"), TakeSmall);
+            Workload = new RebuildWorkload(store, Orders, Path.Combine(root, "indexes"), RebuildWorkload.SmallTakes);
             AppDomain.CurrentDomain.ProcessExit += (_, _) => Dispose();
         }
 

@@ -76,8 +76,8 @@ internal sealed class MeasureReport(
             settings.Repeat,
             settings.Device.Name,
             disk is null ? null : new NetworkDiskJson(disk.RequestLatency.TotalMilliseconds, disk.StreamBandwidthBytesPerSecond / 1e6, disk.UsefulQueueDepth, disk.DeviceBandwidthBytesPerSecond / 1e6),
-            MeasureRunner.TakeSmall.TakeMaxBytes,
-            MeasureRunner.TakeSmall.TakeMaxDocuments,
+            RebuildWorkload.SmallTakes.TakeMaxBytes,
+            RebuildWorkload.SmallTakes.TakeMaxDocuments,
             PrefetchOptions.DefaultBudgetBytes,
             settings.MaxDocumentBytes,
             settings.InMemoryLimitBytes);

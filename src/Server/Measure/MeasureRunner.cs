@@ -126,7 +126,7 @@ internal sealed partial class MeasureRunner
             : await SurveyAsync(store, collection, cancellationToken).ConfigureAwait(false);
         ReportDefinition(definition, survey);
 
-        var workload = new RebuildWorkload(store, definition, work.IndexesPath, TakeSmall) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
+        var workload = new RebuildWorkload(store, definition, work.IndexesPath, RebuildWorkload.SmallTakes) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
         var runs = await RunAllAsync(workload, cancellationToken).ConfigureAwait(false);
         var summaries = MeasureResults.Summarise(runs);
         var report = new MeasureReport(_settings, load, collections, collection, profile, definition, survey, workload, summaries);
@@ -216,15 +216,6 @@ internal sealed partial class MeasureRunner
             work.Dispose();
         }
     }
-
-    /// <summary>
-    /// The indexer's takes: at most 1 MiB / 256 documents, as in the rebuild benchmarks. With the
-    /// default 16 MiB takes, the indexer's queue holds up to 64 MiB ahead of indexing, which is the
-    /// whole of a small file: every strategy would hand everything out in a second and the rest of
-    /// the run would index from that queue. Small takes make a file of tens of MB behave like the
-    /// steady state of a large rebuild.
-    /// </summary>
-    public static IndexOptions TakeSmall { get; } = new() { TakeMaxBytes = 1L << 20, TakeMaxDocuments = 256 };
 
     private async Task<LoadOutcome> LoadAsync(MeasureWorkDirectory work, CancellationToken cancellationToken)
     {
@@ -325,7 +316,7 @@ internal sealed partial class MeasureRunner
         await _console.Status().StartAsync($"Finding the string fields of {Markup.Escape(collection.Name)} for the default definition", async _ =>
         {
             await using var source = Prefetch.Start(store, collection.Name, PrefetchStrategy.Sequential, cancellationToken: cancellationToken);
-            while (await source.TakeAsync(TakeSmall.TakeMaxDocuments, TakeSmall.TakeMaxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+            while (await source.TakeAsync(RebuildWorkload.SmallTakes.TakeMaxDocuments, RebuildWorkload.SmallTakes.TakeMaxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
             {
                 foreach (var document in batch.Documents)
                 {
