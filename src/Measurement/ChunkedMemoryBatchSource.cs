@@ -1,6 +1,5 @@
 using System.Diagnostics;
 using System.Diagnostics.CodeAnalysis;
-using System.Runtime.CompilerServices;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 
@@ -91,13 +90,8 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
         return TakeFromChunksAsync(maxDocuments, maxBytes, cancellationToken);
     }
 
-    public async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
-    {
-        while (await TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
-        {
-            yield return batch;
-        }
-    }
+    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
 
     public ValueTask DisposeAsync()
     {

@@ -1,5 +1,3 @@
-using System.Runtime.CompilerServices;
-
 namespace Indexing.Prefetcher;
 
 // An IBatchSource over documents already in memory: every take returns at once with up to the
@@ -39,13 +37,8 @@ internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> docume
         return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false, handedOutThrough: null));
     }
 
-    public async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
-    {
-        while (await TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
-        {
-            yield return batch;
-        }
-    }
+    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
 
     public ValueTask DisposeAsync() => ValueTask.CompletedTask;
 }
