@@ -151,7 +151,6 @@ public sealed partial class RebuildWorkload
         var draw = new Random(ForegroundIdSampleSeed);
         long scannedDocuments = 0;
         long scannedBytes = 0;
-        long scannedEtag;
         using (var snapshot = _store.CreateSnapshot())
         {
             foreach (var row in snapshot.ScanMetadata(Definition.Collection, cancellationToken: cancellationToken))
@@ -172,14 +171,12 @@ public sealed partial class RebuildWorkload
                 scannedDocuments++;
                 scannedBytes += row.SizeBytes;
             }
-
-            scannedEtag = snapshot.Etag;
         }
 
         if (scannedBytes > InMemoryLimitBytes)
         {
-            // Too large to hold: IndexOnly runs read it in chunks (ChunkedMemoryBatchSource).
-            _snapshotEtag = scannedEtag;
+            // Too large to hold: IndexOnly runs read it in chunks (ChunkedMemoryBatchSource), each
+            // run from its own snapshot.
             Documents = scannedDocuments;
             Bytes = scannedBytes;
             _ids = [.. sample];
