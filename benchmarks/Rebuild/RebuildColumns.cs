@@ -31,95 +31,42 @@ internal static class RebuildColumns
     public static string ModeOf(BenchmarkCase benchmarkCase) => benchmarkCase.Descriptor.WorkloadMethod.Name;
 
     // One figure of the engine's result, median over the case's runs.
-    private sealed class FigureColumn(string name, string legend, Func<RebuildFigures, double?> figure, string format) : IColumn
+    private sealed class FigureColumn(string name, string legend, Func<RebuildFigures, double?> figure, string format)
+        : RebuildColumn($"{nameof(FigureColumn)}.{name}", name, legend, priority: 0)
     {
-        public string Id => $"{nameof(FigureColumn)}.{name}";
-
-        public string ColumnName => name;
-
-        public bool AlwaysShow => true;
-
-        public ColumnCategory Category => ColumnCategory.Custom;
-
-        public int PriorityInCategory => 0;
-
-        public bool IsNumeric => true;
-
-        public UnitType UnitType => UnitType.Dimensionless;
-
-        public string Legend => legend;
-
-        public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
-
-        public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style)
+        protected override string Value(Summary summary, BenchmarkCase benchmarkCase)
         {
             var runs = RebuildResults.Get(benchmarkCase.Descriptor.Type.Name, CaseOf(benchmarkCase), ModeOf(benchmarkCase));
             return RebuildResults.Median(runs, figure)?.ToString(format, CultureInfo.InvariantCulture) ?? "-";
         }
-
-        public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
-
-        public bool IsAvailable(Summary summary) => true;
     }
 
     // The live run's MB/s over the same strategy's MB/s without foreground load (RebuildBenchmarks,
     // same case), when both ran in this process; target >= 0.8 for Adaptive.
-    private sealed class UnloadedRatioColumn : IColumn
+    private sealed class UnloadedRatioColumn() : RebuildColumn(
+        nameof(UnloadedRatioColumn),
+        "MB/s vs unloaded",
+        "MB/s under the foreground load over the same strategy's MB/s without it (RebuildBenchmarks in the same run)",
+        priority: 1)
     {
-        public string Id => nameof(UnloadedRatioColumn);
-
-        public string ColumnName => "MB/s vs unloaded";
-
-        public bool AlwaysShow => true;
-
-        public ColumnCategory Category => ColumnCategory.Custom;
-
-        public int PriorityInCategory => 1;
-
-        public bool IsNumeric => true;
-
-        public UnitType UnitType => UnitType.Dimensionless;
-
-        public string Legend => "MB/s under the foreground load over the same strategy's MB/s without it (RebuildBenchmarks in the same run)";
-
-        public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
-
-        public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style)
+        protected override string Value(Summary summary, BenchmarkCase benchmarkCase)
         {
             var loaded = RebuildResults.Median(RebuildResults.Get(benchmarkCase.Descriptor.Type.Name, CaseOf(benchmarkCase), ModeOf(benchmarkCase)), f => f.MegabytesPerSecond);
             var unloaded = RebuildResults.Median(RebuildResults.Get(nameof(RebuildBenchmarks), CaseOf(benchmarkCase), ModeOf(benchmarkCase)), f => f.MegabytesPerSecond);
             return loaded is { } l && unloaded is { } u && u > 0 ? (l / u).ToString("0.00", CultureInfo.InvariantCulture) : "-";
         }
-
-        public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
-
-        public bool IsAvailable(Summary summary) => true;
     }
 }
 
 // Wall time over the bound max(ReadOnly, IndexOnly) of the same case: medians of BenchmarkDotNet's
 // own measurements, so the ratio agrees with the Median column.
-internal sealed class RatioToBoundColumn : IColumn
+internal sealed class RatioToBoundColumn() : RebuildColumn(
+    nameof(RatioToBoundColumn),
+    "Ratio to bound",
+    "Median wall time over max(ReadOnly, IndexOnly) median of the same case (no strategy can go below 1)",
+    priority: 1)
 {
-    public string Id => nameof(RatioToBoundColumn);
-
-    public string ColumnName => "Ratio to bound";
-
-    public bool AlwaysShow => true;
-
-    public ColumnCategory Category => ColumnCategory.Custom;
-
-    public int PriorityInCategory => 1;
-
-    public bool IsNumeric => true;
-
-    public UnitType UnitType => UnitType.Dimensionless;
-
-    public string Legend => "Median wall time over max(ReadOnly, IndexOnly) median of the same case (no strategy can go below 1)";
-
-    public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => GetValue(summary, benchmarkCase, SummaryStyle.Default);
-
-    public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style)
+    protected override string Value(Summary summary, BenchmarkCase benchmarkCase)
     {
         var caseName = RebuildColumns.CaseOf(benchmarkCase);
         double? Median(string mode) => summary.BenchmarksCases
@@ -134,8 +81,35 @@ internal sealed class RatioToBoundColumn : IColumn
             ? (o / Math.Max(r, i)).ToString("0.00", CultureInfo.InvariantCulture)
             : "-";
     }
+}
+
+// What the custom columns share: always shown, numeric, dimensionless, in the Custom category;
+// only the identity, legend, priority and value differ.
+internal abstract class RebuildColumn(string id, string name, string legend, int priority) : IColumn
+{
+    public string Id => id;
+
+    public string ColumnName => name;
+
+    public bool AlwaysShow => true;
+
+    public ColumnCategory Category => ColumnCategory.Custom;
+
+    public int PriorityInCategory => priority;
+
+    public bool IsNumeric => true;
+
+    public UnitType UnitType => UnitType.Dimensionless;
+
+    public string Legend => legend;
+
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase) => Value(summary, benchmarkCase);
+
+    public string GetValue(Summary summary, BenchmarkCase benchmarkCase, SummaryStyle style) => Value(summary, benchmarkCase);
 
     public bool IsDefault(Summary summary, BenchmarkCase benchmarkCase) => false;
 
     public bool IsAvailable(Summary summary) => true;
+
+    protected abstract string Value(Summary summary, BenchmarkCase benchmarkCase);
 }
