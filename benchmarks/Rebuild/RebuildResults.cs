@@ -17,11 +17,8 @@ internal static class RebuildResults
         _figures.TryGetValue(Key(benchmark, rebuildCase, mode), out var runs) ? [.. runs] : [];
 
     /// <summary>Median of a figure over the runs that have it; null when none has.</summary>
-    public static double? Median(IEnumerable<RebuildFigures> runs, Func<RebuildFigures, double?> figure)
-    {
-        var values = runs.Select(figure).OfType<double>().Order().ToArray();
-        return values.Length == 0 ? null : values.Length % 2 == 1 ? values[values.Length / 2] : (values[(values.Length / 2) - 1] + values[values.Length / 2]) / 2;
-    }
+    public static double? Median(IEnumerable<RebuildFigures> runs, Func<RebuildFigures, double?> figure) =>
+        RebuildFigures.Median(runs.Select(figure));
 
     private static string Key(string benchmark, string rebuildCase, string mode) => $"{benchmark}|{rebuildCase}|{mode}";
 }

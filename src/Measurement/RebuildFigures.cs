@@ -47,6 +47,18 @@ public sealed record RebuildFigures(
 
     /// <summary>Share of the wall time the indexing threads waited for input, in percent; null without an indexer.</summary>
     public double? IndexerStallPercent => IndexerStall is { } stall ? stall / Elapsed * 100 : null;
+
+    /// <summary>
+    /// The median of one figure over runs, as the benchmarks' columns and measure's report give it:
+    /// the middle value, or the mean of the two middle ones for an even count. Runs without the
+    /// figure (null) are left out; null when none has it.
+    /// </summary>
+    public static double? Median(IEnumerable<double?> values)
+    {
+        var sorted = values.OfType<double>().Order().ToArray();
+        var middle = sorted.Length / 2;
+        return sorted.Length == 0 ? null : sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    }
 }
 
 /// <summary>One sample of a run's timeline (every <see cref="RebuildWorkload.SampleInterval"/>).</summary>

@@ -64,30 +64,14 @@ internal static class MeasureResults
                 wall / bound,
                 Median(list.Select(r => r.DocumentsPerSecond)),
                 Median(list.Select(r => r.MegabytesPerSecond)),
-                MedianOrNull(list.Select(r => r.IndexerStallPercent)),
-                MedianOrNull(list.Select(r => (double?)r.PeakInFlightAndBufferedBytes)) is { } peak ? (long)Math.Round(peak) : null,
-                MedianOrNull(list.Select(r => r.MeanConcurrency)),
+                RebuildFigures.Median(list.Select(r => r.IndexerStallPercent)),
+                RebuildFigures.Median(list.Select(r => (double?)r.PeakInFlightAndBufferedBytes)) is { } peak ? (long)Math.Round(peak) : null,
+                RebuildFigures.Median(list.Select(r => r.MeanConcurrency)),
                 (long)Math.Round(Median(list.Select(r => (double)r.PeakWorkingSetBytes))));
         })];
     }
 
     /// <summary>The median: the middle value, or the mean of the two middle ones for an even count.</summary>
-    public static double Median(IEnumerable<double> values)
-    {
-        var sorted = values.Order().ToArray();
-        if (sorted.Length == 0)
-        {
-            throw new ArgumentException("the median of no values is undefined.", nameof(values));
-        }
-
-        var middle = sorted.Length / 2;
-        return sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-    }
-
-    // Figures a mode does not have (null for every run) stay null.
-    private static double? MedianOrNull(IEnumerable<double?> values)
-    {
-        var known = values.Where(v => v is not null).Select(v => v!.Value).ToList();
-        return known.Count == 0 ? null : Median(known);
-    }
+    public static double Median(IEnumerable<double> values) =>
+        RebuildFigures.Median(values.Select(v => (double?)v)) ?? throw new ArgumentException("the median of no values is undefined.", nameof(values));
 }
