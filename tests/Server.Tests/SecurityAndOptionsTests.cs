@@ -119,7 +119,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxDocumentBytesSetting, "lots", "Storage:MaxDocumentBytes is 'lots', which is not a size" },
         { ServerOptions.MaxDocumentBytesSetting, "2GiB", "Storage:MaxDocumentBytes is 2 GiB; it must be from 1 KiB to 1 GiB" },
         { ServerOptions.BlockCacheBytesSetting, "100KiB", "Storage:BlockCacheBytes is 100 KiB" },
-        { ServerOptions.SyncWritesSetting, "yes", "Storage:SyncWrites is 'yes'; it must be true or false" },
+        { ServerOptions.SyncWritesSetting, "yes", "Storage:SyncWrites is 'yes'; it must be true or false (default true: every write waits for the log to reach disk)." },
+        { ServerOptions.DirectReadsSetting, "on", "Storage:DirectReads is 'on'; it must be true or false (default false: reads go through the OS page cache)." },
     };
 
     [Theory]
