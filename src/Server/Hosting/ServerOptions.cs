@@ -93,21 +93,8 @@ internal sealed class ServerOptions
 
         var maxDocumentBytes = Size(configuration, MaxDocumentBytesSetting, StoreOptions.DefaultMaxDocumentBytes, problems);
         var blockCacheBytes = Size(configuration, BlockCacheBytesSetting, StoreOptions.Default.BlockCacheBytes, problems);
-        var syncWrites = true;
-        var syncText = configuration[SyncWritesSetting];
-        if (syncText is not null && !bool.TryParse(syncText.Trim(), out syncWrites))
-        {
-            problems.Add($"{SyncWritesSetting} is {MessageText.Quote(syncText)}; it must be true or false (default true: every write waits for the log to reach disk).");
-            syncWrites = true;
-        }
-
-        var directReads = false;
-        var directText = configuration[DirectReadsSetting];
-        if (directText is not null && !bool.TryParse(directText.Trim(), out directReads))
-        {
-            problems.Add($"{DirectReadsSetting} is {MessageText.Quote(directText)}; it must be true or false (default false: reads go through the OS page cache).");
-            directReads = false;
-        }
+        var syncWrites = Flag(configuration, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
+        var directReads = Flag(configuration, DirectReadsSetting, false, "reads go through the OS page cache", problems);
 
         StoreOptions? store = null;
         try
@@ -146,6 +133,24 @@ internal sealed class ServerOptions
         }
 
         problems.Add($"{setting} is {MessageText.Quote(text)}, which is not a size; write bytes or a size with a unit, e.g. 67108864, 64MiB or 1.5 GiB.");
+        return defaultValue;
+    }
+
+    // true or false (any case, surrounding spaces allowed); a problem naming the default and what it means otherwise.
+    private static bool Flag(IConfiguration configuration, string setting, bool defaultValue, string defaultMeaning, List<string> problems)
+    {
+        var text = configuration[setting];
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (bool.TryParse(text.Trim(), out var value))
+        {
+            return value;
+        }
+
+        problems.Add($"{setting} is {MessageText.Quote(text)}; it must be true or false (default {(defaultValue ? "true" : "false")}: {defaultMeaning}).");
         return defaultValue;
     }
 }
