@@ -66,13 +66,11 @@ internal static class IndexEndpoints
         }
     }
 
-    private static async Task<IResult> PutAsync(string name, HttpRequest request, IndexManager indexes, CancellationToken cancellationToken)
-    {
-        if (BadName(name) is { } badName)
-        {
-            return badName;
-        }
+    private static Task<IResult> PutAsync(string name, HttpRequest request, IndexManager indexes, CancellationToken cancellationToken) =>
+        OnIndexAsync(name, () => PutValidAsync(name, request, indexes, cancellationToken));
 
+    private static async Task<IResult> PutValidAsync(string name, HttpRequest request, IndexManager indexes, CancellationToken cancellationToken)
+    {
         var read = await request.BodyReader.ReadAtLeastAsync(MaxDefinitionBytes + 1, cancellationToken).ConfigureAwait(false);
         byte[] body;
         try
@@ -109,16 +107,7 @@ internal static class IndexEndpoints
                 $"the definition is named {MessageText.Quote(definition.Name)} but was sent to /indexes/{name}; the names must match (rename the definition or PUT it to /indexes/{definition.Name}).");
         }
 
-        IndexPutResult result;
-        try
-        {
-            result = indexes.CreateOrUpdate(definition);
-        }
-        catch (RebuildConflictException e)
-        {
-            return ProblemResults.Conflict("Rebuild already running", e.Message);
-        }
-
+        var result = indexes.CreateOrUpdate(definition);
         var summary = indexes.GetSummary(name);
         var location = "/indexes/" + name;
         return result switch
@@ -129,30 +118,14 @@ internal static class IndexEndpoints
         };
     }
 
-    private static IResult Get(string name, IndexManager indexes)
+    private static IResult Get(string name, IndexManager indexes) =>
+        OnIndex(name, () => TypedResults.Ok(indexes.GetSummary(name)));
+
+    private static IResult Query(string name, HttpRequest request, IndexManager indexes) =>
+        OnIndex(name, () => QueryValid(name, request, indexes));
+
+    private static IResult QueryValid(string name, HttpRequest request, IndexManager indexes)
     {
-        if (BadName(name) is { } badName)
-        {
-            return badName;
-        }
-
-        try
-        {
-            return TypedResults.Ok(indexes.GetSummary(name));
-        }
-        catch (IndexNotFoundException e)
-        {
-            return ProblemResults.NotFound("Unknown index", e.Message);
-        }
-    }
-
-    private static IResult Query(string name, HttpRequest request, IndexManager indexes)
-    {
-        if (BadName(name) is { } badName)
-        {
-            return badName;
-        }
-
         if (!QueryRequest.TryParse(request.Query, out var query, out var includeDocuments, out var problem))
         {
             return ProblemResults.BadRequest("Invalid query", problem);
@@ -162,10 +135,6 @@ internal static class IndexEndpoints
         try
         {
             result = indexes.Query(name, query, includeDocuments);
-        }
-        catch (IndexNotFoundException e)
-        {
-            return ProblemResults.NotFound("Unknown index", e.Message);
         }
         catch (QuerySyntaxException e)
         {
@@ -186,7 +155,33 @@ internal static class IndexEndpoints
     }
 
     // 202 with the progress URL; 409 naming the running rebuild when one runs.
-    private static IResult StartRebuild(string name, IndexManager indexes)
+    private static IResult StartRebuild(string name, IndexManager indexes) =>
+        OnIndex(name, () => TypedResults.Accepted($"/indexes/{name}/rebuild", indexes.StartRebuild(name)));
+
+    private static IResult GetRebuild(string name, IndexManager indexes) =>
+        OnIndex(name, () => indexes.GetRebuild(name) is { } progress
+            ? TypedResults.Ok(progress)
+            : ProblemResults.NotFound("No rebuild", $"no rebuild of index {MessageText.Quote(name)} ran since the server started; GET /indexes/{name} shows how the last one ended (lastRebuild)."));
+
+    private static Task<IResult> CancelRebuildAsync(string name, IndexManager indexes, CancellationToken cancellationToken) =>
+        OnIndexAsync(name, async () =>
+        {
+            try
+            {
+                return TypedResults.Ok(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false));
+            }
+            catch (InvalidOperationException e)
+            {
+                return ProblemResults.Conflict("Nothing to cancel", e.Message);
+            }
+        });
+
+    private static IResult Verify(string name, IndexManager indexes, CancellationToken cancellationToken) =>
+        OnIndex(name, () => TypedResults.Ok(indexes.Verify(name, cancellationToken)));
+
+    // Every handler's frame: 400 for a bad name (before anything else, so no path on disk sees it),
+    // then the work, with 404 for an unknown index and 409 when a rebuild of it is already running.
+    private static IResult OnIndex(string name, Func<IResult> work)
     {
         if (BadName(name) is { } badName)
         {
@@ -195,20 +190,15 @@ internal static class IndexEndpoints
 
         try
         {
-            var progress = indexes.StartRebuild(name);
-            return TypedResults.Accepted($"/indexes/{name}/rebuild", progress);
+            return work();
         }
-        catch (IndexNotFoundException e)
+        catch (Exception e) when (IndexProblem(e) is { } problem)
         {
-            return ProblemResults.NotFound("Unknown index", e.Message);
-        }
-        catch (RebuildConflictException e)
-        {
-            return ProblemResults.Conflict("Rebuild already running", e.Message);
+            return problem;
         }
     }
 
-    private static IResult GetRebuild(string name, IndexManager indexes)
+    private static async Task<IResult> OnIndexAsync(string name, Func<Task<IResult>> work)
     {
         if (BadName(name) is { } badName)
         {
@@ -217,53 +207,20 @@ internal static class IndexEndpoints
 
         try
         {
-            return indexes.GetRebuild(name) is { } progress
-                ? TypedResults.Ok(progress)
-                : ProblemResults.NotFound("No rebuild", $"no rebuild of index {MessageText.Quote(name)} ran since the server started; GET /indexes/{name} shows how the last one ended (lastRebuild).");
+            return await work().ConfigureAwait(false);
         }
-        catch (IndexNotFoundException e)
+        catch (Exception e) when (IndexProblem(e) is { } problem)
         {
-            return ProblemResults.NotFound("Unknown index", e.Message);
+            return problem;
         }
     }
 
-    private static async Task<IResult> CancelRebuildAsync(string name, IndexManager indexes, CancellationToken cancellationToken)
+    private static ProblemHttpResult? IndexProblem(Exception exception) => exception switch
     {
-        if (BadName(name) is { } badName)
-        {
-            return badName;
-        }
-
-        try
-        {
-            return TypedResults.Ok(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false));
-        }
-        catch (IndexNotFoundException e)
-        {
-            return ProblemResults.NotFound("Unknown index", e.Message);
-        }
-        catch (InvalidOperationException e)
-        {
-            return ProblemResults.Conflict("Nothing to cancel", e.Message);
-        }
-    }
-
-    private static IResult Verify(string name, IndexManager indexes, CancellationToken cancellationToken)
-    {
-        if (BadName(name) is { } badName)
-        {
-            return badName;
-        }
-
-        try
-        {
-            return TypedResults.Ok(indexes.Verify(name, cancellationToken));
-        }
-        catch (IndexNotFoundException e)
-        {
-            return ProblemResults.NotFound("Unknown index", e.Message);
-        }
-    }
+        IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
+        RebuildConflictException e => ProblemResults.Conflict("Rebuild already running", e.Message),
+        _ => null,
+    };
 
     private static ProblemHttpResult? BadName(string name) =>
         IndexDefinition.IsValidName(name, out var problem) ? null : ProblemResults.BadRequest("Invalid index name", problem);
