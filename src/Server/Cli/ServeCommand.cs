@@ -63,15 +63,7 @@ internal static class ServeCommand
             await using (host.ConfigureAwait(false))
             {
                 await Console.Out.WriteLineAsync($"serving {host.BaseAddress} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
-                using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping);
-                try
-                {
-                    await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    // Shutdown was asked for; disposing the host below is the graceful stop.
-                }
+                await host.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
             }
 
             await Console.Out.WriteLineAsync("stopped; the store is closed").ConfigureAwait(false);

@@ -63,15 +63,7 @@ internal sealed class DemoRunner
             if (!_settings.ExitWhenDone)
             {
                 _console.MarkupLineInterpolated($"Done. Still serving {host.BaseAddress} (documents, indexes, queries, {host.BaseAddress}admin); Ctrl+C stops.");
-                using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, host.Stopping);
-                try
-                {
-                    await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    // Ctrl+C or SIGTERM: disposing the host is the graceful stop.
-                }
+                await host.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
             }
 
             return result;

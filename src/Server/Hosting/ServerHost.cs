@@ -66,6 +66,17 @@ internal sealed class ServerHost : IAsyncDisposable
     public CancellationToken Stopping => _app.Lifetime.ApplicationStopping;
 
     /// <summary>
+    /// Waits until the server is asked to stop (SIGTERM, or the host's own stop) or
+    /// <paramref name="cancellationToken"/> is cancelled (Ctrl+C); returns then, without throwing.
+    /// Disposing the host afterwards is the graceful stop.
+    /// </summary>
+    public async Task WaitUntilStoppedAsync(CancellationToken cancellationToken)
+    {
+        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, Stopping);
+        await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+    }
+
+    /// <summary>
     /// Reads the configuration (appsettings.json, environment, <paramref name="args"/> as ASP.NET Core
     /// command-line configuration, then <paramref name="overrides"/>), validates it, opens the store in
     /// <c>&lt;dataDirectory&gt;/store</c> and starts listening. Throws <see cref="ServerConfigurationException"/>
@@ -139,7 +150,6 @@ internal sealed class ServerHost : IAsyncDisposable
         }
     }
 
-    /// <summary>Stops gracefully (see the type's remarks), then closes the store. Idempotent.</summary>
     // The running (and just finished) rebuilds of every index, as the admin page's bars.
     private static IEnumerable<RebuildBar> RebuildBars(IndexManager indexes)
     {
@@ -167,6 +177,7 @@ internal sealed class ServerHost : IAsyncDisposable
         }
     }
 
+    /// <summary>Stops gracefully (see the type's remarks), then closes the store. Idempotent.</summary>
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
