@@ -14,7 +14,6 @@ internal sealed class LiveTraffic : IAsyncDisposable
     private long _writes;
     private long _queries;
     private long _failedQueries;
-    private long _reads;
     private string? _lastQueryFailure;
     private int _disposed;
 
@@ -38,8 +37,6 @@ internal sealed class LiveTraffic : IAsyncDisposable
     public long Queries => Interlocked.Read(ref _queries);
 
     public long FailedQueries => Interlocked.Read(ref _failedQueries);
-
-    public long Reads => Interlocked.Read(ref _reads);
 
     public string? LastQueryFailure => Volatile.Read(ref _lastQueryFailure);
 
@@ -105,7 +102,6 @@ internal sealed class LiveTraffic : IAsyncDisposable
         while (!_stop.IsCancellationRequested)
         {
             store.Get(Id(collection, random.NextInt64(1, ids + 1)));
-            Interlocked.Increment(ref _reads);
             await Delay(TimeSpan.FromMilliseconds(2)).ConfigureAwait(false);
         }
     }
