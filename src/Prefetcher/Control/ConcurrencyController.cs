@@ -66,9 +66,6 @@ internal sealed class ConcurrencyController
     private TimeSpan _cooldownUntil;
     private bool _cooldownIsForeground;
 
-    /// <summary>Whether this tick's limit is the size ceiling (recent large documents), not the configured or live limit.</summary>
-    private bool _sizeLimited;
-
     private ClimbPhase _phase;
     private TimeSpan _phaseStart;
     private TimeSpan _plateauUntil;
@@ -130,10 +127,10 @@ internal sealed class ConcurrencyController
         Observe(signals);
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
         var sizeCeiling = SizeCeiling(signals);
-        _sizeLimited = sizeCeiling < limit;
+        var sizeLimited = sizeCeiling < limit;
         limit = Math.Min(limit, sizeCeiling);
         var before = _concurrency;
-        var step = Choose(signals, limit);
+        var step = Choose(signals, limit, sizeLimited);
         if (step.Concurrency > limit)
         {
             // Every rule keeps to the limit; this guard keeps a rule that forgets (a step back
@@ -239,7 +236,8 @@ internal sealed class ConcurrencyController
     private double WindowedConsumerWaitFraction() =>
         _consumerWaitsDuration > TimeSpan.Zero ? Math.Clamp(_consumerWaitsWaited / _consumerWaitsDuration, 0, 1) : 0;
 
-    private Step Choose(in ControllerSignals s, int limit)
+    // sizeLimited: this tick's limit is the size ceiling (recent large documents), not the configured or live limit.
+    private Step Choose(in ControllerSignals s, int limit, bool sizeLimited)
     {
         var now = s.Now;
         var l = _concurrency;
@@ -254,7 +252,7 @@ internal sealed class ConcurrencyController
         if (l > limit)
         {
             RestartClimb(now, probeUp: true);
-            return _sizeLimited
+            return sizeLimited
                 ? new Step(limit, Cut, $"cut: {SizeCeilingText(s, limit)}", Cause.Sizes)
                 : new Step(limit, Cut, $"cut: limit {limit}", Cause.Limit);
         }
