@@ -42,8 +42,8 @@ public class RebuildUnderLoadBenchmarks : RebuildBenchmarkBase
 
         var directory = Path.Combine("BenchmarkDotNet.Artifacts", "timelines");
         Directory.CreateDirectory(directory);
-        var name = $"adaptive-{Case.Shape.ToString().ToLowerInvariant()}-{Case.Device.Name}-4-readers";
+        var name = $"adaptive-{Case.Shape.ToString().ToLowerInvariant()}-{Case.Device.Name}-{ForegroundReaders}-readers";
         RebuildTimelineFiles.WriteCsv(Path.Combine(directory, name + ".csv"), runs[^1].Timeline);
-        RebuildTimelineFiles.WriteSvg(Path.Combine(directory, name + ".svg"), $"Adaptive rebuild, {Case}, 4 foreground readers ({Case.Device})", runs[^1].Timeline);
+        RebuildTimelineFiles.WriteSvg(Path.Combine(directory, name + ".svg"), $"Adaptive rebuild, {Case}, {ForegroundReaders} foreground readers ({Case.Device})", runs[^1].Timeline);
     }
 }
