@@ -4,11 +4,11 @@ namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
 /// TEST DOUBLE for <see cref="IDocumentReadSource"/>: a sorted in-memory list of (id, body) standing
-/// in for the RocksDB snapshot source until the binding is available. Like a snapshot read it
+/// in for the RocksDB snapshot source where a test must control read timing and failures. Like a snapshot read it
 /// returns fresh body buffers (copies), reads a task as a key range (FirstId..LastId), and observes
 /// the cancellation token between documents and during its optional per-read delay.
-/// It counts what the tests check: reads open now and at most, read calls, disposals, and reads
-/// attempted after disposal.
+/// It counts what the tests check: reads open now and at most, read calls, bytes read, disposals,
+/// and reads attempted after disposal.
 /// </summary>
 internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 {
@@ -19,6 +19,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
     private int _readCalls;
     private int _disposeCount;
     private int _readsAfterDispose;
+    private long _bytesRead;
 
     public InMemoryReadSourceDouble(IReadOnlyList<(string Id, byte[] Body)> sortedDocuments)
     {
@@ -37,6 +38,9 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
     /// <summary>Added to every read (observing the token), to make reads take time without the disk model.</summary>
     public TimeSpan ReadDelay { get; init; }
 
+    /// <summary>The first this many read calls skip <see cref="ReadDelay"/> (so a run can start, then stall).</summary>
+    public int UndelayedReads { get; init; }
+
     /// <summary>Returns the exception a read of this task throws (after its delay), or null to read normally.</summary>
     public Func<ReadTask, Exception?>? FailWhen { get; init; }
 
@@ -50,6 +54,9 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
     public long TotalBytes => _bodies.Sum(body => (long)body.Length);
 
     public int OpenReads => Volatile.Read(ref _openReads);
+
+    /// <summary>Body bytes the reads have delivered so far.</summary>
+    public long BytesRead => Interlocked.Read(ref _bytesRead);
 
     public int MaxOpenReads => Volatile.Read(ref _maxOpenReads);
 
@@ -89,7 +96,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
-        Interlocked.Increment(ref _readCalls);
+        var call = Interlocked.Increment(ref _readCalls);
         if (DisposeCount > 0)
         {
             Interlocked.Increment(ref _readsAfterDispose);
@@ -99,7 +106,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
         UpdateMax(open);
         try
         {
-            if (ReadDelay > TimeSpan.Zero && cancellationToken.WaitHandle.WaitOne(ReadDelay))
+            if (call > UndelayedReads && ReadDelay > TimeSpan.Zero && cancellationToken.WaitHandle.WaitOne(ReadDelay))
             {
                 cancellationToken.ThrowIfCancellationRequested();
             }
@@ -113,6 +120,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 destination.Add(new PrefetchedDocument(_ids[i], EtagOf(i), _bodies[i].AsSpan().ToArray()));
+                Interlocked.Add(ref _bytesRead, _bodies[i].Length);
             }
         }
         finally

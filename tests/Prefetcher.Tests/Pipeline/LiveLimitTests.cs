@@ -23,7 +23,8 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     [Fact]
     public async Task UpdateLimits_LowerMaxConcurrency_ReducesRunningReads()
     {
-        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 8 * KiB)) { ReadDelay = TimeSpan.FromMilliseconds(20) };
+        // 500 tasks of 200 ms: even a test thread resumed seconds late finds the run far from over.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 8 * KiB)) { ReadDelay = TimeSpan.FromMilliseconds(200) };
         await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { Controller = _smallTasks });
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => source.MaxOpenReads >= 4, "at least four reads ran at once");
@@ -68,26 +69,31 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     }
 
     [Fact]
-    public async Task UpdateLimits_MaxBytesPerSecond_SlowsDeliveryUntilLifted()
+    public async Task UpdateLimits_MaxBytesPerSecond_SlowsReadsUntilLifted()
     {
-        // A slower modelled disk (20 MB/s per stream) keeps the uncapped phase from reading everything at once.
+        // Rates are counted where the cap acts, at the source, not at the consumer: a consumer resumed
+        // late would drain a backlog inside the capped window. The small budget keeps reads from running
+        // far ahead, and 98 MB on a 20 MB/s-per-stream disk cannot be read before the cap goes on.
         var disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 20_000_000 };
-        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * KiB));
-        var options = new PrefetchOptions { Controller = _smallTasks with { InitialConcurrency = 2 } };
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(12_000, 8 * KiB));
+        var options = new PrefetchOptions { BudgetBytes = 2 * MiB, Controller = _smallTasks with { InitialConcurrency = 2 } };
         await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source, disk), options);
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => consumer.Documents > 0, "the first documents arrived");
 
-        var uncapped = await consumer.RateOverAsync(TimeSpan.FromMilliseconds(400));
+        var uncapped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromMilliseconds(400));
         prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = 2_000_000 });
         await Task.Delay(100);
-        var capped = await consumer.RateOverAsync(TimeSpan.FromSeconds(1));
+        var capped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromSeconds(1));
+        var readWhileCapped = source.BytesRead;
         prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = null });
         await consumer.Finished.WaitAsync(Strategies.Patience);
 
         output.WriteLine($"uncapped {uncapped / 1e6:0.0} MB/s, capped at 2 MB/s: {capped / 1e6:0.00} MB/s");
+        Assert.True(readWhileCapped < source.TotalBytes, "Everything was read before the cap was lifted: the cap was not exercised.");
         Assert.True(capped < uncapped / 2, $"Capped {capped / 1e6:0.00} MB/s is not clearly below uncapped {uncapped / 1e6:0.0} MB/s.");
-        Assert.True(capped < 4_000_000, $"Capped at 2 MB/s, delivery ran at {capped / 1e6:0.00} MB/s.");
+        // At most the cap, plus a 250 ms bucket and the reads admitted before the cap took effect.
+        Assert.True(capped < 3_500_000, $"Capped at 2 MB/s, reads ran at {capped / 1e6:0.00} MB/s.");
         Assert.Equal(source.Count, consumer.Documents);
     }
 
@@ -102,11 +108,19 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         Assert.Contains("ControllerOptions.MaxConcurrency", problem.Message);
     }
 
-    /// <summary>Takes continuously on the thread pool, counting what it received.</summary>
+    /// <summary>How fast <paramref name="counter"/> grew over about <paramref name="span"/>, per second of the time actually measured.</summary>
+    private static async Task<double> RateOverAsync(Func<long> counter, TimeSpan span)
+    {
+        var before = counter();
+        var stopwatch = Stopwatch.StartNew();
+        await Task.Delay(span);
+        return (counter() - before) / stopwatch.Elapsed.TotalSeconds;
+    }
+
+    /// <summary>Takes continuously on the thread pool, counting the documents it received.</summary>
     private sealed class BackgroundConsumer : IDisposable
     {
         private readonly CancellationTokenSource _stop = new();
-        private long _bytes;
         private long _documents;
 
         public BackgroundConsumer(IBatchSource source)
@@ -115,7 +129,6 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
             {
                 await foreach (var batch in source.ReadAllAsync(64, MiB, _stop.Token))
                 {
-                    Interlocked.Add(ref _bytes, batch.TotalBytes);
                     Interlocked.Add(ref _documents, batch.Count);
                 }
             });
@@ -124,14 +137,6 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         public Task Finished { get; }
 
         public long Documents => Interlocked.Read(ref _documents);
-
-        public async Task<double> RateOverAsync(TimeSpan span)
-        {
-            var before = Interlocked.Read(ref _bytes);
-            var stopwatch = Stopwatch.StartNew();
-            await Task.Delay(span);
-            return (Interlocked.Read(ref _bytes) - before) / stopwatch.Elapsed.TotalSeconds;
-        }
 
         public void Dispose()
         {

@@ -6,19 +6,22 @@ namespace Indexing.Prefetcher.Tests;
 /// <summary>Cancellation and disposal: every reader stops, the source is released once, every byte returns.</summary>
 public sealed class ShutdownTests(ITestOutputHelper output)
 {
-    // The promise is "about a second"; measured 1-4 ms, so 2 s still leaves a slow host plenty of room.
-    private static readonly TimeSpan _looseBound = TimeSpan.FromSeconds(2);
+    // The promise is "about a second" (measured 1-4 ms). The tests do not bound that tightly: the time
+    // includes the test's own resumption on the thread pool, which a busy machine delays by seconds.
+    // Instead the reads they interrupt last minutes, so a run that waited them out cannot finish within
+    // Strategies.Patience.
+    private static readonly TimeSpan LongRead = TimeSpan.FromMinutes(5);
 
     [Fact]
     public async Task Cancel_MidRun_StopsEveryThreadAndReleasesSourceAndBudget()
     {
-        // Reads of half a second each (plus the modelled disk): after the first take, others are in flight.
-        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 16 * TestCollections.KiB)) { ReadDelay = TimeSpan.FromMilliseconds(500) };
+        // The first reads are quick (plus the modelled disk), so a take succeeds; every later one is long.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 16 * TestCollections.KiB)) { ReadDelay = LongRead, UndelayedReads = 4 };
         using var cancellation = new CancellationTokenSource();
         var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 } };
         var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source), options, cancellation.Token);
         await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
-        await Strategies.EventuallyAsync(() => source.OpenReads > 0 || prefetcher.Budget.InFlightBytes > 0, "reads are in flight");
+        await Strategies.EventuallyAsync(() => source.OpenReads > 0, "a long read is open");
 
         var stopwatch = Stopwatch.StartNew();
         cancellation.Cancel();
@@ -26,11 +29,10 @@ public sealed class ShutdownTests(ITestOutputHelper output)
         var stopped = stopwatch.Elapsed;
         foreach (var thread in prefetcher.Threads)
         {
-            Assert.True(thread.Join(_looseBound), $"Thread '{thread.Name}' did not exit.");
+            Assert.True(thread.Join(Strategies.Patience), $"Thread '{thread.Name}' did not exit.");
         }
 
         output.WriteLine($"Cancelled with reads in flight: readers stopped and the source was released in {stopped.TotalMilliseconds:0.0} ms ({prefetcher.Threads.Count} threads).");
-        Assert.True(stopped < _looseBound, $"Stopping took {stopped}.");
         Assert.Equal(1, source.DisposeCount);
         Assert.Equal(0, source.OpenReads);
         Assert.Equal(0, source.ReadsAfterDispose);
@@ -48,16 +50,15 @@ public sealed class ShutdownTests(ITestOutputHelper output)
     [Fact]
     public async Task DisposeAsync_DuringLongReads_InterruptsThemPromptly()
     {
-        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)) { ReadDelay = TimeSpan.FromSeconds(60) };
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)) { ReadDelay = LongRead };
         var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
         await Strategies.EventuallyAsync(() => source.OpenReads > 0, "a read is open");
 
         var stopwatch = Stopwatch.StartNew();
         await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
 
-        output.WriteLine($"Disposed during 60 s reads in {stopwatch.Elapsed.TotalMilliseconds:0.0} ms.");
-        Assert.True(stopwatch.Elapsed < _looseBound, $"Disposing took {stopwatch.Elapsed}.");
-        Assert.All(prefetcher.Threads, thread => Assert.True(thread.Join(_looseBound), $"Thread '{thread.Name}' did not exit."));
+        output.WriteLine($"Disposed during 5-minute reads in {stopwatch.Elapsed.TotalMilliseconds:0.0} ms.");
+        Assert.All(prefetcher.Threads, thread => Assert.True(thread.Join(Strategies.Patience), $"Thread '{thread.Name}' did not exit."));
         Assert.Equal(1, source.DisposeCount);
         Assert.Equal(0, source.OpenReads);
         var budget = prefetcher.Budget.Snapshot();
@@ -99,7 +100,7 @@ public sealed class ShutdownTests(ITestOutputHelper output)
         cancellation.Cancel();
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
 
-        Assert.True(prefetcher.ReaderThread.Join(_looseBound));
+        Assert.True(prefetcher.ReaderThread.Join(Strategies.Patience));
         Assert.Equal(1, source.DisposeCount);
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => prefetcher.TakeAsync(10, 1000).AsTask());
         await prefetcher.DisposeAsync();
@@ -113,7 +114,7 @@ public sealed class ShutdownTests(ITestOutputHelper output)
     {
         // The run is already Cancelled when the source is released, so the failure cannot become the
         // run's; it must not vanish either (a snapshot that failed to release is a leak to know about).
-        var inner = new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)) { ReadDelay = TimeSpan.FromSeconds(60) };
+        var inner = new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)) { ReadDelay = LongRead };
         var source = new ThrowingDisposeSource(inner);
         var prefetcher = Strategies.Start(strategy, source);
         await Strategies.EventuallyAsync(() => inner.OpenReads > 0, "a read is open");
