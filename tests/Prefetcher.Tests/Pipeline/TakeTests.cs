@@ -86,10 +86,15 @@ public sealed class TakeTests
     [Fact]
     public async Task TakeAsync_NothingReady_WaitsAndSaysSo()
     {
-        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)) { ReadDelay = TimeSpan.FromMilliseconds(100) };
+        // The first read is held until the take is waiting, so "nothing ready" does not depend on timing.
+        using var firstReadMayFinish = new ManualResetEventSlim(false);
+        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)), firstReadMayFinish);
         await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
 
-        var batch = await prefetcher.TakeAsync(maxDocuments: 1000, maxBytes: long.MaxValue).AsTask().WaitAsync(Strategies.Patience);
+        var take = prefetcher.TakeAsync(maxDocuments: 1000, maxBytes: long.MaxValue).AsTask();
+        Assert.False(take.IsCompleted);
+        firstReadMayFinish.Set();
+        var batch = await take.WaitAsync(Strategies.Patience);
 
         Assert.NotNull(batch);
         Assert.True(batch.Waited);

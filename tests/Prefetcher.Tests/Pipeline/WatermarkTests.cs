@@ -109,26 +109,4 @@ public sealed class WatermarkTests
 
     private static ReadTask Task(long sequence, string lastId) =>
         new(sequence, lastId, lastId, 1, 1, IsLargeDocument: false, TargetBytes: 1, [lastId], [sequence + 1]);
-
-    /// <summary>Holds the read of the run's first task until the test lets it finish (observing the token).</summary>
-    private sealed class HoldFirstTaskSource(InMemoryReadSourceDouble inner, ManualResetEventSlim firstTaskMayFinish) : IDocumentReadSource
-    {
-        public long SnapshotEtag => inner.SnapshotEtag;
-
-        public string? StartAfterId => inner.StartAfterId;
-
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
-
-        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
-        {
-            if (task.Sequence == 0 && !firstTaskMayFinish.Wait(Strategies.Patience, cancellationToken))
-            {
-                throw new TimeoutException("The test never let the first task finish.");
-            }
-
-            inner.Read(task, destination, cancellationToken);
-        }
-
-        public void Dispose() => inner.Dispose();
-    }
 }
