@@ -94,8 +94,9 @@ public sealed class ServeProcessTests : IDisposable
         stopwatch.Stop();
         Assert.True(exitCode == 0, $"exit code {exitCode}; output:\n{server.Output}");
         Assert.Contains("stopped; the store is closed", server.Output, StringComparison.Ordinal);
-        // Generous: the promise is "a few seconds"; this guards against waiting out a shutdown timeout.
-        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(10), $"shutdown took {stopwatch.Elapsed}");
+        // Generous: the promise is "a few seconds"; this guards against waiting out the host's 30 s
+        // shutdown timeout, with room for a loaded machine.
+        Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(20), $"shutdown took {stopwatch.Elapsed}");
 
         using var store = DocumentStore.Open(Path.Combine(_data, "store"));
         var ids = store.ScanMetadata().Select(m => m.Id).ToList();
