@@ -102,7 +102,7 @@ public sealed class InMemoryLimitTests
         using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 1_000_000);
         var workload = new RebuildWorkload(environment.Store, MeasurementEnvironment.Orders, environment.IndexesDirectory) { InMemoryLimitBytes = 256 << 10 };
 
-        var figures = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local, foregroundReaders: 1, idleWindow: TimeSpan.FromMilliseconds(300))
+        var figures = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local, foregroundReaders: 1, idleWindow: RebuildWorkloadTests.IdleWindow)
             .WaitAsync(TimeSpan.FromMinutes(5));
 
         Assert.Equal(environment.Written.Documents, figures.Documents);

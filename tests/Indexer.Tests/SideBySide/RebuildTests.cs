@@ -38,7 +38,9 @@ public sealed class RebuildTests
         using var stop = new CancellationTokenSource();
         var failures = new ConcurrentBag<Exception>();
         long queries = 0, writes = 0;
-        var writers = Enumerable.Range(0, 2).Select(w => Task.Run(() =>
+        // Blocking loops get threads of their own (LongRunning): on the pool they would starve the
+        // async work of this test and of the tests running beside it.
+        var writers = Enumerable.Range(0, 2).Select(w => Task.Factory.StartNew(() =>
         {
             var random = new Random(w);
             while (!stop.IsCancellationRequested)
@@ -63,8 +65,8 @@ public sealed class RebuildTests
                     failures.Add(e);
                 }
             }
-        })).ToArray();
-        var querier = Task.Run(() =>
+        }, TaskCreationOptions.LongRunning)).ToArray();
+        var querier = Task.Factory.StartNew(() =>
         {
             while (!stop.IsCancellationRequested)
             {
@@ -84,7 +86,7 @@ public sealed class RebuildTests
                     failures.Add(e);
                 }
             }
-        });
+        }, TaskCreationOptions.LongRunning);
 
         Thread.Sleep(200);
         var started = manager.CreateOrUpdate(ManagerEnvironment.V2);

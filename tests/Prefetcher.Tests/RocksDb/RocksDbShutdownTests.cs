@@ -70,8 +70,10 @@ public sealed class RocksDbShutdownTests(ITestOutputHelper output)
             $"cancelled during a {ByteSize.Format(GiantBytes)} Get: it returned {getAfterCancel.TotalMilliseconds:0.0} ms after the cancel; " +
             $"readers stopped {afterGet.TotalMilliseconds:0.0} ms after that ({Stopwatch.GetElapsedTime(cancelledAt, stoppedAt).TotalMilliseconds:0.0} ms in all).");
 
-        // Loose hang guard, not a speed target: once the last call returned, stopping is bookkeeping.
-        Assert.True(afterGet < TimeSpan.FromSeconds(2), $"Readers took {afterGet} to stop after the last store call returned.");
+        // Loose hang guard, not a speed target: once the last call returned, stopping is bookkeeping
+        // (measured in milliseconds). The time includes this test resuming on the thread pool, which a
+        // busy machine can delay by seconds, so the bound only catches a reader that waits on something.
+        Assert.True(afterGet < TimeSpan.FromSeconds(10), $"Readers took {afterGet} to stop after the last store call returned.");
         await prefetcher.DisposeAsync().AsTask().WaitAsync(Strategies.Patience);
         Assert.Equal(PrefetchState.Cancelled, prefetcher.Pressure.State);
         temp.AssertNoOpenHandles();
