@@ -65,7 +65,7 @@ public sealed class RebuildTests
                     failures.Add(e);
                 }
             }
-        }, TaskCreationOptions.LongRunning)).ToArray();
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default)).ToArray();
         var querier = Task.Factory.StartNew(() =>
         {
             while (!stop.IsCancellationRequested)
@@ -86,12 +86,12 @@ public sealed class RebuildTests
                     failures.Add(e);
                 }
             }
-        }, TaskCreationOptions.LongRunning);
+        }, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
 
-        Thread.Sleep(200);
+        await Task.Delay(200);
         var started = manager.CreateOrUpdate(ManagerEnvironment.V2);
         var done = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-        Thread.Sleep(300);
+        await Task.Delay(300);
         await stop.CancelAsync();
         await Task.WhenAll([.. writers, querier]).WaitAsync(TimeSpan.FromSeconds(30));
 

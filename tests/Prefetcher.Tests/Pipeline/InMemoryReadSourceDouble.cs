@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Indexing.Storage;
 
 namespace Indexing.Prefetcher.Tests;
@@ -20,6 +21,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
     private int _disposeCount;
     private int _readsAfterDispose;
     private long _bytesRead;
+    private long _firstDisposedAt;
 
     public InMemoryReadSourceDouble(IReadOnlyList<(string Id, byte[] Body)> sortedDocuments)
     {
@@ -64,6 +66,12 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     /// <summary>Dispose calls (the owner must make exactly one).</summary>
     public int DisposeCount => Volatile.Read(ref _disposeCount);
+
+    /// <summary>
+    /// <see cref="Stopwatch"/> timestamp of the first <see cref="Dispose"/>, or 0. The prefetchers release
+    /// the source on the last reader's own thread, so this times a shutdown without the thread pool.
+    /// </summary>
+    public long FirstDisposedAt => Interlocked.Read(ref _firstDisposedAt);
 
     /// <summary>1 once released, however often Dispose was called (a real snapshot releases once).</summary>
     public int ReleaseCount => Math.Min(1, DisposeCount);
@@ -129,7 +137,11 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
         }
     }
 
-    public void Dispose() => Interlocked.Increment(ref _disposeCount);
+    public void Dispose()
+    {
+        Interlocked.CompareExchange(ref _firstDisposedAt, Stopwatch.GetTimestamp(), 0);
+        Interlocked.Increment(ref _disposeCount);
+    }
 
     /// <summary>The etag the double gives the document at <paramref name="index"/> (not its position, so a mix-up shows).</summary>
     public static long EtagOf(int index) => 1000 + (3L * index);

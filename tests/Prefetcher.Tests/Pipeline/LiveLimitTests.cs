@@ -72,8 +72,9 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     public async Task UpdateLimits_MaxBytesPerSecond_SlowsReadsUntilLifted()
     {
         // Rates are counted where the cap acts, at the source, not at the consumer: a consumer resumed
-        // late would drain a backlog inside the capped window. The small budget keeps reads from running
-        // far ahead, and 98 MB on a 20 MB/s-per-stream disk cannot be read before the cap goes on.
+        // late would drain a backlog inside the capped window. The 2 MiB budget paces reading to the
+        // consumer (about 20 MB/s here), so 98 MB lasts seconds past the cap; were it all read first,
+        // the readWhileCapped check says so instead of passing.
         var disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 20_000_000 };
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(12_000, 8 * KiB));
         var options = new PrefetchOptions { BudgetBytes = 2 * MiB, Controller = _smallTasks with { InitialConcurrency = 2 } };
@@ -81,7 +82,7 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => consumer.Documents > 0, "the first documents arrived");
 
-        var uncapped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromMilliseconds(400));
+        var uncapped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromSeconds(1));
         prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = 2_000_000 });
         await Task.Delay(100);
         var capped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromSeconds(1));
@@ -92,7 +93,8 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         output.WriteLine($"uncapped {uncapped / 1e6:0.0} MB/s, capped at 2 MB/s: {capped / 1e6:0.00} MB/s");
         Assert.True(readWhileCapped < source.TotalBytes, "Everything was read before the cap was lifted: the cap was not exercised.");
         Assert.True(capped < uncapped / 2, $"Capped {capped / 1e6:0.00} MB/s is not clearly below uncapped {uncapped / 1e6:0.0} MB/s.");
-        // At most the cap, plus a 250 ms bucket and the reads admitted before the cap took effect.
+        // Over T >= 1 s: the cap (2 MB/s x T), a full 250 ms bucket (0.5 MB) and the reads admitted
+        // before the window (at most 8 slots and the planner's, 9 x 64 KiB): under 3.1 MB/s.
         Assert.True(capped < 3_500_000, $"Capped at 2 MB/s, reads ran at {capped / 1e6:0.00} MB/s.");
         Assert.Equal(source.Count, consumer.Documents);
     }
@@ -111,8 +113,8 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     /// <summary>How fast <paramref name="counter"/> grew over about <paramref name="span"/>, per second of the time actually measured.</summary>
     private static async Task<double> RateOverAsync(Func<long> counter, TimeSpan span)
     {
-        var before = counter();
         var stopwatch = Stopwatch.StartNew();
+        var before = counter();
         await Task.Delay(span);
         return (counter() - before) / stopwatch.Elapsed.TotalSeconds;
     }

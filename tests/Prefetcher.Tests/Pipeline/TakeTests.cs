@@ -86,7 +86,8 @@ public sealed class TakeTests
     [Fact]
     public async Task TakeAsync_NothingReady_WaitsAndSaysSo()
     {
-        // The first read is held until the take is waiting, so "nothing ready" does not depend on timing.
+        // 1,000 bytes make one task (sequence 0), held until the take is waiting, so "nothing ready"
+        // does not depend on timing.
         using var firstReadMayFinish = new ManualResetEventSlim(false);
         var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)), firstReadMayFinish);
         await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
