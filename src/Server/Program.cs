@@ -1,3 +1,3 @@
 using Indexing.Server.Cli;
 
-return await CommandLine.Build().Parse(args).InvokeAsync().ConfigureAwait(false);
+return await CommandLine.InvokeAsync(args).ConfigureAwait(false);

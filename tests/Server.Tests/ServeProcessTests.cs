@@ -106,6 +106,47 @@ public sealed class ServeProcessTests : IDisposable
     }
 
     [Fact]
+    public async Task Serve_SigtermDuringASlowBulkUpload_LetsTheUploadFinishThenClosesTheStore()
+    {
+        using var server = ServeProcess.Start(_data, "--port", "0");
+        var baseAddress = await server.WaitForAddressAsync(_hangGuard);
+        using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
+        var mayFinish = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        using var upload = new TwoPartNdjson(BulkLines(0, DocumentStore.BulkChunkDocuments), BulkLines(DocumentStore.BulkChunkDocuments, 5000), mayFinish.Task);
+        var posting = client.PostAsync("/docs/bulk", upload);
+
+        // The first part is one whole chunk: once its first document reads back, the request is in
+        // the server's hands, mid-body.
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        {
+            while ((await client.GetAsync("/docs/orders/slow-0000", timeout.Token)).StatusCode != HttpStatusCode.OK)
+            {
+                await Task.Delay(50, timeout.Token);
+            }
+        }
+
+        server.Terminate();
+        // Longer than System.CommandLine's default 2 s grace for a command to stop: the process must
+        // still be waiting for the request in progress, not ended with it half-read.
+        await Task.Delay(TimeSpan.FromSeconds(3));
+        Assert.False(server.HasExited, $"serve exited while a request was in progress:\n{server.Output}");
+        mayFinish.SetResult();
+
+        using (var response = await posting.WaitAsync(_hangGuard))
+        {
+            Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+            Assert.Contains("\"stored\":5000", await response.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+
+        var exitCode = await server.WaitForExitAsync(_hangGuard);
+        Assert.True(exitCode == 0, $"exit code {exitCode}; output:\n{server.Output}");
+        Assert.Contains("stopped; the store is closed", server.Output, StringComparison.Ordinal);
+        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        Assert.Equal(5000, store.ScanMetadata().Count());
+        Assert.Equal("""{"n": 4999}""", Encoding.UTF8.GetString(store.Get("orders/slow-4999")!.Value.Body));
+    }
+
+    [Fact]
     public async Task Serve_AnyAddressWithoutKey_ExitsWithTheReasonAndCreatesNothing()
     {
         using var server = ServeProcess.Start(_data, "--address", "0.0.0.0", "--port", "0");
@@ -128,6 +169,45 @@ public sealed class ServeProcessTests : IDisposable
         catch (IOException)
         {
             // Best effort: a leftover temp directory must not fail the test that made it.
+        }
+    }
+
+    private static string BulkLines(int from, int to)
+    {
+        var lines = new StringBuilder();
+        for (var i = from; i < to; i++)
+        {
+            lines.Append($$$"""{"id": "orders/slow-{{{i:D4}}}", "doc": {"n": {{{i}}}}}""").Append('\n');
+        }
+
+        return lines.ToString();
+    }
+
+    /// <summary>An NDJSON body sent in two parts, the second only once <paramref name="mayFinish"/> completes (chunked, no length).</summary>
+    private sealed class TwoPartNdjson : HttpContent
+    {
+        private readonly string _first;
+        private readonly string _second;
+        private readonly Task _mayFinish;
+
+        public TwoPartNdjson(string first, string second, Task mayFinish)
+        {
+            (_first, _second, _mayFinish) = (first, second, mayFinish);
+            Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/x-ndjson");
+        }
+
+        protected override async Task SerializeToStreamAsync(Stream stream, TransportContext? context)
+        {
+            await stream.WriteAsync(Encoding.UTF8.GetBytes(_first));
+            await stream.FlushAsync();
+            await _mayFinish;
+            await stream.WriteAsync(Encoding.UTF8.GetBytes(_second));
+        }
+
+        protected override bool TryComputeLength(out long length)
+        {
+            length = -1;
+            return false;
         }
     }
 
@@ -198,6 +278,8 @@ public sealed class ServeProcessTests : IDisposable
             kill.WaitForExit();
             Assert.Equal(0, kill.ExitCode);
         }
+
+        public bool HasExited => _process.HasExited;
 
         public async Task<int> WaitForExitAsync(TimeSpan timeout)
         {

@@ -5,6 +5,18 @@ namespace Indexing.Server.Cli;
 // The command tree: `demo` (the main job), `serve` (the HTTP API) and `measure` (a rebuild on the user's own file). Each command's options and action live in its own file.
 internal static class CommandLine
 {
+    /// <summary>
+    /// How long a command may take to stop after Ctrl+C or SIGTERM before System.CommandLine ends the
+    /// process anyway (exit 130). Its default, 2 s, cut a graceful stop short: requests in progress,
+    /// index commits and the store's close. This is longer than the web host's own 30 s shutdown
+    /// timeout, so the host's limit is the one that applies to requests.
+    /// </summary>
+    public static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(45);
+
+    /// <summary>Parses <paramref name="args"/> and runs the command, with Ctrl+C and SIGTERM cancelling it gracefully.</summary>
+    public static Task<int> InvokeAsync(string[] args) =>
+        Build().Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = StopGrace });
+
     public static RootCommand Build()
     {
         var root = new RootCommand(
