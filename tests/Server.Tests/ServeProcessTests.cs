@@ -17,7 +17,7 @@ public sealed class ServeProcessTests : IDisposable
     [Fact]
     public async Task Serve_LoadAndIndexOverHttpThenSigterm_StopsWithinSecondsAndEveryDocumentIsInTheStore()
     {
-        using var server = ServeProcess.Start(_data, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
+        using var server = IndexingProcess.Start("serve", _data, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
         var baseAddress = await server.WaitForAddressAsync(_hangGuard);
         using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
 
@@ -108,7 +108,7 @@ public sealed class ServeProcessTests : IDisposable
     [Fact]
     public async Task Serve_SigtermDuringASlowBulkUpload_LetsTheUploadFinishThenClosesTheStore()
     {
-        using var server = ServeProcess.Start(_data, "--port", "0");
+        using var server = IndexingProcess.Start("serve", _data, "--port", "0");
         var baseAddress = await server.WaitForAddressAsync(_hangGuard);
         using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
         var mayFinish = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -149,7 +149,7 @@ public sealed class ServeProcessTests : IDisposable
     [Fact]
     public async Task Serve_AnyAddressWithoutKey_ExitsWithTheReasonAndCreatesNothing()
     {
-        using var server = ServeProcess.Start(_data, "--address", "0.0.0.0", "--port", "0");
+        using var server = IndexingProcess.Start("serve", _data, "--address", "0.0.0.0", "--port", "0");
         var exitCode = await server.WaitForExitAsync(_hangGuard);
         Assert.Equal(2, exitCode);
         Assert.Contains("Server:ApiKey is not set", server.Output, StringComparison.Ordinal);
@@ -208,115 +208,6 @@ public sealed class ServeProcessTests : IDisposable
         {
             length = -1;
             return false;
-        }
-    }
-
-    /// <summary>`dotnet indexing.dll serve ...` with its output collected; killed on dispose if still running.</summary>
-    private sealed class ServeProcess : IDisposable
-    {
-        private readonly Process _process;
-        private readonly StringBuilder _output = new();
-        private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
-
-        private ServeProcess(Process process)
-        {
-            _process = process;
-        }
-
-        public string Output
-        {
-            get
-            {
-                lock (_output)
-                {
-                    return _output.ToString();
-                }
-            }
-        }
-
-        public static ServeProcess Start(string data, params string[] arguments)
-        {
-            var start = new ProcessStartInfo("dotnet")
-            {
-                RedirectStandardOutput = true,
-                RedirectStandardError = true,
-                UseShellExecute = false,
-                WorkingDirectory = AppContext.BaseDirectory,
-            };
-            start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "indexing.dll"));
-            start.ArgumentList.Add("serve");
-            start.ArgumentList.Add("--data");
-            start.ArgumentList.Add(data);
-            foreach (var argument in arguments)
-            {
-                start.ArgumentList.Add(argument);
-            }
-
-            start.Environment["Storage__SyncWrites"] = "false";
-            start.Environment["Logging__LogLevel__Default"] = "Warning";
-            var serve = new ServeProcess(new Process { StartInfo = start });
-            serve._process.OutputDataReceived += (_, e) => serve.Line(e.Data);
-            serve._process.ErrorDataReceived += (_, e) => serve.Line(e.Data);
-            serve._process.Start();
-            serve._process.BeginOutputReadLine();
-            serve._process.BeginErrorReadLine();
-            return serve;
-        }
-
-        public async Task<Uri> WaitForAddressAsync(TimeSpan timeout)
-        {
-            var exited = _process.WaitForExitAsync();
-            var first = await Task.WhenAny(_address.Task, exited).WaitAsync(timeout);
-            Assert.True(first == _address.Task, $"serve exited before listening:\n{Output}");
-            return await _address.Task;
-        }
-
-        /// <summary>SIGTERM, as a service manager or `docker stop` sends it (Process.Kill would be SIGKILL).</summary>
-        public void Terminate()
-        {
-            using var kill = Process.Start("kill", ["-TERM", _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
-            kill.WaitForExit();
-            Assert.Equal(0, kill.ExitCode);
-        }
-
-        public bool HasExited => _process.HasExited;
-
-        public async Task<int> WaitForExitAsync(TimeSpan timeout)
-        {
-            await _process.WaitForExitAsync().WaitAsync(timeout);
-            // Let the asynchronous output readers drain the last lines.
-            _process.WaitForExit();
-            return _process.ExitCode;
-        }
-
-        public void Dispose()
-        {
-            if (!_process.HasExited)
-            {
-                _process.Kill(entireProcessTree: true);
-                _process.WaitForExit();
-            }
-
-            _process.Dispose();
-        }
-
-        private void Line(string? line)
-        {
-            if (line is null)
-            {
-                return;
-            }
-
-            lock (_output)
-            {
-                _output.AppendLine(line);
-            }
-
-            const string Marker = "serving ";
-            if (line.StartsWith(Marker, StringComparison.Ordinal))
-            {
-                _address.TrySetResult(new Uri(line[Marker.Length..].Split(' ')[0]));
-            }
         }
     }
 }

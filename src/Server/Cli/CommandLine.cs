@@ -17,6 +17,21 @@ internal static class CommandLine
     public static Task<int> InvokeAsync(string[] args) =>
         Build().Parse(args).InvokeAsync(new InvocationConfiguration { ProcessTerminationTimeout = StopGrace });
 
+    /// <summary>
+    /// Sets <paramref name="action"/> as <paramref name="command"/>'s action, cancellable by Ctrl+C and
+    /// SIGTERM from its start. System.CommandLine registers its signal handler only once the action has
+    /// returned its task, that is at the action's first await that does not complete at once; until
+    /// then a signal takes its default course and kills the process. The commands do long synchronous
+    /// work first (starting the server, loading the dataset or the input file), so the action yields
+    /// before anything else.
+    /// </summary>
+    public static void SetCancellableAction(Command command, Func<ParseResult, CancellationToken, Task<int>> action) =>
+        command.SetAction(async (parse, cancellationToken) =>
+        {
+            await Task.Yield();
+            return await action(parse, cancellationToken).ConfigureAwait(false);
+        });
+
     public static RootCommand Build()
     {
         var root = new RootCommand(

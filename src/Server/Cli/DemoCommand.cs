@@ -78,7 +78,7 @@ internal static class DemoCommand
         {
             data, shape, size, seed, strategy, directReads, networkDisk, noRebuild, writers, port, exitWhenDone,
         };
-        command.SetAction((parse, cancellationToken) =>
+        CommandLine.SetCancellableAction(command, (parse, cancellationToken) =>
         {
             ByteSize.TryParse(parse.GetValue(size), out var bytes);
             var settings = new DemoSettings(

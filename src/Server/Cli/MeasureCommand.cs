@@ -120,7 +120,7 @@ internal static class MeasureCommand
                 result.AddError($"{given.Name} describes the modelled network disk, but --device is {LocalDevice}; add --device {NetworkDiskDevice} or drop {given.Name}.");
             }
         });
-        command.SetAction((parse, cancellationToken) =>
+        CommandLine.SetCancellableAction(command, (parse, cancellationToken) =>
         {
             var chosen = parse.GetValue(device) == LocalDevice
                 ? RebuildDevice.Local

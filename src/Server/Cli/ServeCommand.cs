@@ -36,7 +36,7 @@ internal static class ServeCommand
             data, address, port,
         };
         command.TreatUnmatchedTokensAsErrors = false;
-        command.SetAction(async (parse, cancellationToken) =>
+        CommandLine.SetCancellableAction(command, async (parse, cancellationToken) =>
         {
             var overrides = new Dictionary<string, string?>();
             if (parse.GetValue(address) is { } addressText)

@@ -66,9 +66,9 @@ internal sealed class ServerHost : IAsyncDisposable
     public CancellationToken Stopping => _app.Lifetime.ApplicationStopping;
 
     /// <summary>
-    /// Waits until the server is asked to stop (SIGTERM, or the host's own stop) or
-    /// <paramref name="cancellationToken"/> is cancelled (Ctrl+C); returns then, without throwing.
-    /// Disposing the host afterwards is the graceful stop.
+    /// Waits until <paramref name="cancellationToken"/> is cancelled (the command's token: Ctrl+C or
+    /// SIGTERM) or the application stops itself; returns then, without throwing. Disposing the host
+    /// afterwards is the graceful stop.
     /// </summary>
     public async Task WaitUntilStoppedAsync(CancellationToken cancellationToken)
     {
@@ -95,6 +95,10 @@ internal sealed class ServerHost : IAsyncDisposable
             kestrel.Limits.MaxRequestBodySize = options.Store.MaxDocumentBytes + BodySlackBytes;
             kestrel.AddServerHeader = false;
         });
+        // The command that runs the host owns Ctrl+C and SIGTERM (System.CommandLine cancels its token;
+        // disposing the host is the graceful stop). The default console lifetime would catch them too
+        // and stop the web host on its own, under a command that went on as if nothing happened.
+        builder.Services.AddSingleton<IHostLifetime, CommandOwnedLifetime>();
         builder.Services.AddProblemDetails();
         builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.Converters.Add(new JsonStringEnumConverter(json.SerializerOptions.PropertyNamingPolicy)));
 
@@ -203,5 +207,13 @@ internal sealed class ServerHost : IAsyncDisposable
                 Store.Dispose();
             }
         }
+    }
+
+    /// <summary>A host lifetime that leaves process signals alone: see <see cref="StartAsync"/>.</summary>
+    private sealed class CommandOwnedLifetime : IHostLifetime
+    {
+        public Task WaitForStartAsync(CancellationToken cancellationToken) => Task.CompletedTask;
+
+        public Task StopAsync(CancellationToken cancellationToken) => Task.CompletedTask;
     }
 }

@@ -1,0 +1,129 @@
+using System.Diagnostics;
+using System.Text;
+
+namespace Indexing.Server.Tests;
+
+/// <summary>`dotnet indexing.dll &lt;command&gt; --data DIR ...` as a user runs it, with its output collected; killed on dispose if still running.</summary>
+internal sealed class IndexingProcess : IDisposable
+{
+    private readonly Process _process;
+    private readonly StringBuilder _output = new();
+    private readonly TaskCompletionSource<Uri> _address = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    private IndexingProcess(Process process)
+    {
+        _process = process;
+    }
+
+    public string Output
+    {
+        get
+        {
+            lock (_output)
+            {
+                return _output.ToString();
+            }
+        }
+    }
+
+    public static IndexingProcess Start(string command, string data, params string[] arguments)
+    {
+        var start = new ProcessStartInfo("dotnet")
+        {
+            RedirectStandardOutput = true,
+            RedirectStandardError = true,
+            UseShellExecute = false,
+            WorkingDirectory = AppContext.BaseDirectory,
+        };
+        start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "indexing.dll"));
+        start.ArgumentList.Add(command);
+        start.ArgumentList.Add("--data");
+        start.ArgumentList.Add(data);
+        foreach (var argument in arguments)
+        {
+            start.ArgumentList.Add(argument);
+        }
+
+        start.Environment["Storage__SyncWrites"] = "false";
+        start.Environment["Logging__LogLevel__Default"] = "Warning";
+        var started = new IndexingProcess(new Process { StartInfo = start });
+        started._process.OutputDataReceived += (_, e) => started.Line(e.Data);
+        started._process.ErrorDataReceived += (_, e) => started.Line(e.Data);
+        started._process.Start();
+        started._process.BeginOutputReadLine();
+        started._process.BeginErrorReadLine();
+        return started;
+    }
+
+    public async Task<Uri> WaitForAddressAsync(TimeSpan timeout)
+    {
+        var exited = _process.WaitForExitAsync();
+        var first = await Task.WhenAny(_address.Task, exited).WaitAsync(timeout);
+        Assert.True(first == _address.Task, $"exited before listening:\n{Output}");
+        return await _address.Task;
+    }
+
+    /// <summary>SIGTERM, as a service manager or `docker stop` sends it (Process.Kill would be SIGKILL).</summary>
+    public void Terminate() => Signal("TERM");
+
+    /// <summary>SIGINT, as Ctrl+C in a terminal sends it to the foreground process.</summary>
+    public void Interrupt() => Signal("INT");
+
+    /// <summary>Waits until the output holds <paramref name="text"/>; fails if the process exits first.</summary>
+    public async Task WaitForOutputAsync(string text, TimeSpan timeout)
+    {
+        using var cancel = new CancellationTokenSource(timeout);
+        while (!Output.Contains(text, StringComparison.Ordinal))
+        {
+            Assert.False(_process.HasExited, $"exited before printing '{text}':\n{Output}");
+            await Task.Delay(50, cancel.Token);
+        }
+    }
+
+    public bool HasExited => _process.HasExited;
+
+    public async Task<int> WaitForExitAsync(TimeSpan timeout)
+    {
+        await _process.WaitForExitAsync().WaitAsync(timeout);
+        // Let the asynchronous output readers drain the last lines.
+        _process.WaitForExit();
+        return _process.ExitCode;
+    }
+
+    public void Dispose()
+    {
+        if (!_process.HasExited)
+        {
+            _process.Kill(entireProcessTree: true);
+            _process.WaitForExit();
+        }
+
+        _process.Dispose();
+    }
+
+    private void Signal(string name)
+    {
+        using var kill = Process.Start("kill", ["-" + name, _process.Id.ToString(System.Globalization.CultureInfo.InvariantCulture)]);
+        kill.WaitForExit();
+        Assert.Equal(0, kill.ExitCode);
+    }
+
+    private void Line(string? line)
+    {
+        if (line is null)
+        {
+            return;
+        }
+
+        lock (_output)
+        {
+            _output.AppendLine(line);
+        }
+
+        const string Marker = "serving ";
+        if (line.StartsWith(Marker, StringComparison.Ordinal))
+        {
+            _address.TrySetResult(new Uri(line[Marker.Length..].Split(' ')[0]));
+        }
+    }
+}
