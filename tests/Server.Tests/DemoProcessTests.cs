@@ -16,8 +16,8 @@ public sealed class DemoProcessTests : IDisposable
     public async Task Demo_CtrlCWhileItWorks_CancelsTheRunWith130AndClosesTheStore()
     {
         using var demo = IndexingProcess.Start("demo", _data, "--size", "32MiB", "--port", "0");
-        // The rebuild step opens with 5 s of idle latency measurement, so a Ctrl+C sent when the
-        // prefetch pass starts lands while the demo is still working.
+        // After the prefetch pass come the index's first build and 5 s of idle latency measurement,
+        // so a Ctrl+C sent when the pass starts lands while the demo is still working.
         await demo.WaitForOutputAsync("Prefetching collection", _hangGuard);
 
         demo.Interrupt();
@@ -34,7 +34,7 @@ public sealed class DemoProcessTests : IDisposable
     [Fact]
     public async Task Demo_CtrlCWhileServing_StopsWithTheRunsExitCodeAndClosesTheStore()
     {
-        using var demo = IndexingProcess.Start("demo", _data, "--size", "8MiB", "--writers", "1", "--port", "0");
+        using var demo = IndexingProcess.Start("demo", _data, "--size", "8MiB", "--no-rebuild", "--port", "0");
         await demo.WaitForOutputAsync("Still serving", _hangGuard);
 
         demo.Interrupt();
@@ -57,7 +57,8 @@ public sealed class DemoProcessTests : IDisposable
         }
     }
 
-    // RocksDB writes this to its info log when the database is closed, not when the process dies.
+    // RocksDB writes this to its info log when the database is closed, not when the process dies. The
+    // log rotates only when a store opens, and each test has its own directory, read before reopening.
     private void AssertStoreClosed() =>
         Assert.Contains("Shutdown complete", File.ReadAllText(Path.Combine(_data, "store", "LOG")), StringComparison.Ordinal);
 }

@@ -1,6 +1,7 @@
 using Indexing.Datasets;
 using Indexing.Prefetcher;
 using Indexing.Server.Demo;
+using Indexing.Storage;
 
 namespace Indexing.Server.Tests;
 
@@ -31,6 +32,35 @@ public sealed class DemoTests
             Assert.DoesNotContain("Generating and loading", secondOutput, StringComparison.Ordinal);
             Assert.True(File.Exists(Path.Combine(directory, "dataset.json")));
             Assert.True(File.Exists(Path.Combine(directory, "indexes", "catalog.json")));
+        }
+        finally
+        {
+            if (Directory.Exists(directory))
+            {
+                Directory.Delete(directory, recursive: true);
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Demo_StoppedWhileTheServerStarts_Returns130AndClosesTheStore()
+    {
+        var directory = Path.Combine(Path.GetTempPath(), "indexing-demo-tests", Guid.NewGuid().ToString("N"));
+        try
+        {
+            var settings = new DemoSettings(directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchStrategy.Adaptive,
+                DirectReads: false, ModelNetworkDisk: false, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+            using var stopped = new CancellationTokenSource();
+            await stopped.CancelAsync();
+
+            var (code, output) = await RunAsync(settings, stopped.Token);
+
+            Assert.True(code == 130, output);
+            Assert.Contains("cancelled", output, StringComparison.Ordinal);
+            Assert.DoesNotContain("Generating and loading", output, StringComparison.Ordinal);
+            // The host closed what it had opened: the store's lock is free again.
+            using var store = DocumentStore.Open(Path.Combine(directory, "store"));
+            Assert.Empty(store.ScanMetadata());
         }
         finally
         {

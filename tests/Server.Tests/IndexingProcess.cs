@@ -72,11 +72,19 @@ internal sealed class IndexingProcess : IDisposable
     /// <summary>Waits until the output holds <paramref name="text"/>; fails if the process exits first.</summary>
     public async Task WaitForOutputAsync(string text, TimeSpan timeout)
     {
-        using var cancel = new CancellationTokenSource(timeout);
+        var clock = Stopwatch.StartNew();
         while (!Output.Contains(text, StringComparison.Ordinal))
         {
-            Assert.False(_process.HasExited, $"exited before printing '{text}':\n{Output}");
-            await Task.Delay(50, cancel.Token);
+            if (_process.HasExited)
+            {
+                // Let the output readers deliver the last lines before judging.
+                _process.WaitForExit();
+                Assert.True(Output.Contains(text, StringComparison.Ordinal), $"exited before printing '{text}':\n{Output}");
+                return;
+            }
+
+            Assert.True(clock.Elapsed < timeout, $"'{text}' not printed within {timeout}:\n{Output}");
+            await Task.Delay(50);
         }
     }
 

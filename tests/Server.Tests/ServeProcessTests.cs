@@ -128,7 +128,7 @@ public sealed class ServeProcessTests : IDisposable
         server.Terminate();
         // Longer than System.CommandLine's default 2 s grace for a command to stop: the process must
         // still be waiting for the request in progress, not ended with it half-read.
-        await Task.Delay(TimeSpan.FromSeconds(3));
+        await Task.Delay(TimeSpan.FromSeconds(5));
         Assert.False(server.HasExited, $"serve exited while a request was in progress:\n{server.Output}");
         mayFinish.SetResult();
 
@@ -144,6 +144,22 @@ public sealed class ServeProcessTests : IDisposable
         using var store = DocumentStore.Open(Path.Combine(_data, "store"));
         Assert.Equal(5000, store.ScanMetadata().Count());
         Assert.Equal("""{"n": 4999}""", Encoding.UTF8.GetString(store.Get("orders/slow-4999")!.Value.Body));
+    }
+
+    [Fact]
+    public async Task Serve_StoppedWhileStarting_ExitsZeroAndClosesTheStore()
+    {
+        using var stopped = new CancellationTokenSource();
+        await stopped.CancelAsync();
+        var output = new StringWriter(System.Globalization.CultureInfo.InvariantCulture);
+
+        var code = await Cli.CommandLine.Build().Parse(["serve", "--data", _data, "--port", "0"])
+            .InvokeAsync(new System.CommandLine.InvocationConfiguration { Output = output, Error = output }, stopped.Token);
+
+        Assert.True(code == 0, output.ToString());
+        // The host closed what it had opened: the store's lock is free again.
+        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        Assert.Empty(store.ScanMetadata());
     }
 
     [Fact]

@@ -1,4 +1,5 @@
 using System.CommandLine;
+using Indexing.Server.Hosting;
 
 namespace Indexing.Server.Cli;
 
@@ -7,11 +8,11 @@ internal static class CommandLine
 {
     /// <summary>
     /// How long a command may take to stop after Ctrl+C or SIGTERM before System.CommandLine ends the
-    /// process anyway (exit 130). Its default, 2 s, cut a graceful stop short: requests in progress,
-    /// index commits and the store's close. This is longer than the web host's own 30 s shutdown
-    /// timeout, so the host's limit is the one that applies to requests.
+    /// process anyway (exit 130, or 143 for SIGTERM). Its default, 2 s, cut a graceful stop short:
+    /// requests in progress, index commits and the store's close. This is the server's shutdown
+    /// timeout for requests plus time to close the indexes and the store after them.
     /// </summary>
-    public static readonly TimeSpan StopGrace = TimeSpan.FromSeconds(45);
+    public static readonly TimeSpan StopGrace = ServerHost.ShutdownTimeout + TimeSpan.FromSeconds(15);
 
     /// <summary>Parses <paramref name="args"/> and runs the command, with Ctrl+C and SIGTERM cancelling it gracefully.</summary>
     public static Task<int> InvokeAsync(string[] args) =>

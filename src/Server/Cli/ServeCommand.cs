@@ -59,11 +59,17 @@ internal static class ServeCommand
                 await Console.Error.WriteLineAsync($"serve: {e.Message}").ConfigureAwait(false);
                 return 2;
             }
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+            {
+                // Stopped while starting: a normal stop, and the host closed what it had opened.
+                await Console.Out.WriteLineAsync("stopped before listening; the store is closed").ConfigureAwait(false);
+                return 0;
+            }
 
             await using (host.ConfigureAwait(false))
             {
                 await Console.Out.WriteLineAsync($"serving {host.BaseAddress} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
-                await host.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
+                await ServerHost.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
             }
 
             await Console.Out.WriteLineAsync("stopped; the store is closed").ConfigureAwait(false);

@@ -45,6 +45,12 @@ internal sealed class DemoRunner
             _console.MarkupLineInterpolated($"[red]error:[/] {e.Message}");
             return 1;
         }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // Stopped while the server was starting; it closed what it had opened.
+            _console.MarkupLine("[yellow]cancelled[/]");
+            return 130;
+        }
 
         await using (host.ConfigureAwait(false))
         {
@@ -54,7 +60,7 @@ internal sealed class DemoRunner
             {
                 result = await RunStepsAsync(host, cancellationToken).ConfigureAwait(false);
             }
-            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested || host.Stopping.IsCancellationRequested)
+            catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
             {
                 _console.MarkupLine("[yellow]cancelled[/]");
                 return 130;
@@ -63,7 +69,7 @@ internal sealed class DemoRunner
             if (!_settings.ExitWhenDone)
             {
                 _console.MarkupLineInterpolated($"Done. Still serving {host.BaseAddress} (documents, indexes, queries, {host.BaseAddress}admin); Ctrl+C stops.");
-                await host.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
+                await ServerHost.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
             }
 
             return result;
@@ -112,7 +118,8 @@ internal sealed class DemoRunner
             {
                 var task = context.AddTask("prefetch", maxValue: Math.Max(1, store.GetStatus().EstimatedLiveDataBytes));
                 var draining = sink.DrainAsync(source, cancellationToken);
-                while (await Task.WhenAny(draining, Task.Delay(250, cancellationToken)).ConfigureAwait(false) != draining)
+                // Not the run's token: once cancelled, a cancelled delay would spin this loop until the drain ends.
+                while (await Task.WhenAny(draining, Task.Delay(250, CancellationToken.None)).ConfigureAwait(false) != draining)
                 {
                     var now = source.Pressure;
                     task.MaxValue = Math.Max(now.BytesPlanned, 1);

@@ -62,19 +62,16 @@ internal sealed class ServerHost : IAsyncDisposable
     /// <summary>The address Kestrel listens on, e.g. http://127.0.0.1:5080 (the real port when 0 was asked for).</summary>
     public Uri BaseAddress { get; private set; } = null!;
 
-    /// <summary>Completes when shutdown was requested (SIGTERM, Ctrl+C, or the application stopping).</summary>
-    public CancellationToken Stopping => _app.Lifetime.ApplicationStopping;
+    /// <summary>How long a stop waits for requests in progress before it aborts them.</summary>
+    public static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>
     /// Waits until <paramref name="cancellationToken"/> is cancelled (the command's token: Ctrl+C or
-    /// SIGTERM) or the application stops itself; returns then, without throwing. Disposing the host
+    /// SIGTERM, which only the command handles); returns then, without throwing. Disposing the host
     /// afterwards is the graceful stop.
     /// </summary>
-    public async Task WaitUntilStoppedAsync(CancellationToken cancellationToken)
-    {
-        using var stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, Stopping);
-        await Task.Delay(Timeout.Infinite, stop.Token).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-    }
+    public static async Task WaitUntilStoppedAsync(CancellationToken cancellationToken) =>
+        await Task.Delay(Timeout.Infinite, cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
 
     /// <summary>
     /// Reads the configuration (appsettings.json, environment, <paramref name="args"/> as ASP.NET Core
@@ -99,6 +96,8 @@ internal sealed class ServerHost : IAsyncDisposable
         // disposing the host is the graceful stop). The default console lifetime would catch them too
         // and stop the web host on its own, under a command that went on as if nothing happened.
         builder.Services.AddSingleton<IHostLifetime, CommandOwnedLifetime>();
+        // Fixed, not from configuration: the command's own stop limit is derived from it.
+        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout);
         builder.Services.AddProblemDetails();
         builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.Converters.Add(new JsonStringEnumConverter(json.SerializerOptions.PropertyNamingPolicy)));
 
