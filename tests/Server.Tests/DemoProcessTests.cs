@@ -10,12 +10,12 @@ namespace Indexing.Server.Tests;
 public sealed class DemoProcessTests : IDisposable
 {
     private static readonly TimeSpan _hangGuard = TimeSpan.FromMinutes(3);
-    private readonly string _data = Path.Combine(Path.GetTempPath(), "indexing-demo-process-tests", Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory _directory = new("indexing-demo-process-tests");
 
     [Fact]
     public async Task Demo_CtrlCWhileItWorks_CancelsTheRunWith130AndClosesTheStore()
     {
-        using var demo = IndexingProcess.Start("demo", _data, "--size", "32MiB", "--port", "0");
+        using var demo = IndexingProcess.Start("demo", _directory.Path, "--size", "32MiB", "--port", "0");
         // After the prefetch pass come the index's first build and 5 s of idle latency measurement,
         // so a Ctrl+C sent when the pass starts lands while the demo is still working.
         await demo.WaitForOutputAsync("Prefetching collection", _hangGuard);
@@ -27,14 +27,14 @@ public sealed class DemoProcessTests : IDisposable
         Assert.True(demo.Output.Contains("cancelled", StringComparison.Ordinal), demo.Output);
         Assert.DoesNotContain("Still serving", demo.Output, StringComparison.Ordinal);
         AssertStoreClosed();
-        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        using var store = DocumentStore.Open(Path.Combine(_directory.Path, "store"));
         Assert.NotEmpty(store.ScanMetadata().Take(1));
     }
 
     [Fact]
     public async Task Demo_CtrlCWhileServing_StopsWithTheRunsExitCodeAndClosesTheStore()
     {
-        using var demo = IndexingProcess.Start("demo", _data, "--size", "8MiB", "--no-rebuild", "--port", "0");
+        using var demo = IndexingProcess.Start("demo", _directory.Path, "--size", "8MiB", "--no-rebuild", "--port", "0");
         await demo.WaitForOutputAsync("Still serving", _hangGuard);
 
         demo.Interrupt();
@@ -45,20 +45,10 @@ public sealed class DemoProcessTests : IDisposable
         AssertStoreClosed();
     }
 
-    public void Dispose()
-    {
-        try
-        {
-            Directory.Delete(_data, recursive: true);
-        }
-        catch (IOException)
-        {
-            // Best effort: a leftover temp directory must not fail the test that made it.
-        }
-    }
+    public void Dispose() => _directory.Dispose();
 
     // RocksDB writes this to its info log when the database is closed, not when the process dies. The
     // log rotates only when a store opens, and each test has its own directory, read before reopening.
     private void AssertStoreClosed() =>
-        Assert.Contains("Shutdown complete", File.ReadAllText(Path.Combine(_data, "store", "LOG")), StringComparison.Ordinal);
+        Assert.Contains("Shutdown complete", File.ReadAllText(Path.Combine(_directory.Path, "store", "LOG")), StringComparison.Ordinal);
 }

@@ -7,68 +7,56 @@ namespace Indexing.Server.Tests;
 
 // The main job end to end on a small dataset: the server starts, the dataset is generated and
 // loaded, prefetched, the index built and rebuilt side by side under live traffic, verified.
-public sealed class DemoTests
+public sealed class DemoTests : IDisposable
 {
+    private readonly string _directory = Path.Combine(Path.GetTempPath(), "indexing-demo-tests", Guid.NewGuid().ToString("N"));
+
+    public void Dispose()
+    {
+        if (Directory.Exists(_directory))
+        {
+            Directory.Delete(_directory, recursive: true);
+        }
+    }
+
     [Fact]
     public async Task Demo_SmallDataset_RebuildsUnderTrafficAndVerifies_ThenReusesTheData()
     {
-        var directory = Path.Combine(Path.GetTempPath(), "indexing-demo-tests", Guid.NewGuid().ToString("N"));
-        try
-        {
-            var settings = new DemoSettings(directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchStrategy.Adaptive,
-                DirectReads: false, ModelNetworkDisk: true, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
-            using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
+        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchStrategy.Adaptive,
+            DirectReads: false, ModelNetworkDisk: true, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+        using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
 
-            var (first, firstOutput) = await RunAsync(settings, timeout.Token);
-            var (second, secondOutput) = await RunAsync(settings with { ModelNetworkDisk = false }, timeout.Token);
+        var (first, firstOutput) = await RunAsync(settings, timeout.Token);
+        var (second, secondOutput) = await RunAsync(settings with { ModelNetworkDisk = false }, timeout.Token);
 
-            Assert.True(first == 0, firstOutput);
-            Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);
-            Assert.Contains("Side-by-side rebuild of orders: Done", firstOutput, StringComparison.Ordinal);
-            Assert.Contains("consistent:", firstOutput, StringComparison.Ordinal);
-            Assert.Contains("/admin", firstOutput, StringComparison.Ordinal);
-            Assert.True(second == 0, secondOutput);
-            Assert.Contains("Dataset present", secondOutput, StringComparison.Ordinal);
-            Assert.DoesNotContain("Generating and loading", secondOutput, StringComparison.Ordinal);
-            Assert.True(File.Exists(Path.Combine(directory, "dataset.json")));
-            Assert.True(File.Exists(Path.Combine(directory, "indexes", "catalog.json")));
-        }
-        finally
-        {
-            if (Directory.Exists(directory))
-            {
-                Directory.Delete(directory, recursive: true);
-            }
-        }
+        Assert.True(first == 0, firstOutput);
+        Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);
+        Assert.Contains("Side-by-side rebuild of orders: Done", firstOutput, StringComparison.Ordinal);
+        Assert.Contains("consistent:", firstOutput, StringComparison.Ordinal);
+        Assert.Contains("/admin", firstOutput, StringComparison.Ordinal);
+        Assert.True(second == 0, secondOutput);
+        Assert.Contains("Dataset present", secondOutput, StringComparison.Ordinal);
+        Assert.DoesNotContain("Generating and loading", secondOutput, StringComparison.Ordinal);
+        Assert.True(File.Exists(Path.Combine(_directory, "dataset.json")));
+        Assert.True(File.Exists(Path.Combine(_directory, "indexes", "catalog.json")));
     }
 
     [Fact]
     public async Task Demo_StoppedWhileTheServerStarts_Returns130AndClosesTheStore()
     {
-        var directory = Path.Combine(Path.GetTempPath(), "indexing-demo-tests", Guid.NewGuid().ToString("N"));
-        try
-        {
-            var settings = new DemoSettings(directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchStrategy.Adaptive,
-                DirectReads: false, ModelNetworkDisk: false, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
-            using var stopped = new CancellationTokenSource();
-            await stopped.CancelAsync();
+        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchStrategy.Adaptive,
+            DirectReads: false, ModelNetworkDisk: false, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+        using var stopped = new CancellationTokenSource();
+        await stopped.CancelAsync();
 
-            var (code, output) = await RunAsync(settings, stopped.Token);
+        var (code, output) = await RunAsync(settings, stopped.Token);
 
-            Assert.True(code == 130, output);
-            Assert.Contains("cancelled", output, StringComparison.Ordinal);
-            Assert.DoesNotContain("Generating and loading", output, StringComparison.Ordinal);
-            // The host closed what it had opened: the store's lock is free again.
-            using var store = DocumentStore.Open(Path.Combine(directory, "store"));
-            Assert.Empty(store.ScanMetadata());
-        }
-        finally
-        {
-            if (Directory.Exists(directory))
-            {
-                Directory.Delete(directory, recursive: true);
-            }
-        }
+        Assert.True(code == 130, output);
+        Assert.Contains("cancelled", output, StringComparison.Ordinal);
+        Assert.DoesNotContain("Generating and loading", output, StringComparison.Ordinal);
+        // The host closed what it had opened: the store's lock is free again.
+        using var store = DocumentStore.Open(Path.Combine(_directory, "store"));
+        Assert.Empty(store.ScanMetadata());
     }
 
     private static async Task<(int ExitCode, string Output)> RunAsync(DemoSettings settings, CancellationToken cancellationToken)

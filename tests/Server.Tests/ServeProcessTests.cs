@@ -12,12 +12,12 @@ namespace Indexing.Server.Tests;
 public sealed class ServeProcessTests : IDisposable
 {
     private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);
-    private readonly string _data = Path.Combine(Path.GetTempPath(), "indexing-serve-tests", Guid.NewGuid().ToString("N"));
+    private readonly TempDirectory _directory = new("indexing-serve-tests");
 
     [Fact]
     public async Task Serve_LoadAndIndexOverHttpThenSigterm_StopsWithinSecondsAndEveryDocumentIsInTheStore()
     {
-        using var server = IndexingProcess.Start("serve", _data, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
+        using var server = IndexingProcess.Start("serve", _directory.Path, "--port", "0", "--Storage:MaxDocumentBytes=64KiB");
         var baseAddress = await server.WaitForAddressAsync(_hangGuard);
         using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
 
@@ -98,7 +98,7 @@ public sealed class ServeProcessTests : IDisposable
         // shutdown timeout, with room for a loaded machine.
         Assert.True(stopwatch.Elapsed < TimeSpan.FromSeconds(20), $"shutdown took {stopwatch.Elapsed}");
 
-        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        using var store = DocumentStore.Open(Path.Combine(_directory.Path, "store"));
         var ids = store.ScanMetadata().Select(m => m.Id).ToList();
         Assert.Equal(540, ids.Count);
         Assert.Equal("""{"n": 19}""", Encoding.UTF8.GetString(store.Get("orders/single-019")!.Value.Body));
@@ -108,7 +108,7 @@ public sealed class ServeProcessTests : IDisposable
     [Fact]
     public async Task Serve_SigtermDuringASlowBulkUpload_LetsTheUploadFinishThenClosesTheStore()
     {
-        using var server = IndexingProcess.Start("serve", _data, "--port", "0");
+        using var server = IndexingProcess.Start("serve", _directory.Path, "--port", "0");
         var baseAddress = await server.WaitForAddressAsync(_hangGuard);
         using var client = new HttpClient { BaseAddress = baseAddress, Timeout = _hangGuard };
         var mayFinish = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
@@ -141,7 +141,7 @@ public sealed class ServeProcessTests : IDisposable
         var exitCode = await server.WaitForExitAsync(_hangGuard);
         Assert.True(exitCode == 0, $"exit code {exitCode}; output:\n{server.Output}");
         Assert.Contains("stopped; the store is closed", server.Output, StringComparison.Ordinal);
-        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        using var store = DocumentStore.Open(Path.Combine(_directory.Path, "store"));
         Assert.Equal(5000, store.ScanMetadata().Count());
         Assert.Equal("""{"n": 4999}""", Encoding.UTF8.GetString(store.Get("orders/slow-4999")!.Value.Body));
     }
@@ -153,40 +153,26 @@ public sealed class ServeProcessTests : IDisposable
         await stopped.CancelAsync();
         var output = new StringWriter(System.Globalization.CultureInfo.InvariantCulture);
 
-        var code = await Cli.CommandLine.Build().Parse(["serve", "--data", _data, "--port", "0"])
+        var code = await Cli.CommandLine.Build().Parse(["serve", "--data", _directory.Path, "--port", "0"])
             .InvokeAsync(new System.CommandLine.InvocationConfiguration { Output = output, Error = output }, stopped.Token);
 
         Assert.True(code == 0, output.ToString());
         // The host closed what it had opened: the store's lock is free again.
-        using var store = DocumentStore.Open(Path.Combine(_data, "store"));
+        using var store = DocumentStore.Open(Path.Combine(_directory.Path, "store"));
         Assert.Empty(store.ScanMetadata());
     }
 
     [Fact]
     public async Task Serve_AnyAddressWithoutKey_ExitsWithTheReasonAndCreatesNothing()
     {
-        using var server = IndexingProcess.Start("serve", _data, "--address", "0.0.0.0", "--port", "0");
+        using var server = IndexingProcess.Start("serve", _directory.Path, "--address", "0.0.0.0", "--port", "0");
         var exitCode = await server.WaitForExitAsync(_hangGuard);
         Assert.Equal(2, exitCode);
         Assert.Contains("Server:ApiKey is not set", server.Output, StringComparison.Ordinal);
-        Assert.False(Directory.Exists(Path.Combine(_data, "store")));
+        Assert.False(Directory.Exists(Path.Combine(_directory.Path, "store")));
     }
 
-    public void Dispose()
-    {
-        try
-        {
-            Directory.Delete(_data, recursive: true);
-        }
-        catch (DirectoryNotFoundException)
-        {
-            // The refused start never created it.
-        }
-        catch (IOException)
-        {
-            // Best effort: a leftover temp directory must not fail the test that made it.
-        }
-    }
+    public void Dispose() => _directory.Dispose();
 
     private static string BulkLines(int from, int to)
     {
