@@ -76,6 +76,7 @@ public sealed partial class DocumentIndex
         ArgumentNullException.ThrowIfNull(store);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         ThrowIfStale("follow the change feed");
+        Options.StartFollowingHook?.Invoke(this);
         Transition(IndexState.Following, "start following", IndexState.Idle);
         _paused = false;
         _followStop = new CancellationTokenSource();

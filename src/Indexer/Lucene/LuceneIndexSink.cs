@@ -80,7 +80,7 @@ internal sealed class LuceneIndexSink : IIndexSink
         SearcherManager? searchers = null;
         try
         {
-            directory = FSDirectory.Open(new DirectoryInfo(path));
+            directory = options.OpenDirectory?.Invoke(path) ?? FSDirectory.Open(new DirectoryInfo(path));
             analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48);
             var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
             {

@@ -38,9 +38,6 @@ internal sealed class IndexCatalog
 
     public CatalogState State { get; private set; }
 
-    // Test hook: called after the new catalog was written to its temp file and before the rename.
-    public Action? BeforeRename { get; set; }
-
     public static IndexCatalog Load(string root)
     {
         Directory.CreateDirectory(root);
@@ -74,18 +71,20 @@ internal sealed class IndexCatalog
 
     public string GenerationDirectory(string name, int generation) => Path.Combine(Root, name, $"g{generation:D6}");
 
-    public void Save(CatalogState state)
+    // beforeRename: a test hook, called once the new catalog is in its temp file, before the rename.
+    public void Save(CatalogState state, Action? beforeRename = null)
     {
-        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), BeforeRename);
+        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), beforeRename);
         State = state;
     }
 
-    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change)
+    // Changes one index's entry; State changes only once the new file is in place.
+    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change, Action? beforeRename = null)
     {
         var current = State.Indexes.GetValueOrDefault(name);
         var next = change(current);
         var indexes = next is null ? State.Indexes.Remove(name) : State.Indexes.SetItem(name, next);
-        Save(State with { Indexes = indexes });
+        Save(State with { Indexes = indexes }, beforeRename);
     }
 }
 

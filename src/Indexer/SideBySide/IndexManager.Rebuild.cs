@@ -93,7 +93,7 @@ public sealed partial class IndexManager
         var generation = Math.Max(managed.Active.Generation, managed.LastRebuild?.Generation ?? 0) + 1;
         var intent = new RebuildIntent(generation, definition.ToJson(), DateTimeOffset.UtcNow, RebuildPhase.Bulk, reason);
         // Intent first: a crash from here on leaves a catalog that names the replacement's directory.
-        _catalog.Update(managed.Name, entry => entry! with { Rebuild = intent });
+        UpdateCatalog(managed.Name, entry => entry! with { Rebuild = intent });
         return ResumeRebuildLocked(managed, intent, reason);
     }
 
@@ -231,15 +231,7 @@ public sealed partial class IndexManager
         ServingIndex? old = null;
         lock (_lock)
         {
-            _catalog.BeforeRename = () => Hook(run.Name, RebuildPoint.CatalogTempWritten);
-            try
-            {
-                _catalog.Update(managed.Name, entry => new CatalogEntry(run.Definition.ToJson(), run.Generation, Rebuild: null, ended));
-            }
-            finally
-            {
-                _catalog.BeforeRename = null;
-            }
+            UpdateCatalog(managed.Name, entry => new CatalogEntry(run.Definition.ToJson(), run.Generation, Rebuild: null, ended), RebuildPoint.CatalogTempWritten);
 
             run.MarkPastSwitch();
             managed.LastRebuild = ended;
@@ -282,7 +274,7 @@ public sealed partial class IndexManager
     {
         lock (_lock)
         {
-            _catalog.Update(run.Name, entry => entry! with { Rebuild = entry.Rebuild! with { Phase = phase } });
+            UpdateCatalog(run.Name, entry => entry! with { Rebuild = entry.Rebuild! with { Phase = phase } });
         }
 
         run.EnterPhase(phase);
@@ -309,7 +301,7 @@ public sealed partial class IndexManager
 
         lock (_lock)
         {
-            _catalog.Update(managed.Name, entry => entry! with { Rebuild = null, LastRebuild = summary });
+            UpdateCatalog(managed.Name, entry => entry! with { Rebuild = null, LastRebuild = summary });
             managed.LastRebuild = summary;
         }
 

@@ -89,7 +89,7 @@ public sealed partial class IndexManager : IAsyncDisposable
             if (!_indexes.TryGetValue(definition.Name, out var managed))
             {
                 var intent = new RebuildIntent(1, definition.ToJson(), DateTimeOffset.UtcNow, RebuildPhase.Bulk, "new index");
-                _catalog.Update(definition.Name, _ => new CatalogEntry(definition.ToJson(), 1, intent, null));
+                UpdateCatalog(definition.Name, _ => new CatalogEntry(definition.ToJson(), 1, intent, null));
                 OpenEntry(definition.Name, _catalog.State.Indexes[definition.Name]);
                 return IndexPutResult.Created;
             }
@@ -155,7 +155,11 @@ public sealed partial class IndexManager : IAsyncDisposable
     public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false)
     {
         ArgumentNullException.ThrowIfNull(query);
-        return OnServing(Find(name), serving => includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query));
+        return OnServing(Find(name), serving =>
+        {
+            _options.QueryHook?.Invoke(name, serving.Generation);
+            return includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query);
+        });
     }
 
     // Runs work on the generation serving now, holding a lease so a swap cannot close it meanwhile.
@@ -275,6 +279,20 @@ public sealed partial class IndexManager : IAsyncDisposable
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
 
     private void Hook(string name, RebuildPoint point) => _options.RebuildHook?.Invoke(name, point);
+
+    // Every catalog change goes through here (under _lock): the test hooks run between the new
+    // catalog's temp file and its rename, where a real write fails on a full disk.
+    private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, RebuildPoint? point = null)
+    {
+        _catalog.Update(name, change, () =>
+        {
+            _options.CatalogHook?.Invoke(name);
+            if (point is { } reached)
+            {
+                Hook(name, reached);
+            }
+        });
+    }
 }
 
 /// <summary>What <see cref="IndexManager.CreateOrUpdate"/> did.</summary>

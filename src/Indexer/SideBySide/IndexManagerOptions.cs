@@ -31,6 +31,14 @@ public sealed record IndexManagerOptions
     // tests stop the process there) or throw (to fail the rebuild at that point).
     internal Action<string, RebuildPoint>? RebuildHook { get; init; }
 
+    // Test hook: called before every catalog write's rename with the name of the index it changes;
+    // it may throw (a full disk).
+    internal Action<string>? CatalogHook { get; init; }
+
+    // Test hook: called on the query's thread with the index name and generation while the query
+    // holds its lease on that generation; it may block (a long query).
+    internal Action<string, int>? QueryHook { get; init; }
+
     internal IndexManagerOptions Validate()
     {
         ArgumentNullException.ThrowIfNull(Index);
