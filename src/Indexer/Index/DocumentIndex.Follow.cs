@@ -191,9 +191,12 @@ public sealed partial class DocumentIndex
             return 0;
         }
 
+        // Reading first: a store that fails here has cost the index nothing.
+        List<ChangeEntry> changes;
+        IReadOnlyList<StoredDocument?> bodies;
         try
         {
-            var changes = new List<ChangeEntry>(Math.Min(Options.ChangeBatchSize, 1024));
+            changes = new List<ChangeEntry>(Math.Min(Options.ChangeBatchSize, 1024));
             foreach (var change in store.ReadChanges(after, Options.ChangeBatchSize))
             {
                 if (upToEtag is { } limit && change.Etag > limit)
@@ -218,8 +221,16 @@ public sealed partial class DocumentIndex
                 }
             }
 
-            var bodies = ids.Count == 0 ? [] : store.GetMany(ids);
+            bodies = ids.Count == 0 ? [] : store.GetMany(ids);
             _meter.Read(ids.Count);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
+        }
+
+        try
+        {
             var context = _followContext ??= CreateWriteContext();
             var next = 0;
             foreach (var change in changes)
@@ -249,13 +260,13 @@ public sealed partial class DocumentIndex
             Volatile.Write(ref _appliedEtag, changes[^1].Etag);
             return changes.Count;
         }
-        catch (IndexWriteException failure)
+        catch (Exception exception) when (IsEngineFailure(exception) || exception is IndexWriteException)
         {
-            throw RecordIndexFailure(failure);
-        }
-        catch (Exception exception) when (IsEngineFailure(exception))
-        {
-            throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
+            var failure = exception as IndexWriteException
+                ?? new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception);
+            RecordIndexFailure(failure);
+            RollBackLocked(failure);
+            throw failure;
         }
     }
 
@@ -263,7 +274,7 @@ public sealed partial class DocumentIndex
     {
         if (CommitDue(Volatile.Read(ref _appliedEtag) != Volatile.Read(ref _committedEtag)))
         {
-            CommitLocked();
+            CommitOrRollBackLocked();
         }
     }
 
@@ -275,8 +286,20 @@ public sealed partial class DocumentIndex
         }
         catch (Exception exception) when (IsEngineFailure(exception))
         {
-            throw RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+            throw RefreshFailed(exception);
         }
+    }
+
+    // A refresh flushes what the writer buffered, so its failure may have dropped documents too.
+    private IndexWriteException RefreshFailed(Exception exception)
+    {
+        var failure = RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+        lock (_writeGate)
+        {
+            RollBackLocked(failure);
+        }
+
+        return failure;
     }
 }
 
