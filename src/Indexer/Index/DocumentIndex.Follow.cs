@@ -23,6 +23,7 @@ public sealed partial class DocumentIndex
     private CancellationTokenSource? _followStop;
     private Task? _followLoop;
     private volatile bool _paused;
+    private int _pauses; // under _stateLock
 
     /// <summary>
     /// Applies the store's changes after the index's applied etag, up to <paramref name="upToEtag"/>
@@ -78,17 +79,32 @@ public sealed partial class DocumentIndex
         ThrowIfStale("follow the change feed");
         Options.StartFollowingHook?.Invoke(this);
         Transition(IndexState.Following, "start following", IndexState.Idle);
+        _pauses = 0;
         _paused = false;
         _followStop = new CancellationTokenSource();
         var token = _followStop.Token;
         _followLoop = Task.Run(() => FollowLoopAsync(store, token), CancellationToken.None);
     }
 
-    /// <summary>Pauses following; returns once the step in progress (if any) has ended. Explicit <see cref="CatchUp"/> still works.</summary>
+    /// <summary>
+    /// Pauses following; returns once the step in progress (if any) has ended. Explicit
+    /// <see cref="CatchUp"/> still works. Pauses nest (a verify and a swap may both hold one):
+    /// following resumes when every pause has been matched by a <see cref="ResumeFollowing"/>.
+    /// </summary>
     public void PauseFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        Transition(IndexState.Paused, "pause following", IndexState.Following, IndexState.Paused);
+        lock (_stateLock)
+        {
+            if (_state is not (IndexState.Following or IndexState.Paused))
+            {
+                throw CannotWhile("pause following", _state);
+            }
+
+            _state = IndexState.Paused;
+            _pauses++;
+        }
+
         _paused = true;
         lock (_writeGate)
         {
@@ -97,11 +113,26 @@ public sealed partial class DocumentIndex
         }
     }
 
-    /// <summary>Resumes following after <see cref="PauseFollowing"/>.</summary>
+    /// <summary>Ends one <see cref="PauseFollowing"/>; following resumes when it was the last one held.</summary>
     public void ResumeFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        Transition(IndexState.Following, "resume following", IndexState.Paused, IndexState.Following);
+        lock (_stateLock)
+        {
+            if (_state is not (IndexState.Following or IndexState.Paused))
+            {
+                throw CannotWhile("resume following", _state);
+            }
+
+            _pauses = Math.Max(0, _pauses - 1);
+            if (_pauses > 0)
+            {
+                return;
+            }
+
+            _state = IndexState.Following;
+        }
+
         _paused = false;
     }
 

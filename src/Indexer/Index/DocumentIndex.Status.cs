@@ -51,6 +51,27 @@ public sealed partial class DocumentIndex
             _meter.Snapshot());
     }
 
+    // The status of an index that could not be opened: Error, with the reason, and nothing else known.
+    internal static IndexStatus FailedToOpenStatus(string name, string directory, IndexDefinition? definition, string reason) => new(
+        name,
+        directory,
+        IndexState.Error,
+        IsStale: false,
+        BuildInterrupted: false,
+        definition?.DefinitionHash ?? string.Empty,
+        CommittedDefinitionHash: null,
+        AppliedEtag: 0,
+        CommittedEtag: 0,
+        DocumentCount: 0,
+        FailedDocuments: 0,
+        LastDocumentFailure: null,
+        MismatchedValues: 0,
+        LastMismatch: null,
+        ConsecutiveFailures: 0,
+        LastError: reason,
+        Rollbacks: 0,
+        new IndexMetrics(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero));
+
     /// <summary>What the index is doing now.</summary>
     public IndexState State
     {

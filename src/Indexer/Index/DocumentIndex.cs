@@ -96,12 +96,12 @@ public sealed partial class DocumentIndex : IDisposable
         {
             throw new IndexWriteException(
                 definition.Name, null,
-                $"its directory {MessageText.Quote(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
+                $"its directory {MessageText.QuotePath(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
                 exception);
         }
         catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException or Lucene.Net.Index.CorruptIndexException)
         {
-            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
 
         try
@@ -116,7 +116,7 @@ public sealed partial class DocumentIndex : IDisposable
                 throw;
             }
 
-            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
     }
 
