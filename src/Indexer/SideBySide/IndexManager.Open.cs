@@ -66,7 +66,14 @@ public sealed partial class IndexManager
         }
         catch (IndexException exception)
         {
-            _indexes[name] = new ManagedIndex(name, definition, entry.ActiveGeneration, active: null, exception.Message, entry.LastRebuild);
+            var failed = new ManagedIndex(name, definition, entry.ActiveGeneration, active: null, exception.Message, entry.LastRebuild);
+            _indexes[name] = failed;
+            if (entry.Rebuild is { } replacing && replacing.Generation != entry.ActiveGeneration)
+            {
+                // A rebuild was under way: let it finish; its swap replaces the generation that failed.
+                ResumeOrForget(failed, replacing);
+            }
+
             return;
         }
 
@@ -88,19 +95,7 @@ public sealed partial class IndexManager
                 index.StartFollowing(_store);
             }
 
-            try
-            {
-                ResumeRebuildLocked(managed, intent, inPlace ? intent.Reason : "resumed after restart");
-            }
-            catch (IndexException exception)
-            {
-                // The replacement cannot be opened: that rebuild is lost, the serving generation is not.
-                var summary = new RebuildSummary(intent.Generation, RebuildPhase.Failed, intent.StartedAt, DateTimeOffset.UtcNow, $"could not be resumed: {exception.Message}");
-                UpdateCatalog(name, current => current! with { Rebuild = null, LastRebuild = summary });
-                managed.LastRebuild = summary;
-                DeleteQuietly(_catalog.GenerationDirectory(name, intent.Generation));
-            }
-
+            ResumeOrForget(managed, intent);
             return;
         }
 
@@ -113,6 +108,24 @@ public sealed partial class IndexManager
         }
 
         index.StartFollowing(_store);
+    }
+
+    // Resumes a persisted rebuild; if its replacement cannot even be opened, that rebuild is lost
+    // (recorded as failed, its directory deleted), the serving generation is not. Caller holds _lock.
+    private void ResumeOrForget(ManagedIndex managed, RebuildIntent intent)
+    {
+        var inPlace = intent.Generation == managed.Generation && managed.Active is not null;
+        try
+        {
+            ResumeRebuildLocked(managed, intent, inPlace ? intent.Reason : "resumed after restart");
+        }
+        catch (IndexException exception)
+        {
+            var summary = new RebuildSummary(intent.Generation, RebuildPhase.Failed, intent.StartedAt, DateTimeOffset.UtcNow, $"could not be resumed: {exception.Message}");
+            UpdateCatalog(managed.Name, current => current! with { Rebuild = null, LastRebuild = summary });
+            managed.LastRebuild = summary;
+            DeleteQuietly(_catalog.GenerationDirectory(managed.Name, intent.Generation));
+        }
     }
 
     // An index whose checkpoint is past the store's last etag holds changes the store does not have:

@@ -17,7 +17,11 @@ public sealed record IndexManagerOptions
     /// </summary>
     public long SwapLagEtags { get; init; } = 1000;
 
-    /// <summary>Longest time the swap waits for queries still running on the old generation before closing it anyway.</summary>
+    /// <summary>
+    /// Longest time the swap waits for queries still running on the old generation; after it the
+    /// rebuild ends (with a note) and the old generation is closed when its last query ends. Also the
+    /// longest time closing the manager waits for running queries.
+    /// </summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
