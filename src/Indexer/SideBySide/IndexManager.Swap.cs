@@ -196,7 +196,7 @@ public sealed partial class IndexManager
                 try
                 {
                     index.StartFollowing(_store);
-                    run.AddNote($"it follows since attempt {attempt}");
+                    run.AddNote($"following started on attempt {attempt}");
                     RecordNotes(managed, run);
                     return;
                 }
