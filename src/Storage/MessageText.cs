@@ -30,6 +30,21 @@ public static class MessageText
         }
 
         var text = new StringBuilder(shown + 16).Append('\'');
+        AppendEscaped(text, value, shown);
+        text.Append('\'');
+        if (shown < value.Length)
+        {
+            // Encoding.UTF8 counts an unpaired surrogate as its 3-byte replacement, which is close enough here.
+            text.Insert(text.Length - 1, "...")
+                .Append(CultureInfo.InvariantCulture, $" (truncated; {Encoding.UTF8.GetByteCount(value):N0} UTF-8 bytes)");
+        }
+
+        return text.ToString();
+    }
+
+    // The first `shown` chars of value, escaped (a surrogate pair is kept whole).
+    private static void AppendEscaped(StringBuilder text, string value, int shown)
+    {
         for (var i = 0; i < shown; i++)
         {
             var c = value[i];
@@ -51,16 +66,18 @@ public static class MessageText
                 text.Append(c);
             }
         }
+    }
 
-        text.Append('\'');
-        if (shown < value.Length)
-        {
-            // Encoding.UTF8 counts an unpaired surrogate as its 3-byte replacement, which is close enough here.
-            text.Insert(text.Length - 1, "...")
-                .Append(CultureInfo.InvariantCulture, $" (truncated; {Encoding.UTF8.GetByteCount(value):N0} UTF-8 bytes)");
-        }
-
-        return text.ToString();
+    /// <summary>
+    /// A file or directory path in single quotes, escaped like <see cref="Quote"/> but never cut:
+    /// paths come from the operator's configuration, and a message naming a file must name all of it.
+    /// </summary>
+    public static string QuotePath(string path)
+    {
+        ArgumentNullException.ThrowIfNull(path);
+        var text = new StringBuilder(path.Length + 2).Append('\'');
+        AppendEscaped(text, path, path.Length);
+        return text.Append('\'').ToString();
     }
 
     private static bool IsInvisibleLayout(char c) =>

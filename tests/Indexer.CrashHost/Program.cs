@@ -1,14 +1,20 @@
 using Indexing.Indexer;
 using Indexing.Storage;
 
-// Usage: <store directory> <index root> <rebuild point> <definition file>
+// Usage: <store directory> <index root> <rebuild point> <definition file> [writer]
 // Opens the store and the index manager, starts a rebuild of the definition's index with that
 // definition (or lets a resumed one run), and when the rebuild reaches the named point prints
 // "AT <point>" and blocks forever: the test kills the process there. Prints "DONE <phase>" if the
 // rebuild ends without reaching the point.
-if (args.Length != 4 || !Enum.TryParse<RebuildPoint>(args[2], out var stopAt))
+//
+// With "writer", a thread writes to the store all along, as clients would, until the process is
+// killed: puts of new documents orders/w-NNNNNN and deletes of some of them. Around each write it
+// prints "PUTTING <id>" / "PUT <id> <etag>" or "DELETING <id>" / "DELETED <id> <etag>" (stdout is
+// flushed line by line), so the test knows every write that was acknowledged and the one that
+// may have been in flight at the kill.
+if (args.Length is not (4 or 5) || !Enum.TryParse<RebuildPoint>(args[2], out var stopAt) || (args.Length == 5 && args[4] != "writer"))
 {
-    Console.Error.WriteLine($"usage: <store directory> <index root> <one of: {string.Join(", ", Enum.GetNames<RebuildPoint>())}> <definition file>");
+    Console.Error.WriteLine($"usage: <store directory> <index root> <one of: {string.Join(", ", Enum.GetNames<RebuildPoint>())}> <definition file> [writer]");
     return 2;
 }
 
@@ -29,7 +35,41 @@ var options = new IndexManagerOptions
     },
 };
 await using var manager = IndexManager.Open(args[1], store, options);
+if (args.Length == 5)
+{
+    new Thread(() => Write(store)) { IsBackground = true, Name = "writer" }.Start();
+}
+
 manager.CreateOrUpdate(definition);
 var progress = await manager.WaitForRebuildAsync(definition.Name);
 Console.WriteLine($"DONE {progress?.Phase}");
 return 0;
+
+// About one write per millisecond plus the fsync; one delete for every three puts.
+static void Write(DocumentStore store)
+{
+    var random = new Random(20);
+    var live = new List<string>();
+    for (var n = 0; ; n++)
+    {
+        if (live.Count > 10 && random.Next(4) == 0)
+        {
+            var victim = live[random.Next(live.Count)];
+            live.Remove(victim);
+            Console.WriteLine($"DELETING {victim}");
+            Console.WriteLine($"DELETED {victim} {store.Delete(victim)}");
+        }
+        else
+        {
+            var id = $"orders/w-{n:D6}";
+            Console.WriteLine($"PUTTING {id}");
+            Console.WriteLine($"PUT {id} {store.Put(id, WrittenBody(n))}");
+            live.Add(id);
+        }
+
+        Thread.Sleep(1);
+    }
+}
+
+static string WrittenBody(int n) =>
+    $$"""{"customer":{"name":"writer"},"status":"written","total":{{n}},"itemCount":1,"paid":true}""";

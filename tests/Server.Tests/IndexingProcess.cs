@@ -63,6 +63,13 @@ internal sealed class IndexingProcess : IDisposable
         return await _address.Task;
     }
 
+    /// <summary>SIGKILL: the process ends at once, with no shutdown of any kind.</summary>
+    public void Kill()
+    {
+        _process.Kill(entireProcessTree: true);
+        _process.WaitForExit();
+    }
+
     /// <summary>SIGTERM, as a service manager or `docker stop` sends it (Process.Kill would be SIGKILL).</summary>
     public void Terminate() => Signal("TERM");
 

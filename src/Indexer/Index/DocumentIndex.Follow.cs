@@ -23,6 +23,7 @@ public sealed partial class DocumentIndex
     private CancellationTokenSource? _followStop;
     private Task? _followLoop;
     private volatile bool _paused;
+    private int _pauses; // under _stateLock
 
     /// <summary>
     /// Applies the store's changes after the index's applied etag, up to <paramref name="upToEtag"/>
@@ -76,18 +77,34 @@ public sealed partial class DocumentIndex
         ArgumentNullException.ThrowIfNull(store);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         ThrowIfStale("follow the change feed");
+        Options.StartFollowingHook?.Invoke(this);
         Transition(IndexState.Following, "start following", IndexState.Idle);
+        _pauses = 0;
         _paused = false;
         _followStop = new CancellationTokenSource();
         var token = _followStop.Token;
         _followLoop = Task.Run(() => FollowLoopAsync(store, token), CancellationToken.None);
     }
 
-    /// <summary>Pauses following; returns once the step in progress (if any) has ended. Explicit <see cref="CatchUp"/> still works.</summary>
+    /// <summary>
+    /// Pauses following; returns once the step in progress (if any) has ended. Explicit
+    /// <see cref="CatchUp"/> still works. Pauses nest (a verify and a swap may both hold one):
+    /// following resumes when every pause has been matched by a <see cref="ResumeFollowing"/>.
+    /// </summary>
     public void PauseFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        Transition(IndexState.Paused, "pause following", IndexState.Following, IndexState.Paused);
+        lock (_stateLock)
+        {
+            if (_state is not (IndexState.Following or IndexState.Paused))
+            {
+                throw CannotWhile("pause following", _state);
+            }
+
+            _state = IndexState.Paused;
+            _pauses++;
+        }
+
         _paused = true;
         lock (_writeGate)
         {
@@ -96,11 +113,26 @@ public sealed partial class DocumentIndex
         }
     }
 
-    /// <summary>Resumes following after <see cref="PauseFollowing"/>.</summary>
+    /// <summary>Ends one <see cref="PauseFollowing"/>; following resumes when it was the last one held.</summary>
     public void ResumeFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        Transition(IndexState.Following, "resume following", IndexState.Paused, IndexState.Following);
+        lock (_stateLock)
+        {
+            if (_state is not (IndexState.Following or IndexState.Paused))
+            {
+                throw CannotWhile("resume following", _state);
+            }
+
+            _pauses = Math.Max(0, _pauses - 1);
+            if (_pauses > 0)
+            {
+                return;
+            }
+
+            _state = IndexState.Following;
+        }
+
         _paused = false;
     }
 
@@ -190,9 +222,12 @@ public sealed partial class DocumentIndex
             return 0;
         }
 
+        // Reading first: a store that fails here has cost the index nothing.
+        List<ChangeEntry> changes;
+        IReadOnlyList<StoredDocument?> bodies;
         try
         {
-            var changes = new List<ChangeEntry>(Math.Min(Options.ChangeBatchSize, 1024));
+            changes = new List<ChangeEntry>(Math.Min(Options.ChangeBatchSize, 1024));
             foreach (var change in store.ReadChanges(after, Options.ChangeBatchSize))
             {
                 if (upToEtag is { } limit && change.Etag > limit)
@@ -217,8 +252,16 @@ public sealed partial class DocumentIndex
                 }
             }
 
-            var bodies = ids.Count == 0 ? [] : store.GetMany(ids);
+            bodies = ids.Count == 0 ? [] : store.GetMany(ids);
             _meter.Read(ids.Count);
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
+        }
+
+        try
+        {
             var context = _followContext ??= CreateWriteContext();
             var next = 0;
             foreach (var change in changes)
@@ -248,13 +291,13 @@ public sealed partial class DocumentIndex
             Volatile.Write(ref _appliedEtag, changes[^1].Etag);
             return changes.Count;
         }
-        catch (IndexWriteException failure)
+        catch (Exception exception) when (IsEngineFailure(exception) || exception is IndexWriteException)
         {
-            throw RecordIndexFailure(failure);
-        }
-        catch (Exception exception) when (IsEngineFailure(exception))
-        {
-            throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
+            var failure = exception as IndexWriteException
+                ?? new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception);
+            RecordIndexFailure(failure);
+            RollBackLocked(failure);
+            throw failure;
         }
     }
 
@@ -262,7 +305,7 @@ public sealed partial class DocumentIndex
     {
         if (CommitDue(Volatile.Read(ref _appliedEtag) != Volatile.Read(ref _committedEtag)))
         {
-            CommitLocked();
+            CommitOrRollBackLocked();
         }
     }
 
@@ -274,8 +317,20 @@ public sealed partial class DocumentIndex
         }
         catch (Exception exception) when (IsEngineFailure(exception))
         {
-            throw RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+            throw RefreshFailed(exception);
         }
+    }
+
+    // A refresh flushes what the writer buffered, so its failure may have dropped documents too.
+    private IndexWriteException RefreshFailed(Exception exception)
+    {
+        var failure = RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+        lock (_writeGate)
+        {
+            RollBackLocked(failure);
+        }
+
+        return failure;
     }
 }
 

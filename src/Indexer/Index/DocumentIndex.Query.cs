@@ -42,10 +42,10 @@ public sealed partial class DocumentIndex
         var parsed = Parse(query);
         var sort = BuildSort(query.Sort);
         var window = query.Skip + query.Take;
-        IndexSearcher searcher;
+        SearcherLease lease;
         try
         {
-            searcher = _sink.Searchers.Acquire();
+            lease = _sink.AcquireSearcher();
         }
         catch (Exception exception) when (IsEngineFailure(exception))
         {
@@ -54,6 +54,7 @@ public sealed partial class DocumentIndex
 
         try
         {
+            var searcher = lease.Searcher;
             var top = sort is null
                 ? searcher.Search(parsed, window)
                 : searcher.Search(parsed, null, window, sort, doDocScores: true, doMaxScore: false);
@@ -78,7 +79,7 @@ public sealed partial class DocumentIndex
         }
         finally
         {
-            _sink.Searchers.Release(searcher);
+            lease.Dispose();
         }
     }
 

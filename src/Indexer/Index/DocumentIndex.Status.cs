@@ -11,6 +11,7 @@ public sealed partial class DocumentIndex
     private string? _lastError;
     private IndexWriteException? _lastRecordedFailure;
     private int _consecutiveFailures;
+    private long _rollbacks;
     private long _failedDocuments;
     private string? _lastDocumentFailure;
     private long _mismatchedValues;
@@ -46,8 +47,30 @@ public sealed partial class DocumentIndex
             Volatile.Read(ref _lastMismatch),
             Volatile.Read(ref _consecutiveFailures),
             Volatile.Read(ref _lastError),
+            Interlocked.Read(ref _rollbacks),
             _meter.Snapshot());
     }
+
+    // The status of an index that could not be opened: Error, with the reason, and nothing else known.
+    internal static IndexStatus FailedToOpenStatus(string name, string directory, IndexDefinition? definition, string reason) => new(
+        name,
+        directory,
+        IndexState.Error,
+        IsStale: false,
+        BuildInterrupted: false,
+        definition?.DefinitionHash ?? string.Empty,
+        CommittedDefinitionHash: null,
+        AppliedEtag: 0,
+        CommittedEtag: 0,
+        DocumentCount: 0,
+        FailedDocuments: 0,
+        LastDocumentFailure: null,
+        MismatchedValues: 0,
+        LastMismatch: null,
+        ConsecutiveFailures: 0,
+        LastError: reason,
+        Rollbacks: 0,
+        new IndexMetrics(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero));
 
     /// <summary>What the index is doing now.</summary>
     public IndexState State
@@ -105,7 +128,8 @@ public sealed partial class DocumentIndex
     }
 
     // A failure of the index itself: counted; after MaxConsecutiveFailures in a row the index
-    // stops writing (Error) rather than retrying forever. Returns the exception for throwing.
+    // stops writing (Error) rather than retrying forever. A writer that closed itself during a
+    // build is Error at once (outside a build, the rollback reopens it). Returns the exception for throwing.
     // Idempotent per exception: a failure recorded where it happened (e.g. in a commit) and seen
     // again by an outer loop is counted once.
     private IndexWriteException RecordIndexFailure(IndexWriteException failure)
@@ -117,14 +141,11 @@ public sealed partial class DocumentIndex
 
         Volatile.Write(ref _lastError, failure.Message);
         var failures = Interlocked.Increment(ref _consecutiveFailures);
-        if (failures >= Options.MaxConsecutiveFailures || _sink.WriterClosed)
+        lock (_stateLock)
         {
-            lock (_stateLock)
+            if (_state != IndexState.Closed && (failures >= Options.MaxConsecutiveFailures || (_sink.WriterClosed && _state == IndexState.Building)))
             {
-                if (_state != IndexState.Closed)
-                {
-                    _state = IndexState.Error;
-                }
+                _state = IndexState.Error;
             }
         }
 

@@ -72,10 +72,9 @@ public sealed partial class DocumentIndex
     private Dictionary<string, long> ReadIndexedEtags(List<string> duplicates, int maxListed, ref long duplicateCount)
     {
         var indexed = new Dictionary<string, long>(StringComparer.Ordinal);
-        var searcher = _sink.Searchers.Acquire();
-        try
+        using (var lease = _sink.AcquireSearcher())
         {
-            foreach (var leaf in searcher.IndexReader.Leaves)
+            foreach (var leaf in lease.Searcher.IndexReader.Leaves)
             {
                 var reader = leaf.AtomicReader;
                 var live = reader.LiveDocs;
@@ -94,10 +93,6 @@ public sealed partial class DocumentIndex
                     }
                 }
             }
-        }
-        finally
-        {
-            _sink.Searchers.Release(searcher);
         }
 
         return indexed;

@@ -96,12 +96,12 @@ public sealed partial class DocumentIndex : IDisposable
         {
             throw new IndexWriteException(
                 definition.Name, null,
-                $"its directory {MessageText.Quote(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
+                $"its directory {MessageText.QuotePath(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
                 exception);
         }
         catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException or Lucene.Net.Index.CorruptIndexException)
         {
-            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
 
         try
@@ -116,7 +116,7 @@ public sealed partial class DocumentIndex : IDisposable
                 throw;
             }
 
-            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.Quote(directory)}: {exception.Message}", exception);
+            throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
     }
 
@@ -137,7 +137,7 @@ public sealed partial class DocumentIndex : IDisposable
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         lock (_writeGate)
         {
-            CommitLocked();
+            CommitOrRollBackLocked();
         }
     }
 
@@ -223,6 +223,60 @@ public sealed partial class DocumentIndex : IDisposable
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
     }
 
+    // A commit outside a build: if it fails, what the writer had buffered may be gone (Lucene drops
+    // a failed flush's documents), so the index goes back to its last commit. Caller holds _writeGate.
+    private void CommitOrRollBackLocked()
+    {
+        try
+        {
+            CommitLocked();
+        }
+        catch (IndexWriteException failure)
+        {
+            RollBackLocked(failure);
+            throw;
+        }
+    }
+
+    // After a failure of the engine while following or catching up, the applied etag no longer says
+    // what the index holds: a failed flush drops the documents it had buffered, however many steps
+    // ago they were applied. The last commit still says it, so go back there (writer and query view
+    // reopened at it) and let the change feed be applied again from its etag: every operation is by
+    // id, so replaying is harmless. A build is not rolled back here: its caller discards it. If the
+    // rollback fails too, the index is in Error. Caller holds _writeGate.
+    private void RollBackLocked(IndexWriteException failure)
+    {
+        if (State is IndexState.Building or IndexState.Closed || Volatile.Read(ref _disposed) != 0)
+        {
+            return;
+        }
+
+        try
+        {
+            var checkpoint = _sink.RollbackToLastCommit();
+            var etag = checkpoint?.Etag ?? 0;
+            _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
+            Volatile.Write(ref _appliedEtag, etag);
+            Volatile.Write(ref _committedEtag, etag);
+            Interlocked.Exchange(ref _uncommittedBytes, 0);
+            Interlocked.Increment(ref _rollbacks);
+            Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {etag}), and the change feed is applied again from there");
+        }
+        catch (Exception exception) when (IsEngineFailure(exception))
+        {
+            Volatile.Write(
+                ref _lastError,
+                $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened");
+            lock (_stateLock)
+            {
+                if (_state != IndexState.Closed)
+                {
+                    _state = IndexState.Error;
+                }
+            }
+        }
+    }
+
     // A commit is due by bytes or by time (and only when something is uncommitted).
     private bool CommitDue(bool changedSinceCommit) =>
         changedSinceCommit &&
@@ -254,7 +308,7 @@ public sealed partial class DocumentIndex : IDisposable
                 }
                 catch (Exception exception) when (IsEngineFailure(exception))
                 {
-                    RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
+                    RefreshFailed(exception);
                 }
             }
         }

@@ -100,6 +100,13 @@ public sealed record IndexOptions
         init => _maxConsecutiveFailures = Check(value, 1, 1000, nameof(MaxConsecutiveFailures), "failures");
     }
 
+    // Test seam: opens the Lucene directory at a path (default: FSDirectory.Open). Fault-injection
+    // tests wrap the real directory to make the Nth write or fsync fail.
+    internal Func<string, Lucene.Net.Store.Directory>? OpenDirectory { get; init; }
+
+    // Test hook: called when StartFollowing begins, with the index; it may throw.
+    internal Action<DocumentIndex>? StartFollowingHook { get; init; }
+
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,

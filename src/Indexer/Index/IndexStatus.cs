@@ -43,6 +43,7 @@ public enum IndexState
 /// <param name="LastMismatch">The latest skipped value, with its document id.</param>
 /// <param name="ConsecutiveFailures">Failures of the index itself in a row (reset by a success).</param>
 /// <param name="LastError">The latest failure of the index itself, or null.</param>
+/// <param name="Rollbacks">Times the index went back to its last commit after a failure of the engine (a failed flush may drop buffered documents) and applied the change feed again from there.</param>
 /// <param name="Metrics">Throughput and where the time went, since the index opened.</param>
 public sealed record IndexStatus(
     string Name,
@@ -61,6 +62,7 @@ public sealed record IndexStatus(
     string? LastMismatch,
     int ConsecutiveFailures,
     string? LastError,
+    long Rollbacks,
     IndexMetrics Metrics);
 
 /// <summary>Throughput of an index's writing and where its time went.</summary>

@@ -15,22 +15,28 @@ namespace Indexing.Indexer;
 // SearcherManager over the writer for near-real-time queries.
 //
 // Owns, in creation order: directory, analyzer, writer, searcher manager; disposed in reverse.
+// A rollback (RollbackToLastCommit) replaces the writer and the searcher manager with new ones
+// opened at the last commit; both fields are read with Volatile, so each call uses one pair.
 // Threading: the writer is thread-safe (each thread adds through its own LuceneSinkWriter);
-// commits are serialised by _commitLock so a checkpoint's user data goes with its own commit.
+// commits, refreshes and rollbacks are serialised by _engineLock, so a checkpoint's user data goes
+// with its own commit and no refresh runs on a writer being replaced. Queries take no lock: they
+// acquire a searcher from the manager current at the time and release it to that same manager.
 internal sealed class LuceneIndexSink : IIndexSink
 {
     private readonly LuceneDirectory _directory;
     private readonly StandardAnalyzer _analyzer;
-    private readonly IndexWriter _writer;
-    private readonly SearcherManager _searchers;
-    private readonly System.Threading.Lock _commitLock = new();
+    private readonly IndexOptions _options;
+    private readonly System.Threading.Lock _engineLock = new();
+    private IndexWriter _writer;
+    private SearcherManager _searchers;
     private int _disposed;
     private int _writerClosed;
 
     private LuceneIndexSink(
-        IndexDefinition definition, LuceneDirectory directory, StandardAnalyzer analyzer, IndexWriter writer, SearcherManager searchers)
+        IndexDefinition definition, IndexOptions options, LuceneDirectory directory, StandardAnalyzer analyzer, IndexWriter writer, SearcherManager searchers)
     {
         Definition = definition;
+        _options = options;
         _directory = directory;
         _analyzer = analyzer;
         _writer = writer;
@@ -46,15 +52,8 @@ internal sealed class LuceneIndexSink : IIndexSink
     {
         get
         {
-            var searcher = _searchers.Acquire();
-            try
-            {
-                return searcher.IndexReader.NumDocs;
-            }
-            finally
-            {
-                _searchers.Release(searcher);
-            }
+            using var lease = AcquireSearcher();
+            return lease.Searcher.IndexReader.NumDocs;
         }
     }
 
@@ -67,8 +66,27 @@ internal sealed class LuceneIndexSink : IIndexSink
     /// </summary>
     public bool WriterClosed => Volatile.Read(ref _writerClosed) != 0;
 
-    /// <summary>Near-real-time searchers for the query side (acquire, search, release).</summary>
-    public SearcherManager Searchers => _searchers;
+    private IndexWriter Writer => Volatile.Read(ref _writer);
+
+    /// <summary>
+    /// A near-real-time searcher for the query side; disposing the lease releases it to the manager
+    /// it came from (a rollback may have replaced that manager meanwhile).
+    /// </summary>
+    public SearcherLease AcquireSearcher()
+    {
+        while (true)
+        {
+            var searchers = Volatile.Read(ref _searchers);
+            try
+            {
+                return new SearcherLease(searchers, searchers.Acquire());
+            }
+            catch (ObjectDisposedException) when (!ReferenceEquals(searchers, Volatile.Read(ref _searchers)))
+            {
+                // Closed by a rollback between the read and the acquire: the new manager serves.
+            }
+        }
+    }
 
     /// <summary>Opens (creating if needed) the index in <paramref name="path"/>.</summary>
     /// <exception cref="LockObtainFailedException">Another open writer holds the directory.</exception>
@@ -80,19 +98,11 @@ internal sealed class LuceneIndexSink : IIndexSink
         SearcherManager? searchers = null;
         try
         {
-            directory = FSDirectory.Open(new DirectoryInfo(path));
+            directory = options.OpenDirectory?.Invoke(path) ?? FSDirectory.Open(new DirectoryInfo(path));
             analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48);
-            var config = new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
-            {
-                OpenMode = OpenMode.CREATE_OR_APPEND,
-                RAMBufferSizeMB = options.RamBufferSizeMB,
-                // One DocumentsWriterPerThread per thread adding at once; the default (8) already
-                // covers 16 threads' worth only if we say so.
-                MaxThreadStates = Math.Max(8, options.IndexingThreads),
-            };
-            writer = new IndexWriter(directory, config);
+            writer = OpenWriter(directory, analyzer, options);
             searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
-            return new LuceneIndexSink(definition, directory, analyzer, writer, searchers);
+            return new LuceneIndexSink(definition, options, directory, analyzer, writer, searchers);
         }
         catch
         {
@@ -104,6 +114,17 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
+    // A config belongs to one writer, so each (re)open makes its own.
+    private static IndexWriter OpenWriter(LuceneDirectory directory, StandardAnalyzer analyzer, IndexOptions options) =>
+        new(directory, new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
+        {
+            OpenMode = OpenMode.CREATE_OR_APPEND,
+            RAMBufferSizeMB = options.RamBufferSizeMB,
+            // One DocumentsWriterPerThread per thread adding at once; the default (8) already
+            // covers 16 threads' worth only if we say so.
+            MaxThreadStates = Math.Max(8, options.IndexingThreads),
+        });
+
     public IIndexSinkWriter CreateWriter()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -113,12 +134,13 @@ internal sealed class LuceneIndexSink : IIndexSink
     public void Commit(IndexCheckpoint checkpoint)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        lock (_commitLock)
+        lock (_engineLock)
         {
+            var writer = Writer;
             try
             {
-                _writer.SetCommitData(checkpoint.ToUserData());
-                _writer.Commit();
+                writer.SetCommitData(checkpoint.ToUserData());
+                writer.Commit();
             }
             catch (ObjectDisposedException)
             {
@@ -133,14 +155,61 @@ internal sealed class LuceneIndexSink : IIndexSink
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         // Blocking: MaybeRefresh returns at once when another thread is refreshing, and that
         // refresh may have started before the writes this caller wants visible.
-        try
+        lock (_engineLock)
         {
-            _searchers.MaybeRefreshBlocking();
+            try
+            {
+                _searchers.MaybeRefreshBlocking();
+            }
+            catch (ObjectDisposedException)
+            {
+                NoteClosed();
+                throw;
+            }
         }
-        catch (ObjectDisposedException)
+    }
+
+    /// <summary>
+    /// Throws away everything written since the last commit and reopens the writer and the query
+    /// view at that commit: after a failed flush Lucene has dropped the documents it had buffered, so
+    /// only the commit still says what the index holds. Queries running meanwhile finish on the
+    /// searcher they hold. Returns the commit's checkpoint (null for an index never committed).
+    /// </summary>
+    /// <exception cref="LockObtainFailedException">The old writer could not release its lock.</exception>
+    public IndexCheckpoint? RollbackToLastCommit()
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        lock (_engineLock)
         {
-            NoteClosed();
-            throw;
+            var oldWriter = _writer;
+            var oldSearchers = _searchers;
+            try
+            {
+                oldWriter.Rollback();
+            }
+            catch (Exception exception) when (exception is not OutOfMemoryException)
+            {
+                // A writer that closed itself after a tragic event has nothing left to undo; one that
+                // could not let go of its lock makes the open below fail, and that failure speaks.
+            }
+
+            var writer = OpenWriter(_directory, _analyzer, _options);
+            SearcherManager searchers;
+            try
+            {
+                searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
+            }
+            catch
+            {
+                writer.Rollback();
+                throw;
+            }
+
+            Volatile.Write(ref _writer, writer);
+            Volatile.Write(ref _searchers, searchers);
+            Volatile.Write(ref _writerClosed, 0);
+            oldSearchers.Dispose();
+            return IndexCheckpoint.FromUserData(writer.CommitData);
         }
     }
 
@@ -156,7 +225,7 @@ internal sealed class LuceneIndexSink : IIndexSink
     public void DeleteAll()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        _writer.DeleteAll();
+        Writer.DeleteAll();
     }
 
     /// <summary>
@@ -171,6 +240,14 @@ internal sealed class LuceneIndexSink : IIndexSink
             return;
         }
 
+        lock (_engineLock)
+        {
+            CloseEngine(keepPending);
+        }
+    }
+
+    private void CloseEngine(bool keepPending)
+    {
         try
         {
             _searchers.Dispose();
@@ -196,16 +273,16 @@ internal sealed class LuceneIndexSink : IIndexSink
     public override string ToString() => $"Lucene index {MessageText.Quote(Definition.Name)}";
 
     // One thread's writer: its own mapper (reused fields) over the shared IndexWriter.
+    // Reads the sink's writer on every call: a rollback may have replaced it.
     private sealed class LuceneSinkWriter(LuceneIndexSink sink, LuceneDocumentMapper mapper) : IIndexSinkWriter
     {
-        private readonly IndexWriter _writer = sink._writer;
-
         public void Upsert(string id, long etag, ExtractedFields fields)
         {
             var term = new Term(LuceneFieldNames.Id, id);
+            var writer = sink.Writer;
             try
             {
-                _writer.UpdateDocument(term, mapper.Map(id, etag, fields));
+                writer.UpdateDocument(term, mapper.Map(id, etag, fields));
             }
             catch (ObjectDisposedException)
             {
@@ -217,7 +294,7 @@ internal sealed class LuceneIndexSink : IIndexSink
                 // Lucene refused this document (e.g. a term longer than 32,766 bytes) and marked
                 // the new copy deleted, but an update's delete of the old copy is not applied then:
                 // remove it, so the index does not keep a body the store has replaced.
-                _writer.DeleteDocuments(term);
+                writer.DeleteDocuments(term);
                 throw;
             }
         }
@@ -226,7 +303,7 @@ internal sealed class LuceneIndexSink : IIndexSink
         {
             try
             {
-                _writer.DeleteDocuments(new Term(LuceneFieldNames.Id, id));
+                sink.Writer.DeleteDocuments(new Term(LuceneFieldNames.Id, id));
             }
             catch (ObjectDisposedException)
             {
@@ -235,4 +312,12 @@ internal sealed class LuceneIndexSink : IIndexSink
             }
         }
     }
+}
+
+/// <summary>A searcher acquired from one SearcherManager; disposing releases it there.</summary>
+internal readonly struct SearcherLease(SearcherManager manager, IndexSearcher searcher) : IDisposable
+{
+    public IndexSearcher Searcher { get; } = searcher;
+
+    public void Dispose() => manager.Release(Searcher);
 }

@@ -38,17 +38,27 @@ internal sealed class IndexCatalog
 
     public CatalogState State { get; private set; }
 
-    // Test hook: called after the new catalog was written to its temp file and before the rename.
-    public Action? BeforeRename { get; set; }
-
+    // The catalog is the one record of which directory serves each index: without it, every index
+    // directory would look abandoned. So a missing catalog is only "no indexes yet" when the root
+    // holds no index directories; otherwise, as for an unreadable one, opening is refused (naming the
+    // file and what to do) and nothing is deleted.
     public static IndexCatalog Load(string root)
     {
         Directory.CreateDirectory(root);
         var path = Path.Combine(root, FileName);
+        var shown = MessageText.QuotePath(path);
         // A temp file left by a crash before its rename is an abandoned change: the old file rules.
         File.Delete(AtomicFile.TempPath(path));
         if (!File.Exists(path))
         {
+            var orphans = IndexDirectories(root);
+            if (orphans.Count > 0)
+            {
+                throw new InvalidDataException(
+                    $"the index catalog {shown} is missing, but {MessageText.QuotePath(root)} holds index directories ({string.Join(", ", orphans.Select(MessageText.Quote))}); " +
+                    "without the catalog nothing says which generation serves. Restore catalog.json from a backup; or, to start without these indexes, move their directories out of the root (nothing was deleted).");
+            }
+
             return new IndexCatalog(root, new CatalogState(FormatVersion, ImmutableSortedDictionary<string, CatalogEntry>.Empty.WithComparers(StringComparer.Ordinal)));
         }
 
@@ -60,32 +70,49 @@ internal sealed class IndexCatalog
         catch (JsonException e)
         {
             throw new InvalidDataException(
-                $"the index catalog {MessageText.Quote(path)} is not valid JSON ({e.Message}); it is only ever replaced whole, so something else wrote it. Restore it from a backup, or delete it and the index directories to start without indexes.", e);
+                $"the index catalog {shown} is not valid JSON ({e.Message}); it is only ever replaced whole, so something else wrote it. Restore it from a backup, or move it and the index directories out of the root to start without indexes (nothing was deleted).", e);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            throw new InvalidDataException($"the index catalog {shown} cannot be read ({e.Message}); fix its permissions or the disk, then start again (nothing was deleted).", e);
         }
 
         if (state is null || state.Version != FormatVersion || state.Indexes is null)
         {
             throw new InvalidDataException(
-                $"the index catalog {MessageText.Quote(path)} has format version {state?.Version.ToString() ?? "(none)"}; this build reads version {FormatVersion}.");
+                $"the index catalog {shown} has format version {state?.Version.ToString(System.Globalization.CultureInfo.InvariantCulture) ?? "(none)"}; this build reads version {FormatVersion}.");
         }
 
         return new IndexCatalog(root, state with { Indexes = state.Indexes.WithComparers(StringComparer.Ordinal) });
     }
 
+    // Generation directories are named g000001, g000002, ...
+    public static bool IsGenerationDirectoryName(string name) =>
+        name.Length == 7 && name[0] == 'g' && name.AsSpan(1).IndexOfAnyExceptInRange('0', '9') < 0;
+
+    // Directories under the root that hold at least one generation directory.
+    private static List<string> IndexDirectories(string root) =>
+        [.. Directory.EnumerateDirectories(root)
+            .Where(d => Directory.EnumerateDirectories(d).Any(g => IsGenerationDirectoryName(Path.GetFileName(g))))
+            .Select(d => Path.GetFileName(d))
+            .Order(StringComparer.Ordinal)];
+
     public string GenerationDirectory(string name, int generation) => Path.Combine(Root, name, $"g{generation:D6}");
 
-    public void Save(CatalogState state)
+    // beforeRename: a test hook, called once the new catalog is in its temp file, before the rename.
+    public void Save(CatalogState state, Action? beforeRename = null)
     {
-        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), BeforeRename);
+        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), beforeRename);
         State = state;
     }
 
-    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change)
+    // Changes one index's entry; State changes only once the new file is in place.
+    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change, Action? beforeRename = null)
     {
         var current = State.Indexes.GetValueOrDefault(name);
         var next = change(current);
         var indexes = next is null ? State.Indexes.Remove(name) : State.Indexes.SetItem(name, next);
-        Save(State with { Indexes = indexes });
+        Save(State with { Indexes = indexes }, beforeRename);
     }
 }
 

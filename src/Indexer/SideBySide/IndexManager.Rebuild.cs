@@ -13,8 +13,13 @@ namespace Indexing.Indexer;
 // replacement's directory is created; every phase change is persisted; the replacement is
 // committed before the catalog switches; the catalog switch is one atomic file replace; the old
 // generation is deleted only after it. On open, a persisted intent resumes (a bulk phase starts
-// over, the later phases continue from the replacement's committed checkpoint) and directories the
-// catalog does not name are deleted.
+// over, the later phases continue from the replacement's committed checkpoint) and generation
+// directories the catalog does not name are deleted.
+//
+// Failure rule: the catalog switch is the commit point. Before it, a failure abandons the
+// replacement (Abandon) and the old generation serves on. After it, nothing may touch the serving
+// generation: the rest of the swap (.Swap.cs) records its failures on the run, which ends Done.
+// Whatever happens, a run ends in a final phase, so a failure never blocks the next rebuild.
 public sealed partial class IndexManager
 {
     /// <summary>
@@ -41,7 +46,9 @@ public sealed partial class IndexManager
                 throw RebuildConflictException.AlreadyRunning(name, running.Progress());
             }
 
-            return StartRebuildLocked(managed, definition ?? managed.Definition, "requested").Progress();
+            var rebuildWith = definition ?? managed.Definition ?? throw new InvalidOperationException(
+                $"index {MessageText.Quote(name)} has no readable definition ({managed.OpenFailure}); PUT its definition to /indexes/{name} to rebuild it with that.");
+            return StartRebuildLocked(managed, rebuildWith, managed.OpenFailure is null ? "requested" : "requested; replaces a generation that could not be opened").Progress();
         }
     }
 
@@ -90,21 +97,49 @@ public sealed partial class IndexManager
 
     private RebuildRun StartRebuildLocked(ManagedIndex managed, IndexDefinition definition, string reason)
     {
-        var generation = Math.Max(managed.Active.Generation, managed.LastRebuild?.Generation ?? 0) + 1;
+        // Past every generation this index has used: the serving one, the last rebuild's, and a
+        // persisted intent's (one left behind when abandoning it could not update the catalog).
+        var superseded = _catalog.State.Indexes.GetValueOrDefault(managed.Name)?.Rebuild;
+        var generation = Math.Max(Math.Max(managed.Generation, managed.LastRebuild?.Generation ?? 0), superseded?.Generation ?? 0) + 1;
         var intent = new RebuildIntent(generation, definition.ToJson(), DateTimeOffset.UtcNow, RebuildPhase.Bulk, reason);
         // Intent first: a crash from here on leaves a catalog that names the replacement's directory.
-        _catalog.Update(managed.Name, entry => entry! with { Rebuild = intent });
+        UpdateCatalog(managed.Name, entry => entry! with { Rebuild = intent });
+        if (superseded is not null && superseded.Generation != managed.Generation)
+        {
+            // No longer named by the catalog; the next open would delete it too.
+            DeleteQuietly(_catalog.GenerationDirectory(managed.Name, superseded.Generation));
+        }
+
         return ResumeRebuildLocked(managed, intent, reason);
     }
 
     private RebuildRun ResumeRebuildLocked(ManagedIndex managed, RebuildIntent intent, string reason)
     {
-        var inPlace = intent.Generation == managed.Active.Generation;
+        var inPlace = intent.Generation == managed.Generation && managed.Active is not null;
         var definition = IndexDefinition.Parse(intent.DefinitionJson);
-        var target = inPlace
-            ? managed.Active.Index
-            : DocumentIndex.Open(_catalog.GenerationDirectory(managed.Name, intent.Generation), definition, _options.Index);
-        var run = new RebuildRun(_store, managed.Name, intent.Generation, definition, target, inPlace, intent.Phase, reason, _closing.Token);
+        var phase = intent.Phase;
+        DocumentIndex target;
+        if (inPlace)
+        {
+            target = managed.Active!.Index;
+        }
+        else
+        {
+            var directory = _catalog.GenerationDirectory(managed.Name, intent.Generation);
+            target = DocumentIndex.Open(directory, definition, _options.Index);
+            if (phase != RebuildPhase.Bulk && AheadOfStore(target) is not null)
+            {
+                // The store lost changes the replacement had applied: what it holds is not the
+                // store's any more. Start it over from a snapshot.
+                target.Dispose();
+                DocumentIndex.DeleteDirectory(directory);
+                target = DocumentIndex.Open(directory, definition, _options.Index);
+                phase = RebuildPhase.Bulk;
+                UpdateCatalog(managed.Name, entry => entry! with { Rebuild = intent with { Phase = phase } });
+            }
+        }
+
+        var run = new RebuildRun(_store, managed.Name, intent.Generation, definition, target, inPlace, phase, reason, _closing.Token);
         managed.Rebuild = run;
         run.Completion = Task.Run(() => RunRebuildAsync(managed, run));
         return run;
@@ -145,9 +180,16 @@ public sealed partial class IndexManager
                 CloseReplacement(run, delete: false);
             }
         }
+        catch (Exception e) when (e is not OutOfMemoryException && !run.PastSwitch)
+        {
+            Abandon(managed, run, RebuildPhase.Failed, Describe(e));
+        }
         catch (Exception e) when (e is not OutOfMemoryException)
         {
-            Abandon(managed, run, RebuildPhase.Failed, $"{e.GetType().Name}: {e.Message}");
+            // Past the commit point the replacement serves: never undo that. (The swap's own steps
+            // after the switch catch their failures; this is the last line.)
+            run.AddNote($"after the catalog switch: {Describe(e)}");
+            run.EnterPhase(RebuildPhase.Done);
         }
     }
 
@@ -206,7 +248,7 @@ public sealed partial class IndexManager
             roundsWithoutGain = lag < previousLag ? 0 : roundsWithoutGain + 1;
             if (roundsWithoutGain >= 3)
             {
-                run.Note($"catch-up stopped gaining at a lag of {lag:N0} etags (writes arrive as fast as they are indexed); swapped anyway, the new generation follows on");
+                run.AddNote($"catch-up stopped gaining at a lag of {lag:N0} etags (writes arrive as fast as they are indexed); swapped anyway, the new generation follows on");
                 return;
             }
 
@@ -214,83 +256,21 @@ public sealed partial class IndexManager
         }
     }
 
-    private async Task SwapAsync(ManagedIndex managed, RebuildRun run, CancellationToken token)
-    {
-        // The replacement is not following: apply what arrived since the catch-up (up to the etag
-        // now, so this ends under any write rate) and commit, so the generation the catalog is
-        // about to name is durable and as current as the one it replaces.
-        var step = Stopwatch.GetTimestamp();
-        run.Target.CatchUp(_store, upToEtag: _store.LastEtag, token);
-        step = run.SwapStep("last changes", step);
-        run.Target.Commit();
-        step = run.SwapStep("commit", step);
-        Hook(run.Name, RebuildPoint.SwapCommitted);
-        token.ThrowIfCancellationRequested();
-
-        var ended = new RebuildSummary(run.Generation, RebuildPhase.Done, run.StartedAt, DateTimeOffset.UtcNow, Error: null);
-        ServingIndex? old = null;
-        lock (_lock)
-        {
-            _catalog.BeforeRename = () => Hook(run.Name, RebuildPoint.CatalogTempWritten);
-            try
-            {
-                _catalog.Update(managed.Name, entry => new CatalogEntry(run.Definition.ToJson(), run.Generation, Rebuild: null, ended));
-            }
-            finally
-            {
-                _catalog.BeforeRename = null;
-            }
-
-            run.MarkPastSwitch();
-            managed.LastRebuild = ended;
-            if (!run.InPlace)
-            {
-                old = managed.Swap(new ServingIndex(run.Target, run.Generation), run.Definition);
-            }
-        }
-
-        step = run.SwapStep("catalog switch", step);
-        Hook(run.Name, RebuildPoint.CatalogSwitched);
-        run.Target.StartFollowing(_store);
-        if (old is not null)
-        {
-            // Queries that started on the old generation finish there; then it closes.
-            var drained = old.RetireAsync();
-            try
-            {
-                await drained.WaitAsync(_options.DrainTimeout, CancellationToken.None).ConfigureAwait(false);
-            }
-            catch (TimeoutException)
-            {
-                // A query running longer than the drain timeout would pin the old generation forever.
-                run.Note($"{old.RunningQueries} queries still ran on generation {old.Generation} after {_options.DrainTimeout.TotalSeconds:0} s; it was closed anyway");
-            }
-
-            step = run.SwapStep("drain", step);
-            old.Index.Dispose();
-            step = run.SwapStep("close old", step);
-            Hook(run.Name, RebuildPoint.OldDrained);
-            DocumentIndex.DeleteDirectory(old.Index.Directory);
-            run.SwapStep("delete old", step);
-            Hook(run.Name, RebuildPoint.OldDeleted);
-        }
-
-        run.EnterPhase(RebuildPhase.Done);
-    }
-
     private void Persist(RebuildRun run, RebuildPhase phase)
     {
         lock (_lock)
         {
-            _catalog.Update(run.Name, entry => entry! with { Rebuild = entry.Rebuild! with { Phase = phase } });
+            UpdateCatalog(run.Name, entry => entry! with { Rebuild = entry.Rebuild! with { Phase = phase } });
         }
 
         run.EnterPhase(phase);
     }
 
-    // Cancel or failure: the old generation serves on; the replacement is closed and deleted, and
-    // the catalog forgets it (catalog first: a crash before the delete leaves an unreferenced
-    // directory, which the next open deletes).
+    // Cancel or failure, before the catalog switch: the old generation serves on; the replacement
+    // is closed and deleted, and the catalog forgets it (catalog first: a crash before the delete
+    // leaves an unreferenced directory, which the next open deletes). Every step may fail in turn
+    // (a full disk); none of those failures stops the run from ending, in memory, as Failed or
+    // Cancelled, so the next rebuild is never refused because of this one.
     private void Abandon(ManagedIndex managed, RebuildRun run, RebuildPhase phase, string? error)
     {
         var summary = new RebuildSummary(run.Generation, phase, run.StartedAt, DateTimeOffset.UtcNow, error);
@@ -307,19 +287,45 @@ public sealed partial class IndexManager
             return;
         }
 
-        lock (_lock)
+        string? problem = null;
+        try
         {
-            _catalog.Update(managed.Name, entry => entry! with { Rebuild = null, LastRebuild = summary });
-            managed.LastRebuild = summary;
+            lock (_lock)
+            {
+                UpdateCatalog(managed.Name, entry => entry! with { Rebuild = null, LastRebuild = summary });
+            }
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            problem = $"the catalog could not be updated to forget generation {run.Generation} ({Describe(e)}): the next start resumes that rebuild unless a new rebuild replaces it first; free space, then start a new rebuild";
         }
 
-        CloseReplacement(run, delete: true);
+        try
+        {
+            CloseReplacement(run, delete: true);
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            problem = Join(problem, $"generation {run.Generation} could not be removed ({Describe(e)}); the next start deletes its directory");
+        }
+
+        lock (_lock)
+        {
+            // In memory even when the catalog write failed: the next rebuild's generation goes past this one.
+            managed.LastRebuild = summary with { Error = phase == RebuildPhase.Failed ? Join(error, problem) : error, Note = phase == RebuildPhase.Failed ? null : problem };
+        }
+
         if (phase == RebuildPhase.Failed)
         {
-            run.Fail(error!);
+            run.Fail(Join(error, problem)!);
         }
         else
         {
+            if (problem is not null)
+            {
+                run.AddNote(problem);
+            }
+
             run.EnterPhase(phase);
         }
     }
@@ -337,4 +343,22 @@ public sealed partial class IndexManager
             DocumentIndex.DeleteDirectory(run.Target.Directory);
         }
     }
+
+    // Best effort: what is left is deleted at the next open.
+    private static void DeleteQuietly(string directory)
+    {
+        try
+        {
+            DocumentIndex.DeleteDirectory(directory);
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException)
+        {
+            // Unreferenced by the catalog: the next open deletes it.
+        }
+    }
+
+    private static string Describe(Exception e) => $"{e.GetType().Name}: {e.Message}";
+
+    private static string? Join(string? first, string? second) =>
+        first is null ? second : second is null ? first : $"{first}; {second}";
 }

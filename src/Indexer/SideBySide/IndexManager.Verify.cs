@@ -20,11 +20,7 @@ public sealed partial class IndexManager
     private VerifyReport Verify(ServingIndex serving, string collection, CancellationToken cancellationToken)
     {
         var index = serving.Index;
-        var following = index.State == IndexState.Following;
-        if (following)
-        {
-            index.PauseFollowing();
-        }
+        var following = TryPauseFollowing(index);
 
         Dictionary<string, long> entries;
         List<string> duplicateIds = [];

@@ -12,18 +12,21 @@ namespace Indexing.Indexer;
 /// <para>
 /// Layout under the root: <c>catalog.json</c> (<see cref="IndexCatalog"/>: the one source of truth
 /// for which generation serves) and one directory per generation, <c>&lt;name&gt;/g000001/</c>.
-/// Directories the catalog does not name (left by a crash between the catalog switch and the
-/// delete, or during a cancel) are deleted on open.
+/// Generation directories of catalogued indexes that the catalog does not name (left by a crash
+/// between the catalog switch and the delete, or during a cancel) are deleted on open; nothing else is.
 /// </para>
 /// <para>
 /// Threading: any method from any thread. <c>_lock</c> serialises catalog changes and the map of
 /// indexes; it is never held while indexing, reading the store or waiting, so neither writes to the
 /// store nor queries ever wait for a rebuild. A query holds a lease on the generation it runs on
-/// (<see cref="ServingIndex"/>); the swap retires the old generation and closes it once drained.
+/// (<see cref="ServingIndex"/>); a retired generation is closed only once its last lease is released.
+/// Background work (closing a retired generation when its last query ends, retrying to follow) is
+/// tracked and awaited on dispose.
 /// </para>
 /// <para>
-/// Files: this one (open, create/update, status, query, dispose); <c>.Rebuild.cs</c> (the rebuild's
-/// phases); <c>.Verify.cs</c> (index vs store comparison).
+/// Files: this one (create/update, status, query, dispose); <c>.Open.cs</c> (catalog entries to open
+/// indexes, startup cleanup); <c>.Rebuild.cs</c> (the rebuild's phases, abandon); <c>.Swap.cs</c>
+/// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison).
 /// </para>
 /// </remarks>
 public sealed partial class IndexManager : IAsyncDisposable
@@ -33,6 +36,7 @@ public sealed partial class IndexManager : IAsyncDisposable
     private readonly IndexManagerOptions _options;
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ManagedIndex> _indexes = new(StringComparer.Ordinal);
+    private readonly List<Task> _background = [];
     private readonly CancellationTokenSource _closing = new();
     private int _disposed;
 
@@ -45,34 +49,6 @@ public sealed partial class IndexManager : IAsyncDisposable
 
     /// <summary>The directory holding the catalog and every index generation.</summary>
     public string Root => _catalog.Root;
-
-    /// <summary>
-    /// Opens the indexes under <paramref name="root"/> over <paramref name="store"/>: each active
-    /// generation starts following the change feed, and every rebuild that was in progress when the
-    /// process stopped resumes (its bulk phase starts over; see the README).
-    /// </summary>
-    public static IndexManager Open(string root, DocumentStore store, IndexManagerOptions? options = null)
-    {
-        ArgumentException.ThrowIfNullOrWhiteSpace(root);
-        ArgumentNullException.ThrowIfNull(store);
-        options = (options ?? new IndexManagerOptions()).Validate();
-        var manager = new IndexManager(store, IndexCatalog.Load(Path.GetFullPath(root)), options);
-        try
-        {
-            manager.DeleteUnreferencedDirectories();
-            foreach (var (name, entry) in manager._catalog.State.Indexes)
-            {
-                manager.OpenEntry(name, entry);
-            }
-        }
-        catch
-        {
-            manager.DisposeAsync().AsTask().GetAwaiter().GetResult();
-            throw;
-        }
-
-        return manager;
-    }
 
     /// <summary>
     /// Defines an index. A new name creates it (built in place, serving partial results meanwhile);
@@ -89,12 +65,12 @@ public sealed partial class IndexManager : IAsyncDisposable
             if (!_indexes.TryGetValue(definition.Name, out var managed))
             {
                 var intent = new RebuildIntent(1, definition.ToJson(), DateTimeOffset.UtcNow, RebuildPhase.Bulk, "new index");
-                _catalog.Update(definition.Name, _ => new CatalogEntry(definition.ToJson(), 1, intent, null));
+                UpdateCatalog(definition.Name, _ => new CatalogEntry(definition.ToJson(), 1, intent, null));
                 OpenEntry(definition.Name, _catalog.State.Indexes[definition.Name]);
                 return IndexPutResult.Created;
             }
 
-            if (managed.Definition.DefinitionHash == definition.DefinitionHash && managed.Rebuild is not { IsRunning: true })
+            if (managed.Definition?.DefinitionHash == definition.DefinitionHash && managed.Rebuild is not { IsRunning: true })
             {
                 return IndexPutResult.Unchanged;
             }
@@ -126,52 +102,80 @@ public sealed partial class IndexManager : IAsyncDisposable
         }
     }
 
-    /// <summary>The index's state as an operator reads it: serving generation, checkpoint, lag, rebuild.</summary>
+    /// <summary>
+    /// The index's state as an operator reads it: serving generation, checkpoint, lag, rebuild. An
+    /// index whose serving generation could not be opened reads as state Error with the reason.
+    /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
     public IndexSummary GetSummary(string name)
     {
         var managed = Find(name);
-        return OnServing(managed, active =>
+        if (TryOnServing(managed, active => Summary(managed, active.Generation, active.Index.Definition, active.Index.GetStatus()), out var summary))
         {
-            var status = active.Index.GetStatus();
-            return new IndexSummary(
-                managed.Name,
-                active.Index.Definition.Collection,
-                active.Generation,
-                active.Index.Definition.DefinitionHash,
-                status,
-                Math.Max(0, _store.LastEtag - status.AppliedEtag),
-                managed.Rebuild?.Progress(),
-                managed.LastRebuild);
-        });
+            return summary;
+        }
+
+        var definition = managed.Definition;
+        var directory = _catalog.GenerationDirectory(managed.Name, managed.Generation);
+        return Summary(managed, managed.Generation, definition, DocumentIndex.FailedToOpenStatus(managed.Name, directory, definition, managed.OpenFailure!));
     }
 
+    private IndexSummary Summary(ManagedIndex managed, int generation, IndexDefinition? definition, IndexStatus status) => new(
+        managed.Name,
+        definition?.Collection ?? string.Empty,
+        generation,
+        definition?.DefinitionHash ?? string.Empty,
+        status,
+        Math.Max(0, _store.LastEtag - status.AppliedEtag),
+        managed.Rebuild?.Progress(),
+        managed.LastRebuild);
+
     /// <summary>
-    /// Runs <paramref name="query"/> on the generation serving now; a swap waits for it to end before
-    /// closing that generation. With <paramref name="includeDocuments"/> the hits' current documents
+    /// Runs <paramref name="query"/> on the generation serving now; that generation is not closed
+    /// before the query ends. With <paramref name="includeDocuments"/> the hits' current documents
     /// are read from the store too (<see cref="QueryResult.Documents"/>).
     /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexUnavailableException">The index's serving generation could not be opened.</exception>
     public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false)
     {
         ArgumentNullException.ThrowIfNull(query);
-        return OnServing(Find(name), serving => includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query));
+        return OnServing(Find(name), serving =>
+        {
+            _options.QueryHook?.Invoke(name, serving.Generation);
+            return includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query);
+        });
     }
 
-    // Runs work on the generation serving now, holding a lease so a swap cannot close it meanwhile.
-    private static T OnServing<T>(ManagedIndex managed, Func<ServingIndex, T> work)
+    // Runs work on the generation serving now, holding a lease so that nothing closes it meanwhile.
+    private T OnServing<T>(ManagedIndex managed, Func<ServingIndex, T> work) =>
+        TryOnServing(managed, work, out var result)
+            ? result
+            : throw new IndexUnavailableException(managed.Name, managed.Generation, managed.OpenFailure!);
+
+    // False when the index has no open serving generation (it failed to open).
+    private bool TryOnServing<T>(ManagedIndex managed, Func<ServingIndex, T> work, out T result)
     {
         while (true)
         {
-            var serving = managed.Active;
+            if (managed.Active is not { } serving)
+            {
+                result = default!;
+                return false;
+            }
+
             if (!serving.TryAcquire())
             {
-                continue; // retired by a swap a moment ago: the next read sees the new generation
+                // Retired a moment ago by a swap (the next read sees the new generation) or by shutdown.
+                ThrowIfDisposed();
+                Thread.Yield();
+                continue;
             }
 
             try
             {
-                return work(serving);
+                result = work(serving);
+                return true;
             }
             finally
             {
@@ -180,7 +184,10 @@ public sealed partial class IndexManager : IAsyncDisposable
         }
     }
 
-    /// <summary>Stops rebuilds (their intent stays in the catalog, so they resume on the next open) and closes every index. Idempotent.</summary>
+    /// <summary>
+    /// Stops rebuilds (their intent stays in the catalog, so they resume on the next open) and closes
+    /// every index, each once its running queries ended (waiting up to <see cref="IndexManagerOptions.DrainTimeout"/>). Idempotent.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
@@ -201,8 +208,16 @@ public sealed partial class IndexManager : IAsyncDisposable
             {
                 await rebuild.StopForShutdownAsync().ConfigureAwait(false);
             }
+        }
 
-            managed.Active.Index.Dispose();
+        // Retries stop at once (they watch _closing); generations waiting for their last query are
+        // given the drain timeout, then closed anyway: the process is stopping.
+        var serving = all.Select(static managed => managed.Active).OfType<ServingIndex>().ToArray();
+        var drained = serving.Select(static generation => generation.RetireAsync()).Concat(BackgroundTasks());
+        await Task.WhenAll(drained).WaitAsync(_options.DrainTimeout).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        foreach (var generation in serving.Concat(PendingRetired()))
+        {
+            CloseGeneration(generation);
         }
 
         _closing.Dispose();
@@ -218,63 +233,41 @@ public sealed partial class IndexManager : IAsyncDisposable
         }
     }
 
-    private void OpenEntry(string name, CatalogEntry entry)
+    // Background work of the manager: awaited (and its failures ignored: each records its own) on dispose.
+    private void Track(Task task)
     {
-        var definition = IndexDefinition.Parse(entry.DefinitionJson);
-        var directory = _catalog.GenerationDirectory(name, entry.ActiveGeneration);
-        var index = DocumentIndex.Open(directory, definition, _options.Index);
-        var managed = new ManagedIndex(name, definition, new ServingIndex(index, entry.ActiveGeneration), entry.LastRebuild);
-        _indexes[name] = managed;
-        if (entry.Rebuild is { } intent)
+        lock (_lock)
         {
-            var inPlace = intent.Generation == entry.ActiveGeneration;
-            if (!inPlace && !index.IsStale && !index.BuildInterrupted)
-            {
-                index.StartFollowing(_store);
-            }
-
-            ResumeRebuildLocked(managed, intent, inPlace ? intent.Reason : "resumed after restart");
-            return;
+            _background.RemoveAll(static t => t.IsCompleted);
+            _background.Add(task);
         }
-
-        if (index.IsStale || index.BuildInterrupted)
-        {
-            // Opened with a definition whose hash differs from the commit's (e.g. the canonical form
-            // changed in an upgrade): it serves what it has while a rebuild makes it right.
-            StartRebuildLocked(managed, definition, index.IsStale ? "stale: definition hash changed" : "build interrupted");
-            return;
-        }
-
-        index.StartFollowing(_store);
     }
 
-    private void DeleteUnreferencedDirectories()
+    private Task[] BackgroundTasks()
     {
-        foreach (var indexDirectory in Directory.EnumerateDirectories(_catalog.Root))
+        lock (_lock)
         {
-            var name = Path.GetFileName(indexDirectory);
-            if (!_catalog.State.Indexes.TryGetValue(name, out var entry))
-            {
-                Directory.Delete(indexDirectory, recursive: true);
-                continue;
-            }
-
-            foreach (var generationDirectory in Directory.EnumerateDirectories(indexDirectory))
-            {
-                var generation = Path.GetFileName(generationDirectory);
-                var keep = generation == Path.GetFileName(_catalog.GenerationDirectory(name, entry.ActiveGeneration))
-                    || (entry.Rebuild is { } intent && generation == Path.GetFileName(_catalog.GenerationDirectory(name, intent.Generation)));
-                if (!keep)
-                {
-                    Directory.Delete(generationDirectory, recursive: true);
-                }
-            }
+            return [.. _background];
         }
     }
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
 
     private void Hook(string name, RebuildPoint point) => _options.RebuildHook?.Invoke(name, point);
+
+    // Every catalog change goes through here (under _lock): the test hooks run between the new
+    // catalog's temp file and its rename, where a real write fails on a full disk.
+    private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, RebuildPoint? point = null)
+    {
+        _catalog.Update(name, change, () =>
+        {
+            _options.CatalogHook?.Invoke(name);
+            if (point is { } reached)
+            {
+                Hook(name, reached);
+            }
+        });
+    }
 }
 
 /// <summary>What <see cref="IndexManager.CreateOrUpdate"/> did.</summary>
@@ -313,7 +306,13 @@ public sealed record IndexSummary(
     RebuildSummary? LastRebuild);
 
 /// <summary>How a finished rebuild ended (persisted in the catalog).</summary>
-public sealed record RebuildSummary(int Generation, RebuildPhase Phase, DateTimeOffset StartedAt, DateTimeOffset EndedAt, string? Error);
+/// <param name="Generation">The replacement generation it built.</param>
+/// <param name="Phase">Done, Failed or Cancelled.</param>
+/// <param name="StartedAt">When it started.</param>
+/// <param name="EndedAt">When it ended.</param>
+/// <param name="Error">Why it failed.</param>
+/// <param name="Note">What an operator should know about a rebuild that did not fail, e.g. an old generation whose cleanup failed (its directory is deleted at the next start).</param>
+public sealed record RebuildSummary(int Generation, RebuildPhase Phase, DateTimeOffset StartedAt, DateTimeOffset EndedAt, string? Error, string? Note = null);
 
 // Index names as lookups see them (URLs, commands): the definition's name rule, so '..', '/',
 // empty and the like are refused before they can reach a path.
@@ -339,6 +338,28 @@ public sealed class IndexNotFoundException : Exception
 
     /// <summary>The name asked for.</summary>
     public string IndexName { get; }
+}
+
+/// <summary>
+/// The index cannot answer: its serving generation could not be opened when the manager opened (a
+/// damaged or locked directory, an unreadable definition). A rebuild builds a new generation from
+/// the store and replaces it.
+/// </summary>
+public sealed class IndexUnavailableException : InvalidOperationException
+{
+    internal IndexUnavailableException(string name, int generation, string reason)
+        : base($"index {MessageText.Quote(name)} cannot answer: its generation {generation} could not be opened ({reason}). " +
+            $"Rebuild it from the store (POST /indexes/{name}/rebuild), or fix the cause and restart.")
+    {
+        IndexName = name;
+        Reason = reason;
+    }
+
+    /// <summary>The index.</summary>
+    public string IndexName { get; }
+
+    /// <summary>Why its generation could not be opened.</summary>
+    public string Reason { get; }
 }
 
 /// <summary>A rebuild of the index is already running; only one replacement per index at a time.</summary>

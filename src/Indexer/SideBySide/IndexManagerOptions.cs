@@ -17,7 +17,11 @@ public sealed record IndexManagerOptions
     /// </summary>
     public long SwapLagEtags { get; init; } = 1000;
 
-    /// <summary>Longest time the swap waits for queries still running on the old generation before closing it anyway.</summary>
+    /// <summary>
+    /// Longest time the swap waits for queries still running on the old generation; after it the
+    /// rebuild ends (with a note) and the old generation is closed when its last query ends. Also the
+    /// longest time closing the manager waits for running queries.
+    /// </summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>
@@ -30,6 +34,14 @@ public sealed record IndexManagerOptions
     // Test hook: called at each RebuildPoint on the rebuild's thread; it may block (the crash
     // tests stop the process there) or throw (to fail the rebuild at that point).
     internal Action<string, RebuildPoint>? RebuildHook { get; init; }
+
+    // Test hook: called before every catalog write's rename with the name of the index it changes;
+    // it may throw (a full disk).
+    internal Action<string>? CatalogHook { get; init; }
+
+    // Test hook: called on the query's thread with the index name and generation while the query
+    // holds its lease on that generation; it may block (a long query).
+    internal Action<string, int>? QueryHook { get; init; }
 
     internal IndexManagerOptions Validate()
     {

@@ -1,33 +1,48 @@
 namespace Indexing.Indexer;
 
 // One index inside the manager: its serving generation (swapped atomically), the definition it
-// serves, and its rebuild if one runs or just ended.
+// serves, and its rebuild if one runs or just ended. An index whose serving generation could not
+// be opened at startup has no Active generation but an OpenFailure: it answers nothing until a
+// rebuild replaces that generation (or a restart opens it).
 internal sealed class ManagedIndex
 {
-    private ServingIndex _active;
+    private ServingIndex? _active;
+    private string? _openFailure;
 
-    public ManagedIndex(string name, IndexDefinition definition, ServingIndex active, RebuildSummary? lastRebuild)
+    public ManagedIndex(string name, IndexDefinition? definition, int generation, ServingIndex? active, string? openFailure, RebuildSummary? lastRebuild)
     {
         Name = name;
         Definition = definition;
+        Generation = generation;
         _active = active;
+        _openFailure = openFailure;
         LastRebuild = lastRebuild;
     }
 
     public string Name { get; }
 
-    public IndexDefinition Definition { get; private set; }
+    // Null only when the catalog's definition could not be read (OpenFailure says why).
+    public IndexDefinition? Definition { get; private set; }
 
-    public ServingIndex Active => Volatile.Read(ref _active);
+    // The generation the catalog names as serving (also when it could not be opened).
+    public int Generation { get; private set; }
+
+    public ServingIndex? Active => Volatile.Read(ref _active);
+
+    public string? OpenFailure => Volatile.Read(ref _openFailure);
 
     public RebuildRun? Rebuild { get; set; }
 
     public RebuildSummary? LastRebuild { get; set; }
 
-    // The swap: from now on queries start on the replacement; returns the generation it replaced.
-    public ServingIndex Swap(ServingIndex replacement, IndexDefinition definition)
+    // The swap: from now on queries start on the replacement; returns the generation it replaced
+    // (null when none was open). Caller holds the manager's lock.
+    public ServingIndex? Swap(ServingIndex replacement, IndexDefinition definition)
     {
         Definition = definition;
-        return Interlocked.Exchange(ref _active, replacement);
+        Generation = replacement.Generation;
+        var old = Interlocked.Exchange(ref _active, replacement);
+        Volatile.Write(ref _openFailure, null);
+        return old;
     }
 }

@@ -12,7 +12,7 @@ public enum RebuildPhase
     /// <summary>Applying the last changes, committing and switching the catalog; then draining and deleting the old generation.</summary>
     Swapping,
 
-    /// <summary>The replacement serves; the old generation is gone.</summary>
+    /// <summary>The replacement serves; the old generation is gone (or goes once its last query ends, or at the next start: see the note).</summary>
     Done,
 
     /// <summary>The rebuild failed (see the error); the old generation still serves and the replacement was removed.</summary>
@@ -38,8 +38,8 @@ public enum RebuildPhase
 /// <param name="Eta">Estimated time to the end of the bulk phase; null when unknown.</param>
 /// <param name="PhaseTimes">Wall time of each phase reached so far.</param>
 /// <param name="Error">The failure, when <paramref name="Phase"/> is Failed.</param>
-/// <param name="Note">Something an operator should know that is not a failure (e.g. a drain that timed out).</param>
-/// <param name="SwapSteps">How long each step of the swap took, e.g. "last changes 12 ms, commit 310 ms, catalog switch 3 ms, drain 0 ms, close old 95 ms, delete old 40 ms".</param>
+/// <param name="Note">What an operator should know that did not fail the rebuild, notes joined by "; " (e.g. a drain that timed out, a failed cleanup of the old generation after the switch).</param>
+/// <param name="SwapSteps">How long each step of the swap took, e.g. "last changes 12 ms, commit 310 ms, align 4 ms, catalog switch 3 ms, drain 0 ms, close old 95 ms, delete old 40 ms".</param>
 /// <param name="Prefetch">The bulk phase's prefetch pressure (its last reading once the bulk phase ended).</param>
 public sealed record RebuildProgress(
     string IndexName,

@@ -19,7 +19,7 @@ internal sealed class RebuildRun
     private PrefetchPressure? _lastPressure;
     private int _phase;
     private string? _error;
-    private string? _note;
+    private readonly List<string> _notes = [];
     private readonly List<string> _swapSteps = [];
     private int _pastSwitch;
 
@@ -82,7 +82,23 @@ internal sealed class RebuildRun
         EnterPhase(RebuildPhase.Failed);
     }
 
-    public void Note(string note) => Volatile.Write(ref _note, note);
+    // Notes add up (a catch-up that stopped gaining, a drain that timed out, a cleanup that failed);
+    // any thread may add one, also after the run ended (a deferred close of the old generation).
+    public void AddNote(string note)
+    {
+        lock (_notes)
+        {
+            _notes.Add(note);
+        }
+    }
+
+    public string? Notes()
+    {
+        lock (_notes)
+        {
+            return _notes.Count == 0 ? null : string.Join("; ", _notes);
+        }
+    }
 
     // Records how long one step of the swap took (operators ask where a slow swap spent its time);
     // returns the timestamp the next step starts from.
@@ -166,7 +182,7 @@ internal sealed class RebuildRun
             Eta: phase == RebuildPhase.Bulk ? pressure?.Eta : null,
             times,
             Volatile.Read(ref _error),
-            Volatile.Read(ref _note),
+            Notes(),
             SwapSteps(),
             pressure);
     }

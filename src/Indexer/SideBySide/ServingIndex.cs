@@ -8,6 +8,7 @@ internal sealed class ServingIndex
     private const int RetiredBit = 1 << 30;
     private readonly TaskCompletionSource _drained = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private int _state;
+    private int _closed;
 
     public ServingIndex(DocumentIndex index, int generation)
     {
@@ -41,7 +42,14 @@ internal sealed class ServingIndex
         }
     }
 
+    // True for the first caller only: the one that closes the generation once it is drained (the
+    // swap, a deferred close when the last query ends, or shutdown).
+    public bool TryClaimClose() => Interlocked.Exchange(ref _closed, 1) == 0;
+
+    public bool IsRetired => (Volatile.Read(ref _state) & RetiredBit) != 0;
+
     // New queries go elsewhere from now on; the task completes when the last running one ended.
+    // Idempotent: every call returns the same task.
     public Task RetireAsync()
     {
         if ((Interlocked.Or(ref _state, RetiredBit) & ~RetiredBit) == 0)

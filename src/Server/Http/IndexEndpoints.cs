@@ -180,7 +180,8 @@ internal static class IndexEndpoints
         OnIndex(name, () => TypedResults.Ok(indexes.Verify(name, cancellationToken)));
 
     // Every handler's frame: 400 for a bad name (before anything else, so no path on disk sees it),
-    // then the work, with 404 for an unknown index and 409 when a rebuild of it is already running.
+    // then the work, with 404 for an unknown index, 409 when a rebuild of it is already running, and
+    // 503 when its serving generation could not be opened (a rebuild replaces it).
     private static IResult OnIndex(string name, Func<IResult> work)
     {
         if (BadName(name) is { } badName)
@@ -219,6 +220,7 @@ internal static class IndexEndpoints
     {
         IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
         RebuildConflictException e => ProblemResults.Conflict("Rebuild already running", e.Message),
+        IndexUnavailableException e => ProblemResults.Unavailable("Index unavailable", e.Message),
         _ => null,
     };
 

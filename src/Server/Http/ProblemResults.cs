@@ -20,6 +20,9 @@ internal static class ProblemResults
     public static ProblemHttpResult Conflict(string title, string detail) =>
         Problem(StatusCodes.Status409Conflict, title, detail);
 
+    public static ProblemHttpResult Unavailable(string title, string detail) =>
+        Problem(StatusCodes.Status503ServiceUnavailable, title, detail);
+
     public static ProblemHttpResult TooLarge(string detail) =>
         Problem(StatusCodes.Status413PayloadTooLarge, "Request body too large", detail, nameof(DocumentValidationRule.BodyTooLarge));
 

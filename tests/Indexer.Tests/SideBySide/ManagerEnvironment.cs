@@ -87,6 +87,23 @@ internal sealed class ManagerEnvironment : IDisposable
         Store = OpenStore(StoreDirectory);
     }
 
+    /// <summary>Copies the store's files to <paramref name="destination"/> (a backup), closing the store meanwhile.</summary>
+    public void CopyStoreTo(string destination)
+    {
+        Store.Dispose();
+        CopyDirectory(StoreDirectory, destination);
+        Store = OpenStore(StoreDirectory);
+    }
+
+    /// <summary>Replaces the store with the copy in <paramref name="backup"/> (a restore), closing it meanwhile.</summary>
+    public void RestoreStoreFrom(string backup)
+    {
+        Store.Dispose();
+        Directory.Delete(StoreDirectory, recursive: true);
+        CopyDirectory(backup, StoreDirectory);
+        Store = OpenStore(StoreDirectory);
+    }
+
     public long LiveDocuments() => Store.ScanMetadata("orders").LongCount();
 
     public string[] GenerationDirectories(string name) =>
@@ -97,6 +114,20 @@ internal sealed class ManagerEnvironment : IDisposable
         var progress = await manager.WaitForRebuildAsync(name).WaitAsync(TimeSpan.FromMinutes(2));
         Assert.NotNull(progress);
         return progress;
+    }
+
+    private static void CopyDirectory(string from, string to)
+    {
+        Directory.CreateDirectory(to);
+        foreach (var file in Directory.GetFiles(from))
+        {
+            File.Copy(file, Path.Combine(to, Path.GetFileName(file)));
+        }
+
+        foreach (var directory in Directory.GetDirectories(from))
+        {
+            CopyDirectory(directory, Path.Combine(to, Path.GetFileName(directory)));
+        }
     }
 
     public void Dispose()

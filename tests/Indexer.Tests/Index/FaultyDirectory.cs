@@ -1,0 +1,100 @@
+using Lucene.Net.Store;
+
+using LuceneDirectory = Lucene.Net.Store.Directory;
+
+namespace Indexing.Indexer.Tests.Index;
+
+// A Lucene directory over a real one that fails on demand, as a full or failing disk would: the
+// Nth write call (on any file) from now throws, or the Nth fsync from now does. Each armed fault
+// fires once. Kept in the tests (Lucene.Net's test framework, which has MockDirectoryWrapper, is
+// not a dependency of this project).
+internal sealed class FaultyDirectory(LuceneDirectory inner) : FilterDirectory(inner)
+{
+    private int _writesUntilFailure;
+    private int _syncsUntilFailure;
+    private int _failures;
+
+    /// <summary>Faults that fired so far.</summary>
+    public int Failures => Volatile.Read(ref _failures);
+
+    /// <summary>The <paramref name="n"/>th write call from now, on any file, throws.</summary>
+    public void FailNthWrite(int n) => Volatile.Write(ref _writesUntilFailure, n);
+
+    /// <summary>The <paramref name="n"/>th fsync from now throws.</summary>
+    public void FailNthSync(int n) => Volatile.Write(ref _syncsUntilFailure, n);
+
+    public override IndexOutput CreateOutput(string name, IOContext context) => new CountingOutput(base.CreateOutput(name, context), name, this);
+
+    public override void Sync(ICollection<string> names)
+    {
+        if (Fires(ref _syncsUntilFailure))
+        {
+            Interlocked.Increment(ref _failures);
+            throw new IOException($"injected fsync failure ({string.Join(", ", names)}): no space left on device");
+        }
+
+        base.Sync(names);
+    }
+
+    // Counts an armed countdown down; true when it reaches zero (then it is disarmed).
+    private static bool Fires(ref int countdown)
+    {
+        while (true)
+        {
+            var current = Volatile.Read(ref countdown);
+            if (current <= 0)
+            {
+                return false;
+            }
+
+            if (Interlocked.CompareExchange(ref countdown, current - 1, current) == current)
+            {
+                return current == 1;
+            }
+        }
+    }
+
+    // Every write call counts towards an armed write fault.
+    private sealed class CountingOutput(IndexOutput inner, string name, FaultyDirectory owner) : IndexOutput
+    {
+        public override long Position => inner.Position;
+
+        public override long Checksum => inner.Checksum;
+
+        public override long Length => inner.Length;
+
+        public override void WriteByte(byte b)
+        {
+            Check();
+            inner.WriteByte(b);
+        }
+
+        public override void WriteBytes(byte[] b, int offset, int length)
+        {
+            Check();
+            inner.WriteBytes(b, offset, length);
+        }
+
+        public override void Flush() => inner.Flush();
+
+        [Obsolete("Seek is obsolete in Lucene.Net; writers never call it.")]
+        public override void Seek(long pos) => inner.Seek(pos);
+
+        protected override void Dispose(bool disposing)
+        {
+            if (disposing)
+            {
+                inner.Dispose();
+            }
+        }
+
+        private void Check()
+        {
+            if (Fires(ref owner._writesUntilFailure))
+            {
+                Interlocked.Increment(ref owner._failures);
+                throw new IOException($"injected write failure in {name}: no space left on device");
+            }
+        }
+    }
+}
