@@ -152,10 +152,11 @@ public sealed partial class IndexManager : IAsyncDisposable
     /// are read from the store too (<see cref="QueryResult.Documents"/>).
     /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false)
+    /// <remarks>The query's own failures are <see cref="DocumentIndex.Query(IndexQuery, CancellationToken)"/>'s; its <see cref="IndexQuery.TimeLimit"/> also bounds how long it holds the generation.</remarks>
+    public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(query);
-        return OnServing(Find(name), serving => includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query));
+        return OnServing(Find(name), serving => includeDocuments ? serving.Index.Query(query, _store, cancellationToken) : serving.Index.Query(query, cancellationToken));
     }
 
     // Runs work on the generation serving now, holding a lease so a swap cannot close it meanwhile.
