@@ -88,6 +88,7 @@ public sealed class BulkLoadTests
 
         // About 11 MB, streamed without Content-Length: more than one 8 MiB chunk and than the pipe's buffers.
         using var content = new StreamContent(new MemoryStream(Encoding.UTF8.GetBytes(body.ToString())));
+        content.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/x-ndjson");
         using var request = new HttpRequestMessage(HttpMethod.Post, "/docs/bulk") { Content = content };
         request.Headers.TransferEncodingChunked = true;
         using var response = await server.Client.SendAsync(request);

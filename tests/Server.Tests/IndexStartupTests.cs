@@ -54,6 +54,8 @@ public sealed class IndexStartupTests : IDisposable
         Assert.Equal(HttpStatusCode.ServiceUnavailable, refused.StatusCode);
         Assert.Contains("could not be opened", problem, StringComparison.Ordinal);
         Assert.Contains("/indexes/broken/rebuild", problem, StringComparison.Ordinal);
+        // The reason names the index's files; requests without the key never see the data directory.
+        Assert.DoesNotContain(Path.GetFullPath(_directory.Path), problem, StringComparison.Ordinal);
     }
 
     public void Dispose() => _directory.Dispose();

@@ -100,6 +100,18 @@ internal sealed class RunningServer : IAsyncDisposable
         return source;
     }
 
+    /// <summary>Defines an index straight through the manager and waits (up to 60 s) until its first build is done and it holds <paramref name="documents"/> documents.</summary>
+    public async Task DefineIndexAsync(string definitionJson, long documents)
+    {
+        var definition = Indexer.IndexDefinition.Parse(definitionJson);
+        Host.Indexes.CreateOrUpdate(definition);
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
+        while (Host.Indexes.GetRebuild(definition.Name) is { IsFinished: false } || Host.Indexes.GetSummary(definition.Name).Status.DocumentCount < documents)
+        {
+            await Task.Delay(50, timeout.Token);
+        }
+    }
+
     public async Task<JsonElement> GetJsonAsync(string path)
     {
         using var response = await Client.GetAsync(path);

@@ -2,6 +2,8 @@ using System.Net;
 using System.Net.Http.Headers;
 using Indexing.Server.Hosting;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
 
 namespace Indexing.Server.Tests;
 
@@ -33,7 +35,7 @@ public sealed class SecurityAndOptionsTests
         server.Client.BaseAddress = new UriBuilder(server.Host.BaseAddress) { Host = "127.0.0.1" }.Uri;
         server.Store.Put("orders/1", """{"a": 1}""");
 
-        foreach (var (method, path) in new[] { ("PUT", "/docs/orders/2"), ("DELETE", "/docs/orders/1"), ("POST", "/docs/bulk"), ("GET", "/admin"), ("GET", "/admin/prefetch"), ("GET", "/metrics"), ("PUT", "/admin/prefetch/limits") })
+        foreach (var (method, path) in new[] { ("PUT", "/docs/orders/2"), ("DELETE", "/docs/orders/1"), ("POST", "/docs/bulk"), ("GET", "/admin/prefetch"), ("GET", "/metrics"), ("PUT", "/admin/prefetch/limits") })
         {
             using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = method == "GET" ? null : RunningServer.Json("""{"id": "orders/3", "doc": {}}""") };
             using var response = await server.Client.SendAsync(request);
@@ -46,6 +48,14 @@ public sealed class SecurityAndOptionsTests
             wrong.Headers.Add("X-Api-Key", Key + "x");
             using var response = await server.Client.SendAsync(wrong);
             await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "is not the configured one");
+        }
+
+        using (var page = await server.Client.GetAsync("/admin"))
+        {
+            // The admin page without the key is its sign-in form.
+            Assert.Equal(HttpStatusCode.Unauthorized, page.StatusCode);
+            Assert.Equal("text/html", page.Content.Headers.ContentType?.MediaType);
+            Assert.Contains("<form method=\"post\" action=\"/admin/login\">", await page.Content.ReadAsStringAsync(), StringComparison.Ordinal);
         }
 
         Assert.Equal(1, server.Store.LastEtag);
@@ -70,7 +80,7 @@ public sealed class SecurityAndOptionsTests
     }
 
     [Fact]
-    public async Task AdminPage_KeyInUrlOnce_CookieOpensTheAdminReadsButNeverWrites()
+    public async Task AdminPage_KeyEnteredInTheForm_SignInCookieIsNotTheKeyAndOpensTheAdminReadsButNeverWrites()
     {
         await using var server = await RunningServer.StartAsync(new Dictionary<string, string?>
         {
@@ -82,20 +92,42 @@ public sealed class SecurityAndOptionsTests
         using var handler = new HttpClientHandler { CookieContainer = cookies, AllowAutoRedirect = false };
         using var browser = new HttpClient(handler) { BaseAddress = address };
 
-        using (var wrong = await browser.GetAsync("/admin?key=not-the-key-at-all"))
+        // The key in a URL (logged by proxies, kept in history) opens nothing.
+        using (var inUrl = await browser.GetAsync($"/admin?key={Key}"))
         {
-            Assert.Equal(HttpStatusCode.Unauthorized, wrong.StatusCode);
+            Assert.Equal(HttpStatusCode.Unauthorized, inUrl.StatusCode);
+            Assert.False(inUrl.Headers.Contains("Set-Cookie"));
         }
 
-        using (var login = await browser.GetAsync($"/admin?key={Key}"))
+        using (var wrong = await browser.PostAsync("/admin/login", new FormUrlEncodedContent([new("key", "not-the-key-at-all")])))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, wrong.StatusCode);
+            Assert.Contains("That is not the server&#39;s key", await wrong.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            Assert.False(wrong.Headers.Contains("Set-Cookie"));
+        }
+
+        using (var login = await browser.PostAsync("/admin/login", new FormUrlEncodedContent([new("key", Key)])))
         {
             Assert.Equal(HttpStatusCode.Redirect, login.StatusCode);
             Assert.Equal("/admin", login.Headers.Location?.OriginalString);
+            var setCookie = Assert.Single(login.Headers.GetValues("Set-Cookie"));
+            Assert.StartsWith("indexing-admin=", setCookie, StringComparison.Ordinal);
+            Assert.DoesNotContain(Key, setCookie, StringComparison.Ordinal);
+            Assert.DoesNotContain(Uri.EscapeDataString(Key), setCookie, StringComparison.Ordinal);
+            Assert.Contains("path=/admin", setCookie, StringComparison.OrdinalIgnoreCase);
+            Assert.Contains("samesite=strict", setCookie, StringComparison.OrdinalIgnoreCase);
+            Assert.Contains("httponly", setCookie, StringComparison.OrdinalIgnoreCase);
         }
 
-        using (var page = await browser.GetAsync("/admin/prefetch"))
+        using (var page = await browser.GetAsync("/admin"))
         {
             Assert.Equal(HttpStatusCode.OK, page.StatusCode);
+            Assert.Contains("Prefetch pressure", await page.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+        }
+
+        using (var prefetch = await browser.GetAsync("/admin/prefetch"))
+        {
+            Assert.Equal(HttpStatusCode.OK, prefetch.StatusCode);
         }
 
         using (var metrics = await browser.GetAsync("/metrics"))
@@ -107,6 +139,39 @@ public sealed class SecurityAndOptionsTests
         {
             Assert.Equal(HttpStatusCode.Unauthorized, write.StatusCode);
         }
+
+        // The cookie of one server is worthless to another: it is a ticket only this server's keys decrypt.
+        await using var other = await RunningServer.StartAsync(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ApiKeySetting] = Key,
+        });
+        var ticket = cookies.GetCookies(new Uri(address, "/admin/prefetch"))["indexing-admin"]!.Value;
+        using var replay = new HttpRequestMessage(HttpMethod.Get, new UriBuilder(other.Host.BaseAddress) { Host = "127.0.0.1", Path = "/admin/prefetch" }.Uri);
+        replay.Headers.Add("Cookie", "indexing-admin=" + ticket);
+        using var replayed = await other.Client.SendAsync(replay);
+        Assert.Equal(HttpStatusCode.Unauthorized, replayed.StatusCode);
+    }
+
+    [Fact]
+    public async Task Logging_RequestLogsDefaultToWarningsAndCanBeTurnedBackOn()
+    {
+        // As on a machine with no logging configuration: Information for everything.
+        await using (var quiet = await RunningServer.StartAsync(new Dictionary<string, string?> { ["Logging:LogLevel:Default"] = "Information" }))
+        {
+            var loggers = quiet.Host.Services.GetRequiredService<ILoggerFactory>();
+            Assert.False(loggers.CreateLogger("Microsoft.AspNetCore.Hosting.Diagnostics").IsEnabled(LogLevel.Information), "per-request logs are on");
+            Assert.False(loggers.CreateLogger("Microsoft.AspNetCore.Routing.EndpointMiddleware").IsEnabled(LogLevel.Information), "endpoint logs are on");
+            Assert.True(loggers.CreateLogger("Microsoft.AspNetCore.Hosting.Diagnostics").IsEnabled(LogLevel.Warning));
+            Assert.True(loggers.CreateLogger("Indexing.Server").IsEnabled(LogLevel.Information), "the server's own information stays on");
+        }
+
+        await using var verbose = await RunningServer.StartAsync(new Dictionary<string, string?>
+        {
+            ["Logging:LogLevel:Default"] = "Information",
+            ["Logging:LogLevel:Microsoft.AspNetCore"] = "Information",
+        });
+        Assert.True(verbose.Host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Microsoft.AspNetCore.Hosting.Diagnostics").IsEnabled(LogLevel.Information));
     }
 
     public static TheoryData<string, string, string> BadSettings => new()
@@ -121,6 +186,16 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.BlockCacheBytesSetting, "100KiB", "Storage:BlockCacheBytes is 100 KiB" },
         { ServerOptions.SyncWritesSetting, "yes", "Storage:SyncWrites is 'yes'; it must be true or false (default true: every write waits for the log to reach disk)." },
         { ServerOptions.DirectReadsSetting, "on", "Storage:DirectReads is 'on'; it must be true or false (default false: reads go through the OS page cache)." },
+        { ServerOptions.QueryTimeoutSetting, "soon", "Server:QueryTimeout is 'soon'; it must be a duration from 1 ms to 10 min, written like 10s" },
+        { ServerOptions.QueryTimeoutSetting, "0s", "Server:QueryTimeout is '0s'; it must be a duration from 1 ms to 10 min" },
+        { ServerOptions.QueryTimeoutSetting, "11min", "Server:QueryTimeout is '11min'" },
+        { ServerOptions.MaxConcurrentQueriesSetting, "0", "Server:MaxConcurrentQueries is '0'; it must be a whole number from 1 to 10,000 (queries running at once" },
+        { ServerOptions.QueryQueueLengthSetting, "-1", "Server:QueryQueueLength is '-1'; it must be a whole number from 0 to 100,000" },
+        { ServerOptions.MaxQueryTermsSetting, "5000", "Server:MaxQueryTerms is '5000'; it must be a whole number from 1 to 1,024" },
+        { ServerOptions.MaxEventStreamsSetting, "many", "Server:MaxEventStreams is 'many'; it must be a whole number from 1 to 100,000" },
+        { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
+        { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
+        { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
 
     [Theory]
@@ -156,5 +231,37 @@ public sealed class SecurityAndOptionsTests
         Assert.Equal(ServerOptions.DefaultPort, options.Port);
         Assert.Null(options.ApiKey);
         Assert.Equal(Path.Combine(Path.GetFullPath("data"), "store"), options.StoreDirectory);
+        Assert.Equal(ServerOptions.LoopbackHosts, options.AllowedHosts);
+        Assert.Equal(new HttpLimits(TimeSpan.FromSeconds(10), 2 * Environment.ProcessorCount, 32, 1024, 100, 1000), options.Limits);
+    }
+
+    [Theory]
+    [InlineData("250ms", 250)]
+    [InlineData("1.5s", 1500)]
+    [InlineData("2 min", 120_000)]
+    [InlineData("00:00:03", 3000)]
+    public void Bind_QueryTimeoutWithUnits_Parsed(string text, int milliseconds)
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { [ServerOptions.QueryTimeoutSetting] = text }).Build();
+        Assert.Equal(TimeSpan.FromMilliseconds(milliseconds), ServerOptions.Bind(configuration, "data").Limits.QueryTimeout);
+    }
+
+    [Fact]
+    public void Bind_AnyAddress_AnswersEveryHostNameUnlessAllowedHostsSaysOtherwise()
+    {
+        var any = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ApiKeySetting] = Key,
+        }).Build();
+        Assert.Equal(["*"], ServerOptions.Bind(any, "data").AllowedHosts);
+
+        var named = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ApiKeySetting] = Key,
+            [ServerOptions.AllowedHostsSetting] = "search.example.com; *.internal.example",
+        }).Build();
+        Assert.Equal(["search.example.com", "*.internal.example"], ServerOptions.Bind(named, "data").AllowedHosts);
     }
 }

@@ -11,7 +11,10 @@ namespace Indexing.Indexer;
 // Queries: classic syntax typed by the definition (DefinitionQueryParser), paging, sort on
 // sortable fields, on the near-real-time searcher (acquired per query, released in finally).
 // Parse errors become QuerySyntaxException with the position; requests the definition cannot
-// answer, InvalidQueryException; engine failures, IndexReadException.
+// answer, InvalidQueryException; engine failures, IndexReadException. Each query runs under a
+// QueryBudget (time limit, caller's cancellation, pattern expansion): past it,
+// QueryTimeoutException, OperationCanceledException or QueryExpansionException, thrown from inside
+// the search and leaving the searcher released like any other end.
 public sealed partial class DocumentIndex
 {
     private static readonly HashSet<string> _hitFields = [LuceneFieldNames.Id, LuceneFieldNames.Etag];
@@ -19,11 +22,14 @@ public sealed partial class DocumentIndex
     private FrozenDictionary<string, IndexFieldType>? _queryTypes;
 
     /// <summary>Runs <paramref name="query"/> on what the index holds as of its last refresh.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">Take or Skip is out of range.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">Take, Skip, TimeLimit or MaxExpandedTerms is out of range.</exception>
     /// <exception cref="QuerySyntaxException">The text is not valid classic syntax.</exception>
-    /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a sort the index cannot do.</exception>
+    /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a sort the index cannot do, a pattern it refuses.</exception>
+    /// <exception cref="QueryExpansionException">A pattern term matches more terms than <see cref="IndexQuery.MaxExpandedTerms"/>.</exception>
+    /// <exception cref="QueryTimeoutException">The query ran past <see cref="IndexQuery.TimeLimit"/>.</exception>
+    /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while it ran.</exception>
     /// <exception cref="IndexReadException">The engine failed while searching.</exception>
-    public QueryResult Query(IndexQuery query)
+    public QueryResult Query(IndexQuery query, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(query);
         ArgumentNullException.ThrowIfNull(query.Text);
@@ -39,7 +45,19 @@ public sealed partial class DocumentIndex
                 nameof(query), query.Skip, $"Skip is {query.Skip} with Take {query.Take}; Skip must be at least 0 and Skip + Take at most {IndexQuery.MaxWindow}.");
         }
 
-        var parsed = Parse(query);
+        if (query.TimeLimit is { } limit && limit <= TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(query), limit, $"TimeLimit is {limit}; it must be positive, or null for none.");
+        }
+
+        if (query.MaxExpandedTerms is < 1 or > IndexQuery.MaxExpandedTermsLimit)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(query), query.MaxExpandedTerms, $"MaxExpandedTerms is {query.MaxExpandedTerms}; it must be from 1 to {IndexQuery.MaxExpandedTermsLimit}.");
+        }
+
+        var budget = new QueryBudget(Name, query, cancellationToken);
+        var parsed = Parse(query, budget);
         var sort = BuildSort(query.Sort);
         var window = query.Skip + query.Take;
         SearcherLease lease;
@@ -55,12 +73,18 @@ public sealed partial class DocumentIndex
         try
         {
             var searcher = lease.Searcher;
-            var top = sort is null
-                ? searcher.Search(parsed, window)
-                : searcher.Search(parsed, null, window, sort, doDocScores: true, doMaxScore: false);
+            // The collectors IndexSearcher.Search(query, n[, sort]) would make, told that documents may
+            // arrive out of order (always correct, as the tie-break on doc id holds either way), and
+            // wrapped to check the budget as documents arrive.
+            ITopDocsCollector topCollector = sort is null
+                ? TopScoreDocCollector.Create(window, docsScoredInOrder: false)
+                : TopFieldCollector.Create(sort, window, fillFields: true, trackDocScores: true, trackMaxScore: false, docsScoredInOrder: false);
+            searcher.Search(parsed, new BudgetedCollector((ICollector)topCollector, budget));
+            var top = topCollector.GetTopDocs();
             var hits = new List<QueryHit>(Math.Max(0, Math.Min(query.Take, top.ScoreDocs.Length - query.Skip)));
             for (var i = query.Skip; i < top.ScoreDocs.Length; i++)
             {
+                budget.CheckSometimes();
                 var scoreDoc = top.ScoreDocs[i];
                 var stored = searcher.Doc(scoreDoc.Doc, _hitFields);
                 hits.Add(new QueryHit(stored.Get(LuceneFieldNames.Id), scoreDoc.Score, stored.GetField(LuceneFieldNames.Etag)?.GetInt64Value() ?? 0));
@@ -85,10 +109,10 @@ public sealed partial class DocumentIndex
 
     /// <summary>Runs <paramref name="query"/> as <see cref="Query(IndexQuery)"/> does, then loads the hits' documents from <paramref name="store"/> in one GetMany.</summary>
     /// <exception cref="IndexReadException">Reading the documents from the store failed.</exception>
-    public QueryResult Query(IndexQuery query, DocumentStore store)
+    public QueryResult Query(IndexQuery query, DocumentStore store, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(store);
-        var result = Query(query);
+        var result = Query(query, cancellationToken);
         if (result.Hits.Count == 0)
         {
             return result;
@@ -110,7 +134,20 @@ public sealed partial class DocumentIndex
         }
     }
 
-    private Query Parse(IndexQuery query)
+    /// <summary>
+    /// References held on the current query view besides the index's own: 0 when no query is running.
+    /// Tests read it to prove that a query stopped part-way released its searcher.
+    /// </summary>
+    internal int SearcherReferencesHeld
+    {
+        get
+        {
+            using var lease = _sink.AcquireSearcher();
+            return lease.Searcher.IndexReader.RefCount - 2; // the manager's and this getter's own
+        }
+    }
+
+    private Query Parse(IndexQuery query, QueryBudget budget)
     {
         var types = _queryTypes ??= QueryTypes(Definition);
         var defaultField = query.DefaultField ?? DefaultField(Definition);
@@ -119,7 +156,7 @@ public sealed partial class DocumentIndex
             throw new InvalidQueryException(Name, $"default field {MessageText.Quote(defaultField)} is not in the index; its fields are {string.Join(", ", types.Keys.Order(StringComparer.Ordinal))}.");
         }
 
-        var parser = new DefinitionQueryParser(Definition, types, defaultField, _sink.Analyzer);
+        var parser = new DefinitionQueryParser(Definition, types, defaultField, _sink.Analyzer, budget);
         try
         {
             return parser.Parse(query.Text);

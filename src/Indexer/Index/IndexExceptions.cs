@@ -75,3 +75,50 @@ public sealed class IndexReadException : IndexException
     {
     }
 }
+
+/// <summary>
+/// A query ran past its time limit (<see cref="IndexQuery.TimeLimit"/>) and was stopped. Nothing
+/// changed: the searcher it used was released and the next query runs as usual.
+/// </summary>
+public sealed class QueryTimeoutException : IndexException
+{
+    internal QueryTimeoutException(string indexName, string query, TimeSpan limit)
+        : base(indexName, $"query {MessageText.Quote(query)} on index {MessageText.Quote(indexName)} was stopped at its time limit of {Describe(limit)}; " +
+            "narrow it (more selective terms, patterns with longer literal beginnings, a smaller take) or allow it more time.", null)
+    {
+        Query = query;
+        Limit = limit;
+    }
+
+    /// <summary>The query text as given.</summary>
+    public string Query { get; }
+
+    /// <summary>The time limit it ran past.</summary>
+    public TimeSpan Limit { get; }
+
+    private static string Describe(TimeSpan limit) =>
+        limit < TimeSpan.FromSeconds(1)
+            ? string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{limit.TotalMilliseconds:0.####} ms")
+            : string.Create(System.Globalization.CultureInfo.InvariantCulture, $"{limit.TotalSeconds:0.###} s");
+}
+
+/// <summary>
+/// A prefix, wildcard or regular-expression term matches more index terms than a query may expand
+/// to (<see cref="IndexQuery.MaxExpandedTerms"/>); the query was not run.
+/// </summary>
+public sealed class QueryExpansionException : IndexException
+{
+    internal QueryExpansionException(string indexName, string term, int limit)
+        : base(indexName, $"index {MessageText.Quote(indexName)}: {term} matches more than {limit} distinct terms, the most one term of a query may expand to; " +
+            "make it narrower (a longer literal beginning, a more selective pattern) or use a range or exact terms.", null)
+    {
+        Term = term;
+        Limit = limit;
+    }
+
+    /// <summary>The expanding term, described with its field (e.g. <c>wildcard 'customer:a*'</c>).</summary>
+    public string Term { get; }
+
+    /// <summary>The limit it went past.</summary>
+    public int Limit { get; }
+}

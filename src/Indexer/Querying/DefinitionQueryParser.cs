@@ -17,17 +17,28 @@ namespace Indexing.Indexer;
 // TermQuery, text goes through the analyser; an unknown field or a value of the wrong type is an
 // InvalidQueryException naming both.
 //
+// Terms that expand (prefix, wildcard, regular expression, fuzzy) are bounded by the query's
+// budget: wildcards and regular expressions are matched by PatternTermQuery (not Lucene's automata,
+// whose construction is exponential in some short patterns), prefixes and patterns expand through
+// BoundedTermsRewrite (at most MaxExpandedTerms terms), fuzzy terms keep their closest
+// min(50, MaxExpandedTerms) terms, and no pattern may start with a wildcard. Ranges are not capped:
+// their cost is linear in the terms they cover, like a long OR, and the time limit bounds it.
+//
 // Not thread-safe (the base keeps parse state): one instance per query; construction is cheap.
 internal sealed class DefinitionQueryParser : QueryParser
 {
     private readonly IndexDefinition _definition;
     private readonly IReadOnlyDictionary<string, IndexFieldType> _types;
+    private readonly QueryBudget _budget;
+    private readonly BoundedTermsRewrite _rewrite;
 
-    public DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer)
+    public DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer, QueryBudget budget)
         : base(LuceneVersion.LUCENE_48, defaultField, analyzer)
     {
         _definition = definition;
         _types = types; // the index's cached ordinal map, shared by every query
+        _budget = budget;
+        _rewrite = new BoundedTermsRewrite(budget);
         // Keyword values are exact and text is lowercased by the analyser, so lowercasing
         // wildcard/prefix terms is decided per field below, not globally.
         LowercaseExpandedTerms = false;
@@ -83,8 +94,38 @@ internal sealed class DefinitionQueryParser : QueryParser
     protected override Query GetFuzzyQuery(string field, string termStr, float minSimilarity) =>
         base.GetFuzzyQuery(field, ExpandableTerm(field, termStr, "a fuzzy query"), minSimilarity);
 
-    protected override Query GetRegexpQuery(string field, string termStr) =>
-        base.GetRegexpQuery(field, ExpandableTerm(field, termStr, "a regular expression"));
+    // Not lowercased like the other patterns (that would turn \D into \d): on text fields the
+    // pattern ignores case instead, and its literal beginning is lowercased to seek the lowercase terms.
+    protected override Query GetRegexpQuery(string field, string termStr)
+    {
+        _ = ExpandableTerm(field, termStr, "a regular expression"); // refuses numeric and bool fields
+        var ignoreCase = TypeOf(field) == IndexFieldType.Text;
+        try
+        {
+            return Bounded(PatternTermQuery.RegularExpression(field, termStr, ignoreCase, _budget));
+        }
+        catch (ArgumentException e)
+        {
+            throw Invalid($"regular expression {MessageText.Quote("/" + termStr + "/")} on field {MessageText.Quote(field)}: {e.Message}");
+        }
+    }
+
+    protected override Query NewWildcardQuery(Term t) => Bounded(PatternTermQuery.Wildcard(t.Field, t.Text, _budget));
+
+    protected override Query NewPrefixQuery(Term prefix) => Bounded(new PrefixQuery(prefix));
+
+    // The base's query (its edit distance from the ~ similarity), with the expansions capped: Lucene keeps 50 whatever the query allows.
+    protected override Query NewFuzzyQuery(Term term, float minimumSimilarity, int prefixLength)
+    {
+        var fuzzy = (FuzzyQuery)base.NewFuzzyQuery(term, minimumSimilarity, prefixLength);
+        return new FuzzyQuery(term, fuzzy.MaxEdits, fuzzy.PrefixLength, Math.Min(IndexQuery.MaxFuzzyExpansions, _budget.MaxExpandedTerms), fuzzy.Transpositions);
+    }
+
+    private MultiTermQuery Bounded(MultiTermQuery query)
+    {
+        query.MultiTermRewriteMethod = _rewrite;
+        return query;
+    }
 
     // Multi-term queries work on terms as indexed: text terms are lowercase, keyword terms exact,
     // numeric terms are encoded and cannot be matched by patterns.

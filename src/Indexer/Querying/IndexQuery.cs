@@ -26,6 +26,31 @@ public sealed record IndexQuery(string Text)
 
     /// <summary>The field searched by terms without a field name; null for the definition's first text field (else its first field).</summary>
     public string? DefaultField { get; init; }
+
+    /// <summary>
+    /// How long the query may run (parsing, expanding patterns, collecting and loading hits); past it
+    /// the query stops with <see cref="QueryTimeoutException"/>. Null: no limit.
+    /// </summary>
+    public TimeSpan? TimeLimit { get; init; }
+
+    /// <summary>
+    /// How many distinct index terms one prefix, wildcard or regular-expression term may expand to
+    /// (1..<see cref="MaxExpandedTermsLimit"/>); more is a <see cref="QueryExpansionException"/>.
+    /// Fuzzy terms keep the closest <c>min(50, this)</c> terms.
+    /// </summary>
+    public int MaxExpandedTerms { get; init; } = DefaultMaxExpandedTerms;
+
+    /// <summary>The default of <see cref="MaxExpandedTerms"/>.</summary>
+    public const int DefaultMaxExpandedTerms = 1024;
+
+    /// <summary>
+    /// The largest <see cref="MaxExpandedTerms"/>: an expansion becomes one Lucene BooleanQuery, whose
+    /// clauses are capped process-wide at 1024 (BooleanQuery.MaxClauseCount).
+    /// </summary>
+    public const int MaxExpandedTermsLimit = 1024;
+
+    /// <summary>Fuzzy terms keep at most this many of their closest terms (Lucene's own default).</summary>
+    public const int MaxFuzzyExpansions = 50;
 }
 
 /// <summary>One sort key: a field declared sortable in the definition (anything else is an <see cref="InvalidQueryException"/> naming the sortable fields).</summary>

@@ -137,13 +137,14 @@ public sealed partial class IndexManager : IAsyncDisposable
     /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
     /// <exception cref="IndexUnavailableException">The index's serving generation could not be opened.</exception>
-    public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false)
+    /// <remarks>The query's own failures are <see cref="DocumentIndex.Query(IndexQuery, CancellationToken)"/>'s; its <see cref="IndexQuery.TimeLimit"/> also bounds how long it holds the generation.</remarks>
+    public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(query);
         return OnServing(Find(name), serving =>
         {
             _options.QueryHook?.Invoke(name, serving.Generation);
-            return includeDocuments ? serving.Index.Query(query, _store) : serving.Index.Query(query);
+            return includeDocuments ? serving.Index.Query(query, _store, cancellationToken) : serving.Index.Query(query, cancellationToken);
         });
     }
 

@@ -17,6 +17,19 @@ internal static class AdminPage
     private static readonly Assembly _assembly = typeof(AdminPage).Assembly;
     private static readonly FileExtensionContentTypeProvider _contentTypes = new();
 
+    /// <summary>
+    /// The sign-in form of a server with an API key (<c>login.html</c>), with <paramref name="status"/>
+    /// and, when given, a line saying what went wrong (plain text, HTML-encoded here).
+    /// </summary>
+    public static IResult Login(int status, string? message)
+    {
+        using var stream = _assembly.GetManifestResourceStream(ResourcePrefix + "login.html")
+            ?? throw new InvalidOperationException("the admin page's login.html is not embedded; rebuild the server.");
+        using var reader = new StreamReader(stream);
+        var html = reader.ReadToEnd().Replace("<!--message-->", message is null ? string.Empty : System.Net.WebUtility.HtmlEncode(message), StringComparison.Ordinal);
+        return TypedResults.Content(html, "text/html; charset=utf-8", statusCode: status);
+    }
+
     public static IResult Serve(string file)
     {
         var stream = _assembly.GetManifestResourceStream(ResourcePrefix + file);

@@ -9,6 +9,7 @@ using Microsoft.AspNetCore.Hosting.Server;
 using Microsoft.AspNetCore.Hosting.Server.Features;
 using Microsoft.AspNetCore.Http;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Configuration.Memory;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
@@ -23,13 +24,13 @@ namespace Indexing.Server.Hosting;
 /// stop accepting, let requests in progress finish (bounded by the host's shutdown timeout), end
 /// SSE streams, and only then close the store, so every acknowledged write is in RocksDB.
 /// </para>
+/// <para>
+/// Files: this one (start, stop); <c>.Pipeline.cs</c> (Kestrel limits, services and middleware: what
+/// guards the endpoints).
+/// </para>
 /// </summary>
-internal sealed class ServerHost : IAsyncDisposable
+internal sealed partial class ServerHost : IAsyncDisposable
 {
-    // Kestrel's own cap on request bodies, above the document limit by room for headers of the
-    // envelope; PUT checks the document limit itself (with a clearer message) and bulk lifts this.
-    private const long BodySlackBytes = 64 << 10;
-
     private readonly WebApplication _app;
     private readonly PrefetchMetrics _metrics;
     private int _disposed;
@@ -59,6 +60,9 @@ internal sealed class ServerHost : IAsyncDisposable
     /// <summary>Where rebuilds report progress for the admin page.</summary>
     public RebuildBoard Rebuilds { get; }
 
+    /// <summary>The web application's services (logging, options): for tests and diagnostics.</summary>
+    internal IServiceProvider Services => _app.Services;
+
     /// <summary>The address Kestrel listens on, e.g. http://127.0.0.1:5080 (the real port when 0 was asked for).</summary>
     public Uri BaseAddress { get; private set; } = null!;
 
@@ -83,23 +87,10 @@ internal sealed class ServerHost : IAsyncDisposable
         string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken)
     {
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = args });
+        builder.Configuration.Sources.Insert(0, new MemoryConfigurationSource { InitialData = QuietDefaults });
         builder.Configuration.AddInMemoryCollection(overrides);
         var options = ServerOptions.Bind(builder.Configuration, dataDirectory);
-
-        builder.WebHost.ConfigureKestrel(kestrel =>
-        {
-            kestrel.Listen(options.Address, options.Port);
-            kestrel.Limits.MaxRequestBodySize = options.Store.MaxDocumentBytes + BodySlackBytes;
-            kestrel.AddServerHeader = false;
-        });
-        // The command that runs the host owns Ctrl+C and SIGTERM (System.CommandLine cancels its token;
-        // disposing the host is the graceful stop). The default console lifetime would catch them too
-        // and stop the web host on its own, under a command that went on as if nothing happened.
-        builder.Services.AddSingleton<IHostLifetime, CommandOwnedLifetime>();
-        // Fixed, not from configuration: the command's own stop limit is derived from it.
-        builder.Services.Configure<HostOptions>(host => host.ShutdownTimeout = ShutdownTimeout);
-        builder.Services.AddProblemDetails();
-        builder.Services.ConfigureHttpJsonOptions(json => json.SerializerOptions.Converters.Add(new JsonStringEnumConverter(json.SerializerOptions.PropertyNamingPolicy)));
+        ConfigureServices(builder, options);
 
         var store = DocumentStore.Open(options.StoreDirectory, options.Store);
         var prefetches = new PrefetchRegistry();
@@ -117,16 +108,10 @@ internal sealed class ServerHost : IAsyncDisposable
             rebuilds.RegisterMany(() => RebuildBars(opened));
             metrics = new PrefetchMetrics(prefetches);
             app = builder.Build();
-            app.UseExceptionHandler();
-            app.UseStatusCodePages();
-            if (options.ApiKey is { } key)
-            {
-                app.Use(new ApiKeyGate(key).InvokeAsync);
-            }
-
+            var gate = ConfigurePipeline(app, options);
             DocumentEndpoints.Map(app, store);
-            IndexEndpoints.Map(app, indexes);
-            AdminEndpoints.Map(app, prefetches, rebuilds, metrics);
+            IndexEndpoints.Map(app, indexes, store, options.Limits, new FailureTexts(options.DataDirectory));
+            AdminEndpoints.Map(app, prefetches, rebuilds, metrics, options.ApiKey is null ? null : gate);
 
             var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);

@@ -21,16 +21,33 @@ internal sealed class ServerOptions
     public const string SyncWritesSetting = "Storage:SyncWrites";
     public const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
     public const string DirectReadsSetting = "Storage:DirectReads";
+    public const string QueryTimeoutSetting = "Server:QueryTimeout";
+    public const string MaxConcurrentQueriesSetting = "Server:MaxConcurrentQueries";
+    public const string QueryQueueLengthSetting = "Server:QueryQueueLength";
+    public const string MaxQueryTermsSetting = "Server:MaxQueryTerms";
+    public const string MaxEventStreamsSetting = "Server:MaxEventStreams";
+    public const string MaxConnectionsSetting = "Server:MaxConnections";
+
+    /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
+    public const string AllowedHostsSetting = "AllowedHosts";
+
+    /// <summary>The names a loopback server answers to by default: a page reached through any other name (DNS rebinding) is refused.</summary>
+    public static readonly IReadOnlyList<string> LoopbackHosts = ["localhost", "127.0.0.1", "[::1]"];
+
+    private static readonly TimeSpan _minQueryTimeout = TimeSpan.FromMilliseconds(1);
+    private static readonly TimeSpan _maxQueryTimeout = TimeSpan.FromMinutes(10);
 
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
 
-    private ServerOptions(string dataDirectory, IPAddress address, int port, string? apiKey, StoreOptions store)
+    private ServerOptions(string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store)
     {
         DataDirectory = dataDirectory;
         Address = address;
         Port = port;
         ApiKey = apiKey;
+        AllowedHosts = allowedHosts;
+        Limits = limits;
         Store = store;
     }
 
@@ -50,6 +67,11 @@ internal sealed class ServerOptions
 
     /// <summary>When set, writes, /admin and /metrics need it (X-Api-Key or Authorization: Bearer).</summary>
     public string? ApiKey { get; }
+
+    /// <summary>Host names (Host header) the server answers; "*" for any. Loopback names by default on a loopback address.</summary>
+    public IReadOnlyList<string> AllowedHosts { get; }
+
+    public HttpLimits Limits { get; }
 
     public StoreOptions Store { get; }
 
@@ -96,6 +118,9 @@ internal sealed class ServerOptions
         var syncWrites = Flag(configuration, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
         var directReads = Flag(configuration, DirectReadsSetting, false, "reads go through the OS page cache", problems);
 
+        var allowedHosts = Hosts(configuration, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
+        var limits = BindLimits(configuration, problems);
+
         StoreOptions? store = null;
         try
         {
@@ -112,12 +137,107 @@ internal sealed class ServerOptions
             throw new ServerConfigurationException(problems);
         }
 
-        return new ServerOptions(Path.GetFullPath(dataDirectory), address, port, apiKey, store);
+        return new ServerOptions(Path.GetFullPath(dataDirectory), address, port, apiKey, allowedHosts, limits, store);
     }
 
     /// <summary>The effective configuration for the start-up log line (the API key only as set or not).</summary>
     public override string ToString() =>
-        $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}; store: {Store}";
+        $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
+        $"limits: {Limits}; store: {Store}";
+
+    private static HttpLimits BindLimits(IConfiguration configuration, List<string> problems)
+    {
+        var queryTimeout = Duration(configuration, QueryTimeoutSetting, HttpLimits.DefaultQueryTimeout, _minQueryTimeout, _maxQueryTimeout, problems);
+        var queries = Count(configuration, MaxConcurrentQueriesSetting, HttpLimits.DefaultMaxConcurrentQueries, 1, 10_000, "queries running at once", problems);
+        var queue = Count(configuration, QueryQueueLengthSetting, HttpLimits.DefaultQueryQueueLength, 0, 100_000, "queries waiting for a turn (0: refuse at once)", problems);
+        var terms = Count(configuration, MaxQueryTermsSetting, Indexer.IndexQuery.DefaultMaxExpandedTerms, 1, Indexer.IndexQuery.MaxExpandedTermsLimit,
+            "terms one prefix, wildcard or regular-expression term may expand to", problems);
+        var streams = Count(configuration, MaxEventStreamsSetting, HttpLimits.DefaultMaxEventStreams, 1, 100_000, "admin event streams open at once", problems);
+        var connections = Count(configuration, MaxConnectionsSetting, HttpLimits.DefaultMaxConnections, 2, 1_000_000, "TCP connections open at once", problems);
+        if (connections <= streams)
+        {
+            problems.Add($"{MaxConnectionsSetting} is {connections}, not above {MaxEventStreamsSetting} ({streams}): every event stream holds a connection, " +
+                $"so streams could take them all; raise {MaxConnectionsSetting} or lower {MaxEventStreamsSetting}.");
+        }
+
+        return new HttpLimits(queryTimeout, queries, queue, terms, streams, connections);
+    }
+
+    // A whole number in [min, max]; a problem naming the setting, its range and what it counts otherwise.
+    private static int Count(IConfiguration configuration, string setting, int defaultValue, int min, int max, string counts, List<string> problems)
+    {
+        var text = configuration[setting];
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (int.TryParse(text.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out var value) && value >= min && value <= max)
+        {
+            return value;
+        }
+
+        problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a whole number from {min:N0} to {max:N0} ({counts}; default {defaultValue:N0}).");
+        return defaultValue;
+    }
+
+    // "10s", "1.5 s", "250ms", "2min" or a TimeSpan ("00:00:10"), in [min, max].
+    private static TimeSpan Duration(IConfiguration configuration, string setting, TimeSpan defaultValue, TimeSpan min, TimeSpan max, List<string> problems)
+    {
+        var text = configuration[setting];
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (TryParseDuration(text, out var value) && value >= min && value <= max)
+        {
+            return value;
+        }
+
+        problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a duration from {min.TotalMilliseconds:0} ms to {max.TotalMinutes:0} min, " +
+            $"written like 10s, 1.5s, 250ms, 2min or 00:00:10 (default {defaultValue.TotalSeconds:0} s).");
+        return defaultValue;
+    }
+
+    internal static bool TryParseDuration(string text, out TimeSpan value)
+    {
+        var trimmed = text.Trim();
+        foreach (var (unit, scale) in new[] { ("ms", 1e-3), ("min", 60.0), ("s", 1.0) })
+        {
+            if (trimmed.EndsWith(unit, StringComparison.OrdinalIgnoreCase)
+                && double.TryParse(trimmed[..^unit.Length].TrimEnd(), NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var number)
+                && number * scale < TimeSpan.MaxValue.TotalSeconds)
+            {
+                value = TimeSpan.FromSeconds(number * scale);
+                return true;
+            }
+        }
+
+        return TimeSpan.TryParseExact(trimmed, "c", CultureInfo.InvariantCulture, out value) && value >= TimeSpan.Zero;
+    }
+
+    // Semicolon-separated host names without scheme, port or path ("*" for any, "*.example.com" for subdomains).
+    private static IReadOnlyList<string> Hosts(IConfiguration configuration, IReadOnlyList<string> defaultValue, List<string> problems)
+    {
+        var text = configuration[AllowedHostsSetting];
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        var hosts = text.Split(';', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries);
+        var bad = hosts.FirstOrDefault(h => h.Contains("://", StringComparison.Ordinal) || h.Contains('/') || h.Any(char.IsWhiteSpace)
+            || (h.Contains(':') && !(h.StartsWith('[') && h.EndsWith(']'))));
+        if (hosts.Length > 0 && bad is null)
+        {
+            return hosts;
+        }
+
+        problems.Add($"{AllowedHostsSetting} is {MessageText.Quote(text)}; it must be host names separated by ';', without scheme, port or path " +
+            $"(e.g. localhost;127.0.0.1;[::1], the default on a loopback address; * for any)" + (bad is null ? "." : $", and {MessageText.Quote(bad)} is not one."));
+        return defaultValue;
+    }
 
     private static long Size(IConfiguration configuration, string setting, long defaultValue, List<string> problems)
     {

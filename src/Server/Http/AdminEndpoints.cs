@@ -2,6 +2,7 @@ using System.Net.ServerSentEvents;
 using System.Runtime.CompilerServices;
 using System.Text.Json;
 using Indexing.Server.Admin;
+using Indexing.Server.Hosting;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
@@ -19,15 +20,22 @@ internal static class AdminEndpoints
 {
     public static readonly TimeSpan StreamInterval = TimeSpan.FromSeconds(1);
 
-    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics)
+    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics, ApiKeyGate? login)
     {
         app.MapGet("/admin", () => AdminPage.Serve("admin.html"));
         app.MapGet("/admin/assets/{file}", (string file) => AdminPage.Serve(file));
+        if (login is not null)
+        {
+            app.MapPost(ApiKeyGate.LoginPath, (Func<HttpContext, Task<IResult>>)login.LoginAsync).Require(ContentTypes.Form);
+        }
+
         app.MapGet("/admin/prefetch", () => TypedResults.Ok(new PrefetchList(PrefetchView.Of(prefetches))));
         app.MapGet("/admin/prefetch/stream", (IHostApplicationLifetime lifetime, CancellationToken requestAborted) =>
-            TypedResults.ServerSentEvents(Snapshots(prefetches, lifetime.ApplicationStopping, requestAborted)));
+                TypedResults.ServerSentEvents(Snapshots(prefetches, lifetime.ApplicationStopping, requestAborted)))
+            .RequireRateLimiting(RequestLimits.EventStreams);
         app.MapPut("/admin/prefetch/limits", (HttpRequest request, CancellationToken cancellationToken) =>
-            UpdateLimitsAsync(request, prefetches, cancellationToken));
+                UpdateLimitsAsync(request, prefetches, cancellationToken))
+            .Require(ContentTypes.Json);
         app.MapGet("/admin/rebuilds", () => TypedResults.Ok(new RebuildList(rebuilds.Read())));
         app.MapMetrics("/metrics", metrics.Registry);
     }
@@ -65,6 +73,10 @@ internal static class AdminEndpoints
         try
         {
             document = await JsonDocument.ParseAsync(request.Body, default, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            return ProblemResults.TooLarge($"the body is over the {ByteSize.Format(ServerHost.SmallBodyBytes)} a small JSON request may have; a limits change is a few dozen bytes.");
         }
         catch (JsonException e)
         {

@@ -6,7 +6,6 @@ using Indexing.Server.Loading;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
-using Microsoft.AspNetCore.Http.Features;
 using Microsoft.AspNetCore.Http.HttpResults;
 using Microsoft.AspNetCore.Routing;
 
@@ -19,15 +18,25 @@ namespace Indexing.Server.Http;
 /// </summary>
 internal static class DocumentEndpoints
 {
+    // Kestrel's cap on a PUT's body: the document limit plus room, so that PUT itself finds a body over
+    // the limit and says so with the document rule's message rather than Kestrel's bare 413.
+    private const long BodySlackBytes = 64 << 10;
+
     public static void Map(IEndpointRouteBuilder app, DocumentStore store)
     {
         // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
+        // Its body has no size limit as a whole (a load can be gigabytes); each line has one (BulkLoad).
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
-            BulkAsync(context, store, cancellationToken));
+                BulkAsync(context, store, cancellationToken))
+            .Require(ContentTypes.NdJson)
+            .WithMetadata(new BodySizeLimit(null));
         app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
-            PutAsync(id ?? string.Empty, context, store, cancellationToken));
+                PutAsync(id ?? string.Empty, context, store, cancellationToken))
+            .Require(ContentTypes.Json)
+            .WithMetadata(new BodySizeLimit(store.Options.MaxDocumentBytes + BodySlackBytes));
         app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, store));
-        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store));
+        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store))
+            .RequireNoBody();
     }
 
     /// <summary>The ETag header value for a store etag (a strong validator: the body is stored byte for byte).</summary>
@@ -36,12 +45,6 @@ internal static class DocumentEndpoints
     // NDJSON, streamed line by line (see BulkLoad): 200 with what was stored and which lines were refused.
     private static async Task<IResult> BulkAsync(HttpContext context, DocumentStore store, CancellationToken cancellationToken)
     {
-        // The request as a whole has no size limit (only each line has), so lift Kestrel's.
-        if (context.Features.Get<IHttpMaxRequestBodySizeFeature>() is { IsReadOnly: false } sizeLimit)
-        {
-            sizeLimit.MaxRequestBodySize = null;
-        }
-
         var result = await BulkLoad.LoadAsync(context.Request.BodyReader, store, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
             .ConfigureAwait(false);
         return TypedResults.Ok(result);

@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.IO.Pipelines;
 using Indexing.Indexer;
+using Indexing.Server.Hosting;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
@@ -30,27 +31,36 @@ internal static class IndexEndpoints
     // Definitions are a few KiB; the cap only stops a runaway body.
     private const int MaxDefinitionBytes = 1 << 20;
 
-    public static void Map(IEndpointRouteBuilder app, IndexManager indexes)
+    public static void Map(IEndpointRouteBuilder app, IndexManager indexes, DocumentStore store, HttpLimits limits, FailureTexts failures)
     {
-        app.MapGet("/indexes", () => TypedResults.Ok(new IndexList([.. indexes.Names.Select(SummaryOrNull).OfType<IndexSummary>()])));
-        app.MapPut("/indexes/{**path}", (string? path, HttpRequest request, CancellationToken cancellationToken) =>
-            PutAsync(path ?? string.Empty, request, indexes, cancellationToken));
-        app.MapGet("/indexes/{**path}", (string? path, HttpRequest request) =>
+        app.MapGet("/indexes", (HttpContext context) =>
+            TypedResults.Ok(new IndexList([.. indexes.Names.Select(SummaryOrNull).OfType<IndexSummary>().Select(s => failures.Summary(s, context))])));
+        app.MapPut("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
+                PutAsync(path ?? string.Empty, context, indexes, failures, cancellationToken))
+            .Require(ContentTypes.Json)
+            .WithMetadata(new BodySizeLimit(MaxDefinitionBytes + 1));
+        // Queries have a route of their own so that only they count against the query limit; a name
+        // with '/' (refused by the name rule) still reaches the catch-all below and gets its 400.
+        app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context) => Query(name, context, indexes, store, limits))
+            .RequireRateLimiting(RequestLimits.Queries);
+        app.MapGet("/indexes/{**path}", (string? path, HttpContext context) =>
             path is not null && path.EndsWith(QuerySuffix, StringComparison.Ordinal)
-                ? Query(path[..^QuerySuffix.Length], request, indexes)
+                ? BadName(path[..^QuerySuffix.Length]) ?? ProblemResults.NotFound("Unknown operation", $"GET /indexes/{path} is not an operation.")
                 : path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                    ? GetRebuild(path[..^RebuildSuffix.Length], indexes)
-                    : Get(path ?? string.Empty, indexes));
-        app.MapPost("/indexes/{**path}", (string? path, CancellationToken cancellationToken) =>
-            path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                ? StartRebuild(path[..^RebuildSuffix.Length], indexes)
-                : path is not null && path.EndsWith(VerifySuffix, StringComparison.Ordinal)
-                    ? Verify(path[..^VerifySuffix.Length], indexes, cancellationToken)
-                    : ProblemResults.NotFound("Unknown operation", $"POST /indexes/{path} is not an operation; POST /indexes/{{name}}/rebuild or /indexes/{{name}}/verify."));
-        app.MapDelete("/indexes/{**path}", (string? path, CancellationToken cancellationToken) =>
-            path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                ? CancelRebuildAsync(path[..^RebuildSuffix.Length], indexes, cancellationToken)
-                : Task.FromResult<IResult>(ProblemResults.NotFound("Unknown operation", $"DELETE /indexes/{path} is not an operation; DELETE /indexes/{{name}}/rebuild cancels a rebuild.")));
+                    ? GetRebuild(path[..^RebuildSuffix.Length], context, indexes, failures)
+                    : Get(path ?? string.Empty, context, indexes, failures));
+        app.MapPost("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
+                path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
+                    ? StartRebuild(path[..^RebuildSuffix.Length], context, indexes, failures)
+                    : path is not null && path.EndsWith(VerifySuffix, StringComparison.Ordinal)
+                        ? Verify(path[..^VerifySuffix.Length], indexes, cancellationToken)
+                        : ProblemResults.NotFound("Unknown operation", $"POST /indexes/{path} is not an operation; POST /indexes/{{name}}/rebuild or /indexes/{{name}}/verify."))
+            .RequireNoBody();
+        app.MapDelete("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
+                path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
+                    ? CancelRebuildAsync(path[..^RebuildSuffix.Length], context, indexes, failures, cancellationToken)
+                    : Task.FromResult<IResult>(ProblemResults.NotFound("Unknown operation", $"DELETE /indexes/{path} is not an operation; DELETE /indexes/{{name}}/rebuild cancels a rebuild.")))
+            .RequireNoBody();
 
         IndexSummary? SummaryOrNull(string name)
         {
@@ -66,18 +76,30 @@ internal static class IndexEndpoints
         }
     }
 
-    private static Task<IResult> PutAsync(string name, HttpRequest request, IndexManager indexes, CancellationToken cancellationToken) =>
-        OnIndexAsync(name, () => PutValidAsync(name, request, indexes, cancellationToken));
+    private static Task<IResult> PutAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken) =>
+        OnIndexAsync(name, () => PutValidAsync(name, context, indexes, failures, cancellationToken));
 
-    private static async Task<IResult> PutValidAsync(string name, HttpRequest request, IndexManager indexes, CancellationToken cancellationToken)
+    private static async Task<IResult> PutValidAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken)
     {
-        var read = await request.BodyReader.ReadAtLeastAsync(MaxDefinitionBytes + 1, cancellationToken).ConfigureAwait(false);
+        var request = context.Request;
+        var tooLarge = $"the definition of index {MessageText.Quote(name)} is over {ByteSize.Format(MaxDefinitionBytes)}; definitions are a few KiB.";
+        ReadResult read;
+        try
+        {
+            read = await request.BodyReader.ReadAtLeastAsync(MaxDefinitionBytes + 1, cancellationToken).ConfigureAwait(false);
+        }
+        catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            // The endpoint's body limit (this size plus one byte) tripped first.
+            return ProblemResults.TooLarge(tooLarge);
+        }
+
         byte[] body;
         try
         {
             if (read.Buffer.Length > MaxDefinitionBytes)
             {
-                return ProblemResults.TooLarge($"the definition of index {MessageText.Quote(name)} is over {ByteSize.Format(MaxDefinitionBytes)}; definitions are a few KiB.");
+                return ProblemResults.TooLarge(tooLarge);
             }
 
             body = read.Buffer.ToArray();
@@ -108,7 +130,7 @@ internal static class IndexEndpoints
         }
 
         var result = indexes.CreateOrUpdate(definition);
-        var summary = indexes.GetSummary(name);
+        var summary = failures.Summary(indexes.GetSummary(name), context);
         var location = "/indexes/" + name;
         return result switch
         {
@@ -118,23 +140,25 @@ internal static class IndexEndpoints
         };
     }
 
-    private static IResult Get(string name, IndexManager indexes) =>
-        OnIndex(name, () => TypedResults.Ok(indexes.GetSummary(name)));
+    private static IResult Get(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
+        OnIndex(name, () => TypedResults.Ok(failures.Summary(indexes.GetSummary(name), context)));
 
-    private static IResult Query(string name, HttpRequest request, IndexManager indexes) =>
-        OnIndex(name, () => QueryValid(name, request, indexes));
+    private static IResult Query(string name, HttpContext context, IndexManager indexes, DocumentStore store, HttpLimits limits) =>
+        OnIndex(name, () => QueryValid(name, context, indexes, store, limits));
 
-    private static IResult QueryValid(string name, HttpRequest request, IndexManager indexes)
+    private static IResult QueryValid(string name, HttpContext context, IndexManager indexes, DocumentStore store, HttpLimits limits)
     {
-        if (!QueryRequest.TryParse(request.Query, out var query, out var includeDocuments, out var problem))
+        if (!QueryRequest.TryParse(context.Request.Query, out var parsed, out var includeDocuments, out var problem))
         {
             return ProblemResults.BadRequest("Invalid query", problem);
         }
 
+        var query = parsed with { TimeLimit = limits.QueryTimeout, MaxExpandedTerms = limits.MaxQueryTerms };
         QueryResult result;
         try
         {
-            result = indexes.Query(name, query, includeDocuments);
+            // Documents are not read under the index's lease: QueryHitsResult reads them as it writes.
+            result = indexes.Query(name, query, includeDocuments: false, context.RequestAborted);
         }
         catch (QuerySyntaxException e)
         {
@@ -144,31 +168,37 @@ internal static class IndexEndpoints
                 title: "Query syntax error",
                 extensions: new Dictionary<string, object?> { ["column"] = e.Column, ["query"] = e.Query });
         }
+        catch (QueryExpansionException e)
+        {
+            return ProblemResults.BadRequest("Query too broad", $"{e.Message} The limit is {ServerOptions.MaxQueryTermsSetting}.");
+        }
+        catch (QueryTimeoutException e)
+        {
+            return ProblemResults.Unavailable("Query time limit exceeded", $"{e.Message} The limit is {ServerOptions.QueryTimeoutSetting}.");
+        }
         catch (Exception e) when (e is InvalidQueryException or ArgumentOutOfRangeException)
         {
             return ProblemResults.BadRequest("Invalid query", e.Message.Split(" (Parameter", 2)[0]);
         }
 
-        return TypedResults.Ok(new QueryResponse(
-            result.TotalHits,
-            [.. result.Hits.Select((hit, i) => new QueryResponseHit(hit.Id, hit.Score, hit.Etag, includeDocuments && result.Documents[i] is { } document ? new RawJson(document.Body) : null))]));
+        return new QueryHitsResult(result, includeDocuments ? store : null);
     }
 
     // 202 with the progress URL; 409 naming the running rebuild when one runs.
-    private static IResult StartRebuild(string name, IndexManager indexes) =>
-        OnIndex(name, () => TypedResults.Accepted($"/indexes/{name}/rebuild", indexes.StartRebuild(name)));
+    private static IResult StartRebuild(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
+        OnIndex(name, () => TypedResults.Accepted($"/indexes/{name}/rebuild", failures.Progress(indexes.StartRebuild(name), context)));
 
-    private static IResult GetRebuild(string name, IndexManager indexes) =>
+    private static IResult GetRebuild(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
         OnIndex(name, () => indexes.GetRebuild(name) is { } progress
-            ? TypedResults.Ok(progress)
+            ? TypedResults.Ok(failures.Progress(progress, context))
             : ProblemResults.NotFound("No rebuild", $"no rebuild of index {MessageText.Quote(name)} ran since the server started; GET /indexes/{name} shows how the last one ended (lastRebuild)."));
 
-    private static Task<IResult> CancelRebuildAsync(string name, IndexManager indexes, CancellationToken cancellationToken) =>
+    private static Task<IResult> CancelRebuildAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken) =>
         OnIndexAsync(name, async () =>
         {
             try
             {
-                return TypedResults.Ok(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false));
+                return TypedResults.Ok(failures.Progress(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false), context));
             }
             catch (InvalidOperationException e)
             {
@@ -220,7 +250,12 @@ internal static class IndexEndpoints
     {
         IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
         RebuildConflictException e => ProblemResults.Conflict("Rebuild already running", e.Message),
-        IndexUnavailableException e => ProblemResults.Unavailable("Index unavailable", e.Message),
+        // The reason names files under the data directory: readers without the key see it only
+        // through the index's status, where FailureTexts withholds or scrubs it.
+        IndexUnavailableException e => ProblemResults.Unavailable(
+            "Index unavailable",
+            $"index {MessageText.Quote(e.IndexName)} cannot answer: its serving generation could not be opened at startup (GET /indexes/{e.IndexName} shows why). " +
+            $"Rebuild it from the store (POST /indexes/{e.IndexName}/rebuild), or fix the cause and restart."),
         _ => null,
     };
 
@@ -234,8 +269,3 @@ internal sealed record IndexList(IReadOnlyList<IndexSummary> Indexes);
 /// <summary>What <c>PUT /indexes/{name}</c> did, and the index as it is now.</summary>
 internal sealed record IndexPut(IndexPutResult Result, IndexSummary Index);
 
-/// <summary>The body of a query: total hits and the page, each hit with its document when asked for (include=docs).</summary>
-internal sealed record QueryResponse(long TotalHits, IReadOnlyList<QueryResponseHit> Hits);
-
-/// <summary>One hit; <see cref="Document"/> is the stored JSON body, or null when not asked for or deleted since.</summary>
-internal sealed record QueryResponseHit(string Id, float Score, long Etag, RawJson? Document);

@@ -29,6 +29,15 @@ internal static class ProblemResults
     public static ProblemHttpResult Unauthorized(string detail) =>
         Problem(StatusCodes.Status401Unauthorized, "API key required", detail);
 
+    public static ProblemHttpResult Forbidden(string title, string detail) =>
+        Problem(StatusCodes.Status403Forbidden, title, detail);
+
+    public static ProblemHttpResult UnsupportedMediaType(string detail) =>
+        Problem(StatusCodes.Status415UnsupportedMediaType, "Unsupported content type", detail);
+
+    public static ProblemHttpResult TooManyRequests(string title, string detail) =>
+        Problem(StatusCodes.Status429TooManyRequests, title, detail);
+
     /// <summary>A broken id or body rule: 413 for size, 400 for everything else.</summary>
     public static ProblemHttpResult Invalid(DocumentValidationError error) =>
         error.Rule == DocumentValidationRule.BodyTooLarge

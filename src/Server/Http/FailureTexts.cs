@@ -1,0 +1,58 @@
+using System.Text.Json.Serialization.Metadata;
+using Indexing.Indexer;
+using Microsoft.AspNetCore.Http;
+
+namespace Indexing.Server.Http;
+
+/// <summary>
+/// What HTTP clients read of an index's failures. Failure texts (an index's last error and last
+/// document failure, a rebuild's error) carry the engine's own exception messages, which name files
+/// and internals: a request that did not prove the API key (<see cref="ApiKeyGate.CanSeeDetails"/>)
+/// gets <see cref="Withheld"/> in their place, while the fields themselves (null or not) still say
+/// whether something failed. Every text keeps no absolute path: the data directory becomes
+/// <c>&lt;data&gt;</c>. The index's directory is left out of the JSON altogether
+/// (<see cref="HideDirectories"/>). A loopback server without a key trusts every request, as it trusts
+/// them to write.
+/// </summary>
+internal sealed class FailureTexts
+{
+    public const string Withheld = "withheld: failure texts are shown to requests with the API key (Server:ApiKey)";
+    private const string DataPlaceholder = "<data>";
+
+    private readonly string _dataDirectory;
+
+    public FailureTexts(string dataDirectory)
+    {
+        _dataDirectory = Path.TrimEndingDirectorySeparator(Path.GetFullPath(dataDirectory));
+    }
+
+    /// <summary>A JSON contract modifier: <see cref="IndexStatus.Directory"/> is never serialized.</summary>
+    public static void HideDirectories(JsonTypeInfo type)
+    {
+        if (type.Type == typeof(IndexStatus) && type.Kind == JsonTypeInfoKind.Object)
+        {
+            var directory = type.Properties.Single(p => p.Name.Equals(nameof(IndexStatus.Directory), StringComparison.OrdinalIgnoreCase));
+            type.Properties.Remove(directory);
+        }
+    }
+
+    public IndexSummary Summary(IndexSummary summary, HttpContext context) => summary with
+    {
+        Status = summary.Status with
+        {
+            LastError = Failure(summary.Status.LastError, context),
+            LastDocumentFailure = Failure(summary.Status.LastDocumentFailure, context),
+            LastMismatch = Scrub(summary.Status.LastMismatch),
+        },
+        Rebuild = Progress(summary.Rebuild, context),
+        LastRebuild = summary.LastRebuild is { } last ? last with { Error = Failure(last.Error, context) } : null,
+    };
+
+    public RebuildProgress? Progress(RebuildProgress? progress, HttpContext context) =>
+        progress is null ? null : progress with { Error = Failure(progress.Error, context), Note = Scrub(progress.Note), SwapSteps = Scrub(progress.SwapSteps) };
+
+    private string? Failure(string? text, HttpContext context) =>
+        text is null ? null : ApiKeyGate.CanSeeDetails(context) ? Scrub(text) : Withheld;
+
+    private string? Scrub(string? text) => text?.Replace(_dataDirectory, DataPlaceholder, StringComparison.Ordinal);
+}
