@@ -31,7 +31,7 @@ namespace Indexing.Storage;
 public sealed partial class DocumentStore
 {
     /// <summary>Most tombstones one purge batch removes, i.e. per hold of the writer lock.</summary>
-    internal const int PurgeBatchTombstones = 1024;
+    internal const int PurgeBatchTombstones = 256;
 
     /// <summary>Most change entries one purge batch looks at, so that a batch over a stretch of live entries ends too.</summary>
     internal const int PurgeBatchScanEntries = 8192;
@@ -56,6 +56,7 @@ public sealed partial class DocumentStore
     private long _tombstonesPurged;
     private long _purgedThroughEtag;
 
+    private readonly LatencyHistogram _purgeLockHold = new();
     private long _lastWatermark = -1;
     private long _longestPurgeLockTicks;
     private string? _purgeError;
@@ -134,6 +135,7 @@ public sealed partial class DocumentStore
             Volatile.Read(ref _tombstonesPurged),
             Volatile.Read(ref _purgedThroughEtag),
             watermark < 0 ? null : watermark,
+            _purgeLockHold.Snapshot(LatencyHistogram.MaxWindow),
             Stopwatch.GetElapsedTime(0, Volatile.Read(ref _longestPurgeLockTicks)),
             Volatile.Read(ref _purgeError));
     }
@@ -163,6 +165,9 @@ public sealed partial class DocumentStore
     {
         var from = Volatile.Read(ref _purgedThroughEtag);
         var (candidates, scannedThrough) = ScanForTombstones(from, upTo);
+        // Read the candidates' meta rows once without the lock: drops those written since the scan
+        // and brings the rest into the block cache, so the check under the lock is short.
+        candidates = StillTombstones(candidates, keep: null);
         PurgeBeforeLock?.Invoke();
         _gate.Enter(this);
         try
@@ -179,9 +184,9 @@ public sealed partial class DocumentStore
                 }
 
                 using var batch = new WriteBatch();
-                var purged = AddStillTombstones(batch, candidates);
+                var purged = StillTombstones(candidates, batch).Count;
                 var counts = new TombstoneCounts(Volatile.Read(ref _tombstonesHeld) - purged, Volatile.Read(ref _tombstonesPurged) + purged, scannedThrough);
-                batch.Put(StoredFormats.TombstoneStateKey, StoredFormats.TombstoneState(counts), _default);
+                batch.Put(StoredFormats.TombstoneStateKey, StoredFormats.TombstoneState(counts), _changes);
                 try
                 {
                     _db.Write(batch, _purgeWriteOptions);
@@ -194,6 +199,7 @@ public sealed partial class DocumentStore
 
                 Publish(counts);
                 var held = Stopwatch.GetTimestamp() - started;
+                _purgeLockHold.RecordTicks(held);
                 if (held > Volatile.Read(ref _longestPurgeLockTicks))
                 {
                     Volatile.Write(ref _longestPurgeLockTicks, held);
@@ -248,12 +254,14 @@ public sealed partial class DocumentStore
         return (candidates, scannedThrough);
     }
 
-    // Under the writer lock: adds the deletes for each candidate that is still the same tombstone.
-    private long AddStillTombstones(WriteBatch batch, List<(long Etag, byte[] Id)> candidates)
+    // The candidates whose meta row is still that same tombstone (a put or a delete of the id since
+    // the scan replaced it, and removed the scanned change entry itself). With a batch (under the
+    // writer lock), their meta rows and change entries are deleted in it.
+    private List<(long Etag, byte[] Id)> StillTombstones(List<(long Etag, byte[] Id)> candidates, WriteBatch? keep)
     {
         if (candidates.Count == 0)
         {
-            return 0;
+            return candidates;
         }
 
         var keys = new byte[candidates.Count][];
@@ -264,22 +272,35 @@ public sealed partial class DocumentStore
             families[i] = _meta;
         }
 
-        var metas = MultiGet(keys, families, keys.Length, DocumentIds.FromKey(keys[0]));
-        long purged = 0;
+        KeyValuePair<byte[], byte[]>[] metas;
+        _gate.Enter(this);
+        try
+        {
+            metas = MultiGet(keys, families, keys.Length, DocumentIds.FromKey(keys[0]));
+        }
+        finally
+        {
+            _gate.Exit();
+        }
+
+        var still = new List<(long Etag, byte[] Id)>(candidates.Count);
         for (var i = 0; i < metas.Length; i++)
         {
             if (metas[i].Value is not { } value || StoredFormats.ReadMeta(value) is not { Deleted: true } meta || meta.Etag != candidates[i].Etag)
             {
-                continue; // put or deleted again since the scan: that write removed this change entry itself
+                continue;
             }
 
-            batch.Delete(StoredFormats.EtagKey(candidates[i].Etag), _changes);
-            batch.Delete(keys[i], _meta);
-            NotePurgedKey(keys[i]);
-            purged++;
+            still.Add(candidates[i]);
+            if (keep is not null)
+            {
+                keep.Delete(StoredFormats.EtagKey(candidates[i].Etag), _changes);
+                keep.Delete(keys[i], _meta);
+                NotePurgedKey(keys[i]);
+            }
         }
 
-        return purged;
+        return still;
     }
 
     private void NotePurgedKey(byte[] key)
@@ -354,20 +375,20 @@ public sealed partial class DocumentStore
         batch.Put(
             StoredFormats.TombstoneStateKey,
             StoredFormats.TombstoneState(new TombstoneCounts(held, Volatile.Read(ref _tombstonesPurged), Volatile.Read(ref _purgedThroughEtag))),
-            _default);
+            _changes);
 
     // On open: the persisted state; a store written before tombstones were counted has none, so its
     // tombstones are counted once by a scan of meta and the state is written.
     private TombstoneCounts RecoverTombstoneState()
     {
-        if (_db.Get(StoredFormats.TombstoneStateKey.ToArray(), _default, _pointRead) is { } value)
+        if (_db.Get(StoredFormats.TombstoneStateKey.ToArray(), _changes, _pointRead) is { } value)
         {
             return StoredFormats.ReadTombstoneState(value);
         }
 
         var counts = new TombstoneCounts(CountTombstoneRows(), 0, 0);
         using var batch = new WriteBatch();
-        batch.Put(StoredFormats.TombstoneStateKey, StoredFormats.TombstoneState(counts), _default);
+        batch.Put(StoredFormats.TombstoneStateKey, StoredFormats.TombstoneState(counts), _changes);
         _db.Write(batch, _writeOptions);
         return counts;
     }
@@ -511,6 +532,7 @@ internal readonly record struct TombstoneCounts(long Held, long Purged, long Pur
 /// The low watermark the last purge round read from the owner of the indexes: tombstones above it
 /// are held until every index has passed them. Null while nothing is registered (nothing is purged).
 /// </param>
+/// <param name="LockHold">How long purge batches held the writer lock over the last minute (count, p50, p90, p99, max).</param>
 /// <param name="LongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
 /// <param name="Error">Why the last purge round failed; null once a round succeeds.</param>
-public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, TimeSpan LongestLockHold, string? Error);
+public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);

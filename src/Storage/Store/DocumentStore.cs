@@ -12,7 +12,7 @@ namespace Indexing.Storage;
 /// Owns one RocksDB instance with three column families: <c>docs</c> (id -> body), <c>meta</c>
 /// (id -> etag, size, deleted flag) and <c>changes</c> (etag -> id, size, deleted flag; one live
 /// entry per document). Every write puts all three in one WriteBatch, so they never disagree. The
-/// default column family holds the tombstone state (counts and purge cursor), written in the same
+/// tombstone state (counts and purge cursor) sits at etag 0 of <c>changes</c>, written in the same
 /// batch as whatever changes it.
 /// </para>
 /// <para>
@@ -39,7 +39,6 @@ public sealed partial class DocumentStore : IDisposable
     internal const ulong ScanReadaheadBytes = 2 << 20;
 
     private readonly RocksDb _db;
-    private readonly ColumnFamilyHandle _default;
     private readonly ColumnFamilyHandle _docs;
     private readonly ColumnFamilyHandle _meta;
     private readonly ColumnFamilyHandle _changes;
@@ -67,7 +66,6 @@ public sealed partial class DocumentStore : IDisposable
         _docs = db.GetColumnFamily(DocsFamily);
         _meta = db.GetColumnFamily(MetaFamily);
         _changes = db.GetColumnFamily(ChangesFamily);
-        _default = db.GetDefaultColumnFamily();
         _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
         var tombstones = RecoverTombstoneState();
         _tombstonesHeld = tombstones.Held;

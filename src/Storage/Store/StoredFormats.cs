@@ -7,11 +7,15 @@ namespace Indexing.Storage;
 //   meta:    key = id (UTF-8)   value = etag (8, big-endian) | size (8, big-endian) | flags (1)
 //   changes: key = etag (8, big-endian, so key order is etag order)
 //            value = flags (1) | size (8, big-endian) | id (UTF-8)
-//   default: key = "tombstones"  value = held (8) | purged (8) | purged through etag (8), big-endian
+//            key = etag 0 (never issued: etags start at 1) holds the tombstone state instead:
+//            value = held (8) | purged (8) | purged through etag (8), big-endian
 // Flag bit 0 marks a deletion. A deleted document keeps a meta row (a tombstone) so that a later
 // put of the same id finds, and removes, the delete's change entry: one live entry per document.
 // The tombstone state is written in the same WriteBatch as every write that changes it (a delete,
-// a put over a tombstone, a purge batch), so it always agrees with the rows it counts.
+// a put over a tombstone, a purge batch), so it always agrees with the rows it counts. It lives in
+// `changes` because every write goes there: a column family written only now and then would keep
+// old write-ahead log files alive until it is flushed. No reader sees it: the change feed is read
+// from etag 1 up, and the last etag is recovered from the last key.
 internal static class StoredFormats
 {
     public const int MetaLength = 17;
@@ -19,7 +23,7 @@ internal static class StoredFormats
     public const int TombstoneStateLength = 24;
     private const byte DeletedFlag = 1;
 
-    public static ReadOnlySpan<byte> TombstoneStateKey => "tombstones"u8;
+    public static ReadOnlySpan<byte> TombstoneStateKey => [0, 0, 0, 0, 0, 0, 0, 0];
 
     public static byte[] Meta(long etag, long size, bool deleted)
     {

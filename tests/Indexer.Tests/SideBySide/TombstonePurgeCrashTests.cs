@@ -12,7 +12,7 @@ namespace Indexing.Indexer.Tests.SideBySide;
 public sealed class TombstonePurgeCrashTests
 {
     private const int Documents = 3000;
-    private const int Deleted = 2500; // three batches of at most DocumentStore.PurgeBatchTombstones
+    private const int Deleted = 2500; // ten batches of at most DocumentStore.PurgeBatchTombstones (256)
 
     [Theory]
     [InlineData(1)]

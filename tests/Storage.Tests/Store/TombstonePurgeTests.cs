@@ -49,7 +49,7 @@ public sealed class TombstonePurgeTests
         }
 
         // An older store has no tombstone state: take it away.
-        temp.Store.Db.Remove("tombstones"u8.ToArray(), temp.Store.Db.GetDefaultColumnFamily());
+        temp.Store.Db.Remove(new byte[8], temp.Store.Db.GetColumnFamily(DocumentStore.ChangesFamily));
         temp.Reopen();
 
         Assert.Equal(17, Held(temp.Store));
@@ -176,7 +176,7 @@ public sealed class TombstonePurgeTests
     [Fact]
     public void Purge_CrashBetweenBatches_ReopenedStoreIsConsistent_AndTheNextRoundFinishes()
     {
-        const int Documents = 3000; // three batches of at most PurgeBatchTombstones
+        const int Documents = 3000; // many batches of at most PurgeBatchTombstones
         using var temp = new TempStore(_quietPurger);
         temp.Store.PutMany(Enumerable.Range(0, Documents + 100).Select(i => new DocumentWrite($"a/{i:D5}", TempStore.Json($$"""{"n":{{i}}}"""))));
         for (var i = 0; i < Documents; i++)
