@@ -127,6 +127,7 @@ internal sealed class ServerHost : IAsyncDisposable
             DocumentEndpoints.Map(app, store);
             IndexEndpoints.Map(app, indexes);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics);
+            StoreEndpoints.Map(app, store);
 
             var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
