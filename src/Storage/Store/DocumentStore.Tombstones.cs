@@ -9,9 +9,9 @@ namespace Indexing.Storage;
 // them registers a low watermark L (RegisterTombstoneWatermark): nothing will ever again read the
 // change feed at or below L. With no registration nothing is purged; with several, the lowest rules.
 //
-// A purge round (one at a time: _purgeLock) reads L, caps it at the last etag, and walks the change
-// feed from a persisted cursor ("purged through" P: every tombstone at or below P is gone) up to
-// it, in batches. A batch finds up to PurgeBatchTombstones deletions among at most
+// A purge round (one at a time: _purgeLock; the background thread and the registrations are in
+// .Purger.cs) reads L, caps it at the last etag, and walks the change feed from a persisted cursor
+// ("purged through" P: every tombstone at or below P is gone) up to it, in batches. A batch finds up to PurgeBatchTombstones deletions among at most
 // PurgeBatchScanEntries change entries without any lock, then takes the writer lock once: it
 // checks each tombstone again (a put or delete of the same id since the scan replaced it and
 // removed its change entry itself; the purge must then leave the id alone), deletes the meta row
@@ -43,13 +43,8 @@ public sealed partial class DocumentStore
     private const byte BottommostForceOptimized = 3;
 
     private readonly Lock _purgeLock = new();
-    private readonly Lock _purgerLifecycle = new();
-    private readonly List<WatermarkRegistration> _watermarks = [];
-    private readonly CancellationTokenSource _purgerStop = new();
     private readonly WriteOptions _purgeWriteOptions = new WriteOptions().SetSync(false);
     private readonly IntPtr _compactOptions = CreateCompactOptions();
-    private Thread? _purger;
-    private bool _purgerStopped;
 
     // Under _writeLock for writes; read without it (Volatile) for status.
     private long _tombstonesHeld;
@@ -71,29 +66,6 @@ public sealed partial class DocumentStore
 
     /// <summary>Test hook: called between a purge batch's scan and its taking the writer lock (a concurrent write goes here).</summary>
     internal Action? PurgeBeforeLock { get; set; }
-
-    /// <summary>
-    /// Registers a low watermark for tombstone cleanup: <paramref name="lowWatermark"/> returns an
-    /// etag at or below which no reader will ever read the change feed again (every index has
-    /// durably applied those changes, and no rebuild will catch up from below it). Tombstones at or
-    /// below the lowest registered watermark are purged in the background, every
-    /// <see cref="StoreOptions.TombstonePurgeInterval"/>. Without a registration nothing is purged.
-    /// Dispose the result to unregister; it may be called on the purge thread at any time until then,
-    /// never under a lock of the store, and must not block for long.
-    /// </summary>
-    public IDisposable RegisterTombstoneWatermark(Func<long> lowWatermark)
-    {
-        ArgumentNullException.ThrowIfNull(lowWatermark);
-        ObjectDisposedException.ThrowIf(_gate.IsClosed, this);
-        var registration = new WatermarkRegistration(this, lowWatermark);
-        lock (_watermarks)
-        {
-            _watermarks.Add(registration);
-        }
-
-        StartPurger();
-        return registration;
-    }
 
     /// <summary>
     /// Runs one purge round now, on the caller's thread (the background purger runs the same): every
@@ -138,26 +110,6 @@ public sealed partial class DocumentStore
             _purgeLockHold.Snapshot(LatencyHistogram.MaxWindow),
             Stopwatch.GetElapsedTime(0, Volatile.Read(ref _longestPurgeLockTicks)),
             Volatile.Read(ref _purgeError));
-    }
-
-    // The lowest registered watermark, or null with none registered. Called outside every lock of
-    // the store: a provider may take its own locks.
-    private long? ReadWatermark()
-    {
-        WatermarkRegistration[] registered;
-        lock (_watermarks)
-        {
-            registered = [.. _watermarks];
-        }
-
-        long? lowest = null;
-        foreach (var registration in registered)
-        {
-            var watermark = registration.Read();
-            lowest = lowest is { } low ? Math.Min(low, watermark) : watermark;
-        }
-
-        return lowest is { } value ? Math.Max(0, value) : null;
     }
 
     // One batch: returns the number of tombstones purged. Advances the cursor (persisted with the batch).
@@ -417,79 +369,6 @@ public sealed partial class DocumentStore
         }
     }
 
-    private void StartPurger()
-    {
-        lock (_purgerLifecycle)
-        {
-            if (_purger is not null || _purgerStopped)
-            {
-                return;
-            }
-
-            // A thread of its own: its RocksDB calls block (a compaction for seconds).
-            _purger = new Thread(PurgeLoop) { IsBackground = true, Name = "tombstone purge", Priority = ThreadPriority.BelowNormal };
-            _purger.Start();
-        }
-    }
-
-    // Before the database closes: stops the purger and waits for it. A manual compaction in progress
-    // is cancelled (RocksDB's DisableManualCompaction); a batch in progress ends (milliseconds).
-    private void StopPurger()
-    {
-        Thread? purger;
-        lock (_purgerLifecycle)
-        {
-            if (_purgerStopped)
-            {
-                return;
-            }
-
-            _purgerStopped = true;
-            purger = _purger;
-        }
-
-        _purgerStop.Cancel();
-        if (purger is not null)
-        {
-            if (_gate.TryEnter())
-            {
-                try
-                {
-                    Native.Instance.rocksdb_disable_manual_compaction(_db.Handle);
-                }
-                finally
-                {
-                    _gate.Exit();
-                }
-            }
-
-            purger.Join();
-        }
-
-        _purgerStop.Dispose();
-    }
-
-    private void PurgeLoop()
-    {
-        var stop = _purgerStop.Token;
-        while (!stop.WaitHandle.WaitOne(Options.TombstonePurgeInterval))
-        {
-            try
-            {
-                PurgeTombstones(stop);
-            }
-            catch (OperationCanceledException) when (stop.IsCancellationRequested)
-            {
-                return;
-            }
-            catch (Exception e) when (e is not OutOfMemoryException)
-            {
-                // The next round tries again; the status shows why this one failed.
-                Volatile.Write(ref _purgeError, $"{DateTimeOffset.UtcNow:u} {e.GetType().Name}: {e.Message}");
-            }
-        }
-    }
-
     private static IntPtr CreateCompactOptions()
     {
         var options = Native.Instance.rocksdb_compactoptions_create();
@@ -502,37 +381,4 @@ public sealed partial class DocumentStore
         Native.Instance.rocksdb_compactoptions_set_bottommost_level_compaction(options, BottommostForceOptimized);
         return options;
     }
-
-    // One registered watermark; Dispose unregisters it (idempotent, never blocks).
-    private sealed class WatermarkRegistration(DocumentStore store, Func<long> read) : IDisposable
-    {
-        public long Read() => read();
-
-        public void Dispose()
-        {
-            lock (store._watermarks)
-            {
-                store._watermarks.Remove(this);
-            }
-        }
-    }
 }
-
-/// <summary>What one purge round did: the watermark it read (null: none registered), tombstones purged, batches written, whether it compacted.</summary>
-internal readonly record struct PurgeRound(long? Watermark, long Purged, int Batches, bool Compacted);
-
-/// <summary>The persisted tombstone state: tombstones held, purged in all, and the etag every tombstone at or below which is gone.</summary>
-internal readonly record struct TombstoneCounts(long Held, long Purged, long PurgedThroughEtag);
-
-/// <summary>Tombstones of deleted documents: how many the store holds, how many it purged, and what holds the rest.</summary>
-/// <param name="Held">Deleted documents whose tombstone (meta row and change entry) the store still holds.</param>
-/// <param name="Purged">Tombstones purged since the store was created.</param>
-/// <param name="PurgedThroughEtag">Every tombstone at or below this etag is gone.</param>
-/// <param name="LowWatermark">
-/// The low watermark the last purge round read from the owner of the indexes: tombstones above it
-/// are held until every index has passed them. Null while nothing is registered (nothing is purged).
-/// </param>
-/// <param name="LockHold">How long purge batches held the writer lock over the last minute (count, p50, p90, p99, max).</param>
-/// <param name="LongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
-/// <param name="Error">Why the last purge round failed; null once a round succeeds.</param>
-public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);

@@ -24,7 +24,8 @@ namespace Indexing.Storage;
 /// </para>
 /// <para>
 /// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Reads.cs</c>;
-/// <c>.Tombstones.cs</c> (the background purge of tombstones below the indexes' low watermark);
+/// <c>.Tombstones.cs</c> (purging tombstones below the indexes' low watermark) and <c>.Purger.cs</c>
+/// (its background thread and the watermark registrations);
 /// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
 /// </remarks>
