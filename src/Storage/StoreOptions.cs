@@ -32,19 +32,31 @@ public sealed class StoreOptions
     /// <summary>Largest allowed <see cref="BlockCacheBytes"/>: 1 TiB.</summary>
     internal const long BlockCacheBytesCeiling = 1L << 40;
 
+    /// <summary>Default <see cref="TombstonePurgeInterval"/>: 1 second.</summary>
+    public static readonly TimeSpan DefaultTombstonePurgeInterval = TimeSpan.FromSeconds(1);
+
+    /// <summary>Shortest allowed <see cref="TombstonePurgeInterval"/>: 10 ms.</summary>
+    public static readonly TimeSpan TombstonePurgeIntervalFloor = TimeSpan.FromMilliseconds(10);
+
+    /// <summary>Longest allowed <see cref="TombstonePurgeInterval"/>: 1 hour.</summary>
+    public static readonly TimeSpan TombstonePurgeIntervalCeiling = TimeSpan.FromHours(1);
+
     internal const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
     internal const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
+    internal const string TombstonePurgeIntervalSetting = "Storage:TombstonePurgeInterval";
 
     /// <summary>Builds options, throwing <see cref="ArgumentOutOfRangeException"/> for a value out of range.</summary>
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
     /// <param name="syncWrites">Whether each write waits for the write-ahead log to reach disk.</param>
     /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
     /// <param name="directReads">Whether the store reads SST files with direct I/O (DB-wide), bypassing the OS page cache.</param>
+    /// <param name="tombstonePurgeInterval">How often the tombstone purger asks for the low watermark; 10 ms to 1 h (default 1 s).</param>
     public StoreOptions(
         long maxDocumentBytes = DefaultMaxDocumentBytes,
         bool syncWrites = true,
         long blockCacheBytes = DefaultBlockCacheBytes,
-        bool directReads = false)
+        bool directReads = false,
+        TimeSpan? tombstonePurgeInterval = null)
     {
         if (maxDocumentBytes is < MaxDocumentBytesFloor or > MaxDocumentBytesCeiling)
         {
@@ -66,10 +78,21 @@ public sealed class StoreOptions
                 DefaultBlockCacheBytes);
         }
 
+        var purgeInterval = tombstonePurgeInterval ?? DefaultTombstonePurgeInterval;
+        if (purgeInterval < TombstonePurgeIntervalFloor || purgeInterval > TombstonePurgeIntervalCeiling)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(tombstonePurgeInterval),
+                purgeInterval,
+                $"{TombstonePurgeIntervalSetting} is {FormatInterval(purgeInterval)}; it must be from {FormatInterval(TombstonePurgeIntervalFloor)} to {FormatInterval(TombstonePurgeIntervalCeiling)}. " +
+                $"Set {TombstonePurgeIntervalSetting} within that range, or leave it out for the default of {FormatInterval(DefaultTombstonePurgeInterval)}.");
+        }
+
         MaxDocumentBytes = maxDocumentBytes;
         SyncWrites = syncWrites;
         BlockCacheBytes = blockCacheBytes;
         DirectReads = directReads;
+        TombstonePurgeInterval = purgeInterval;
     }
 
     /// <summary>The defaults: 64 MiB documents, synced writes, 256 MiB block cache, buffered (page-cached) reads.</summary>
@@ -95,6 +118,13 @@ public sealed class StoreOptions
     /// </summary>
     public bool DirectReads { get; }
 
+    /// <summary>
+    /// How often the tombstone purger asks the owner of the indexes for the low watermark and purges
+    /// the tombstones below it (only once a watermark is registered: see
+    /// <see cref="DocumentStore.RegisterTombstoneWatermark"/>).
+    /// </summary>
+    public TimeSpan TombstonePurgeInterval { get; }
+
     /// <summary>The effective configuration, e.g. "MaxDocumentBytes=64 MiB, SyncWrites=true, ...".</summary>
     public override string ToString()
     {
@@ -102,8 +132,13 @@ public sealed class StoreOptions
         return string.Create(
             CultureInfo.InvariantCulture,
             $"MaxDocumentBytes={ByteSize.FormatExact(MaxDocumentBytes)}, SyncWrites={(SyncWrites ? "true" : "false")}, " +
-            $"BlockCacheBytes={cache}, DirectReads={(DirectReads ? "true" : "false")}");
+            $"BlockCacheBytes={cache}, DirectReads={(DirectReads ? "true" : "false")}, TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}");
     }
+
+    private static string FormatInterval(TimeSpan interval) =>
+        interval.TotalSeconds >= 1
+            ? string.Create(CultureInfo.InvariantCulture, $"{interval.TotalSeconds:0.###} s")
+            : string.Create(CultureInfo.InvariantCulture, $"{interval.TotalMilliseconds:0.###} ms");
 
     private static ArgumentOutOfRangeException OutOfRange(
         string parameter, string setting, long value, string allowed, long defaultValue) =>

@@ -12,6 +12,16 @@ using Indexing.Storage;
 // prints "PUTTING <id>" / "PUT <id> <etag>" or "DELETING <id>" / "DELETED <id> <etag>" (stdout is
 // flushed line by line), so the test knows every write that was acknowledged and the one that
 // may have been in flight at the kill.
+//
+// Usage: purge <store directory> <index root> <batch>
+// Opens the store and the index manager over its catalog, waits until every index has applied and
+// committed the whole change feed, then runs one tombstone purge round; once its purge batch number
+// <batch> is written it prints "AT purge batch <batch>" and blocks forever: the test kills it there.
+if (args.Length == 4 && args[0] == "purge")
+{
+    return await PurgeUntilKilledAsync(args[1], args[2], int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture));
+}
+
 if (args.Length is not (4 or 5) || !Enum.TryParse<RebuildPoint>(args[2], out var stopAt) || (args.Length == 5 && args[4] != "writer"))
 {
     Console.Error.WriteLine($"usage: <store directory> <index root> <one of: {string.Join(", ", Enum.GetNames<RebuildPoint>())}> <definition file> [writer]");
@@ -73,3 +83,35 @@ static void Write(DocumentStore store)
 
 static string WrittenBody(int n) =>
     $$"""{"customer":{"name":"writer"},"status":"written","total":{{n}},"itemCount":1,"paid":true}""";
+
+static async Task<int> PurgeUntilKilledAsync(string storeDirectory, string indexRoot, int killAtBatch)
+{
+    // No background rounds: the one round below runs the whole purge, batch after batch.
+    using var store = DocumentStore.Open(storeDirectory, new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20, tombstonePurgeInterval: TimeSpan.FromHours(1)));
+    var index = new IndexOptions { CommitInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) };
+    await using var manager = IndexManager.Open(indexRoot, store, new IndexManagerOptions { Index = index });
+    var deadline = DateTime.UtcNow.AddSeconds(60);
+    while (manager.Names.Any(name => manager.GetSummary(name).Status.CommittedEtag < store.LastEtag))
+    {
+        if (DateTime.UtcNow > deadline)
+        {
+            Console.WriteLine("TIMEOUT waiting for the indexes to commit the change feed");
+            return 1;
+        }
+
+        await Task.Delay(20);
+    }
+
+    store.PurgeBatchWritten = batch =>
+    {
+        if (batch == killAtBatch)
+        {
+            Console.WriteLine($"AT purge batch {batch}");
+            Console.Out.Flush();
+            Thread.Sleep(Timeout.Infinite);
+        }
+    };
+    var round = store.PurgeTombstones();
+    Console.WriteLine($"DONE purged {round.Purged} in {round.Batches} batches");
+    return 0;
+}

@@ -69,7 +69,7 @@ public sealed class StoreOptionsTests
     public void ToString_Defaults_ListsEffectiveConfiguration()
     {
         Assert.Equal(
-            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReads=false",
+            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReads=false, TombstonePurgeInterval=1 s",
             new StoreOptions().ToString());
     }
 
@@ -77,10 +77,37 @@ public sealed class StoreOptionsTests
     public void ToString_CustomValues_ShowsExactBytesAndDisabledCache()
     {
         var options = new StoreOptions(
-            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true);
+            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true, tombstonePurgeInterval: TimeSpan.FromMilliseconds(250));
 
         Assert.Equal(
-            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReads=true",
+            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReads=true, TombstonePurgeInterval=250 ms",
             options.ToString());
+    }
+
+    [Theory]
+    [InlineData(10)]
+    [InlineData(3_600_000)]
+    public void Constructor_TombstonePurgeIntervalAtBounds_IsAccepted(int milliseconds)
+    {
+        var interval = TimeSpan.FromMilliseconds(milliseconds);
+
+        Assert.Equal(interval, new StoreOptions(tombstonePurgeInterval: interval).TombstonePurgeInterval);
+    }
+
+    [Theory]
+    [InlineData(0, "0 ms")]
+    [InlineData(-1000, "-1000 ms")]
+    [InlineData(9, "9 ms")]
+    [InlineData(3_600_001, "3600.001 s")]
+    public void Constructor_TombstonePurgeIntervalOutOfRange_ThrowsNamingSettingValueAndRange(int milliseconds, string shown)
+    {
+        var interval = TimeSpan.FromMilliseconds(milliseconds);
+
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(tombstonePurgeInterval: interval));
+
+        Assert.Equal("tombstonePurgeInterval", error.ParamName);
+        Assert.Equal(interval, error.ActualValue);
+        Assert.Contains($"Storage:TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
+        Assert.Contains("default of 1 s", error.Message, StringComparison.Ordinal);
     }
 }

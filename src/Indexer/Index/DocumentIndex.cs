@@ -25,6 +25,8 @@ namespace Indexing.Indexer;
 /// </remarks>
 public sealed partial class DocumentIndex : IDisposable
 {
+    private const long NoBuild = -1;
+
     private readonly LuceneIndexSink _sink;
     private readonly FieldExtractor _extractor;
     private readonly IndexMeter _meter = new();
@@ -35,6 +37,7 @@ public sealed partial class DocumentIndex : IDisposable
     private long _appliedEtag;
     private long _committedEtag;
     private long? _buildSnapshotEtag;
+    private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
     private long _uncommittedBytes;
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
     private int _disposed;
@@ -52,6 +55,7 @@ public sealed partial class DocumentIndex : IDisposable
             _committedHash = checkpoint.DefinitionHash;
             _appliedEtag = _committedEtag = checkpoint.Etag;
             _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
+            _committedBuildSnapshotEtag = checkpoint.BuildSnapshotEtag ?? NoBuild;
         }
         else
         {
@@ -75,6 +79,20 @@ public sealed partial class DocumentIndex : IDisposable
 
     /// <summary>The options it was opened with.</summary>
     public IndexOptions Options { get; }
+
+    /// <summary>
+    /// Where this index would read the change feed from if it were reopened now: its last commit's
+    /// etag, or, for a commit made during a bulk build, the snapshot etag the build reads (the
+    /// catch-up after the build starts there). The store may purge tombstones at or below it.
+    /// </summary>
+    internal long ResumeEtag
+    {
+        get
+        {
+            var build = Volatile.Read(ref _committedBuildSnapshotEtag);
+            return build != NoBuild ? build : Volatile.Read(ref _committedEtag);
+        }
+    }
 
     /// <summary>The last commit was made with another definition: the index must be rebuilt (it still serves queries).</summary>
     public bool IsStale => _committedHash != Definition.DefinitionHash;
@@ -119,6 +137,15 @@ public sealed partial class DocumentIndex : IDisposable
             throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
     }
+
+    /// <summary>
+    /// The <see cref="ResumeEtag"/> an index in <paramref name="directory"/> would have if it were
+    /// opened, read from its last commit without opening it; null when there is no index there.
+    /// </summary>
+    /// <exception cref="IOException">The commit could not be read.</exception>
+    /// <exception cref="InvalidDataException">The commit's checkpoint is unreadable.</exception>
+    internal static long? ReadResumeEtag(string directory) =>
+        LuceneIndexSink.ReadLastCommit(directory) is { } checkpoint ? checkpoint.BuildSnapshotEtag ?? checkpoint.Etag : null;
 
     /// <summary>Deletes a closed index's directory and everything in it; nothing happens if it does not exist.</summary>
     public static void DeleteDirectory(string directory)
@@ -218,6 +245,9 @@ public sealed partial class DocumentIndex : IDisposable
         }
 
         _meter.Committed(Stopwatch.GetTimestamp() - start);
+        // The build snapshot first: when a build's last commit clears it, a reader in between sees
+        // the etag from before the build (lower), never one the commit does not hold.
+        Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint.BuildSnapshotEtag ?? NoBuild);
         Volatile.Write(ref _committedEtag, checkpoint.Etag);
         Interlocked.Exchange(ref _uncommittedBytes, 0);
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
@@ -256,6 +286,7 @@ public sealed partial class DocumentIndex : IDisposable
             var checkpoint = _sink.RollbackToLastCommit();
             var etag = checkpoint?.Etag ?? 0;
             _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
+            Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint?.BuildSnapshotEtag ?? NoBuild);
             Volatile.Write(ref _appliedEtag, etag);
             Volatile.Write(ref _committedEtag, etag);
             Interlocked.Exchange(ref _uncommittedBytes, 0);

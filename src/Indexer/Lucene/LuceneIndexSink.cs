@@ -114,6 +114,29 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
+    /// <summary>
+    /// The checkpoint of the last commit in <paramref name="path"/>, read without opening a writer
+    /// (no lock is taken, so an index open elsewhere is read as it was last committed); null when
+    /// there is no index there or its commit holds no checkpoint of ours.
+    /// </summary>
+    public static IndexCheckpoint? ReadLastCommit(string path)
+    {
+        if (!System.IO.Directory.Exists(path))
+        {
+            return null;
+        }
+
+        using var directory = FSDirectory.Open(new DirectoryInfo(path));
+        if (!DirectoryReader.IndexExists(directory))
+        {
+            return null;
+        }
+
+        var commit = new SegmentInfos();
+        commit.Read(directory);
+        return IndexCheckpoint.FromUserData(commit.UserData);
+    }
+
     // A config belongs to one writer, so each (re)open makes its own.
     private static IndexWriter OpenWriter(LuceneDirectory directory, StandardAnalyzer analyzer, IndexOptions options) =>
         new(directory, new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)

@@ -33,6 +33,8 @@ public sealed partial class IndexManager
                     manager.OpenEntry(name, entry);
                 }
             }
+
+            manager.RegisterTombstoneWatermark();
         }
         catch
         {

@@ -26,7 +26,8 @@ namespace Indexing.Indexer;
 /// <para>
 /// Files: this one (create/update, status, query, dispose); <c>.Open.cs</c> (catalog entries to open
 /// indexes, startup cleanup); <c>.Rebuild.cs</c> (the rebuild's phases, abandon); <c>.Swap.cs</c>
-/// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison).
+/// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison);
+/// <c>.Tombstones.cs</c> (the low watermark below which the store purges tombstones).
 /// </para>
 /// </remarks>
 public sealed partial class IndexManager : IAsyncDisposable
@@ -196,6 +197,8 @@ public sealed partial class IndexManager : IAsyncDisposable
             return;
         }
 
+        // First: from here on the indexes close, and the store must not wait on them to purge.
+        UnregisterTombstoneWatermark();
         await _closing.CancelAsync().ConfigureAwait(false);
         ManagedIndex[] all;
         lock (_lock)

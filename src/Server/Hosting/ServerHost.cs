@@ -110,8 +110,10 @@ internal sealed partial class ServerHost : IAsyncDisposable
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
             DocumentEndpoints.Map(app, store);
-            IndexEndpoints.Map(app, indexes, store, options.Limits, new FailureTexts(options.DataDirectory));
+            var failures = new FailureTexts(options.DataDirectory);
+            IndexEndpoints.Map(app, indexes, store, options.Limits, failures);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics, options.ApiKey is null ? null : gate);
+            StoreEndpoints.Map(app, store, failures);
 
             var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);

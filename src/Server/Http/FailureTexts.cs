@@ -1,5 +1,6 @@
 using System.Text.Json.Serialization.Metadata;
 using Indexing.Indexer;
+using Indexing.Storage;
 using Microsoft.AspNetCore.Http;
 
 namespace Indexing.Server.Http;
@@ -50,6 +51,13 @@ internal sealed class FailureTexts
 
     public RebuildProgress? Progress(RebuildProgress? progress, HttpContext context) =>
         progress is null ? null : progress with { Error = Failure(progress.Error, context), Note = Scrub(progress.Note), SwapSteps = Scrub(progress.SwapSteps) };
+
+    /// <summary>The store's status as <c>GET /admin/store</c> shows it: its path under <c>&lt;data&gt;</c>, the purger's failure treated as any failure text.</summary>
+    public StoreStatus Store(StoreStatus status, HttpContext context) => status with
+    {
+        Path = Scrub(status.Path)!,
+        Tombstones = status.Tombstones with { Error = Failure(status.Tombstones.Error, context) },
+    };
 
     private string? Failure(string? text, HttpContext context) =>
         text is null ? null : ApiKeyGate.CanSeeDetails(context) ? Scrub(text) : Withheld;

@@ -4,7 +4,8 @@ using RocksDbSharp;
 namespace Indexing.Storage;
 
 // Writes: validation first (nothing is written, no etag consumed, for a refused document), then
-// one WriteBatch per document (or per bulk chunk) under the write lock.
+// one WriteBatch per document (or per bulk chunk) under the write lock. A delete adds a tombstone
+// and a put over one removes it: either writes the tombstone count in the same batch.
 public sealed partial class DocumentStore
 {
     /// <summary>
@@ -29,10 +30,18 @@ public sealed partial class DocumentStore
             lock (_writeLock)
             {
                 var etag = _lastEtag + 1;
+                var previous = ReadMeta(key);
                 using var batch = new WriteBatch();
-                AddPut(batch, key, utf8Json, etag, PreviousEtag(key));
+                AddPut(batch, key, utf8Json, etag, previous?.Etag);
+                var held = Volatile.Read(ref _tombstonesHeld);
+                if (previous is { Deleted: true })
+                {
+                    AddTombstoneState(batch, --held);
+                }
+
                 Write(batch, "put", id);
                 Volatile.Write(ref _lastEtag, etag);
+                Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
             }
         }
@@ -70,8 +79,11 @@ public sealed partial class DocumentStore
                 batch.Put(key, StoredFormats.Meta(etag, 0, deleted: true), _meta);
                 batch.Delete(StoredFormats.EtagKey(live.Etag), _changes);
                 batch.Put(StoredFormats.EtagKey(etag), StoredFormats.Change(key, 0, deleted: true), _changes);
+                var held = Volatile.Read(ref _tombstonesHeld) + 1;
+                AddTombstoneState(batch, held);
                 Write(batch, "delete", id);
                 Volatile.Write(ref _lastEtag, etag);
+                Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
             }
         }
@@ -133,13 +145,33 @@ public sealed partial class DocumentStore
                 // entry, which is only in the batch so far, not in the database.
                 var inChunk = new Dictionary<string, long>(StringComparer.Ordinal);
                 var etag = _lastEtag;
+                var held = Volatile.Read(ref _tombstonesHeld);
                 using var batch = new WriteBatch();
                 foreach (var (key, document) in chunk)
                 {
                     etag++;
-                    var previous = inChunk.TryGetValue(document.Id, out var earlier) ? earlier : PreviousEtag(key);
+                    long? previous;
+                    if (inChunk.TryGetValue(document.Id, out var earlier))
+                    {
+                        previous = earlier;
+                    }
+                    else
+                    {
+                        var meta = ReadMeta(key);
+                        previous = meta?.Etag;
+                        if (meta is { Deleted: true })
+                        {
+                            held--;
+                        }
+                    }
+
                     AddPut(batch, key, document.Body.Span, etag, previous);
                     inChunk[document.Id] = etag;
+                }
+
+                if (held != Volatile.Read(ref _tombstonesHeld))
+                {
+                    AddTombstoneState(batch, held);
                 }
 
                 Write(batch, "bulk put", chunk[0].Document.Id);
@@ -150,6 +182,7 @@ public sealed partial class DocumentStore
 
                 last = etag;
                 Volatile.Write(ref _lastEtag, etag);
+                Volatile.Write(ref _tombstonesHeld, held);
             }
         }
         finally
@@ -169,9 +202,6 @@ public sealed partial class DocumentStore
 
         batch.Put(StoredFormats.EtagKey(etag), StoredFormats.Change(key, body.Length, deleted: false), _changes);
     }
-
-    // The etag of the document's live change entry (a put or a delete), if it has one.
-    private long? PreviousEtag(byte[] key) => ReadMeta(key)?.Etag;
 
     private (long Etag, long Size, bool Deleted)? ReadMeta(byte[] key)
     {

@@ -11,7 +11,9 @@ namespace Indexing.Storage;
 /// <para>
 /// Owns one RocksDB instance with three column families: <c>docs</c> (id -> body), <c>meta</c>
 /// (id -> etag, size, deleted flag) and <c>changes</c> (etag -> id, size, deleted flag; one live
-/// entry per document). Every write puts all three in one WriteBatch, so they never disagree.
+/// entry per document). Every write puts all three in one WriteBatch, so they never disagree. The
+/// tombstone state (counts and purge cursor) sits at etag 0 of <c>changes</c>, written in the same
+/// batch as whatever changes it.
 /// </para>
 /// <para>
 /// Threading: reads run concurrently from any thread; writes are serialised by one lock, under
@@ -22,6 +24,8 @@ namespace Indexing.Storage;
 /// </para>
 /// <para>
 /// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Reads.cs</c>;
+/// <c>.Tombstones.cs</c> (purging tombstones below the indexes' low watermark) and <c>.Purger.cs</c>
+/// (its background thread and the watermark registrations);
 /// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
 /// </remarks>
@@ -64,7 +68,12 @@ public sealed partial class DocumentStore : IDisposable
         _meta = db.GetColumnFamily(MetaFamily);
         _changes = db.GetColumnFamily(ChangesFamily);
         _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
-        _lastEtag = RecoverLastEtag();
+        var tombstones = RecoverTombstoneState();
+        _tombstonesHeld = tombstones.Held;
+        _tombstonesPurged = tombstones.Purged;
+        _purgedThroughEtag = tombstones.PurgedThroughEtag;
+        // The newest change entry may have been purged: the cursor remembers how far etags went.
+        _lastEtag = Math.Max(RecoverLastEtag(), tombstones.PurgedThroughEtag);
     }
 
     /// <summary>The directory the store lives in.</summary>
@@ -152,6 +161,7 @@ public sealed partial class DocumentStore : IDisposable
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
                 OpenSnapshots: _snapshots.Count,
                 OpenIterators: Volatile.Read(ref _openIterators),
+                Tombstones: TombstoneStatusNow(),
                 Options: Options.ToString(),
                 RocksDbStats: _db.GetProperty("rocksdb.stats") ?? string.Empty);
         }
@@ -162,11 +172,12 @@ public sealed partial class DocumentStore : IDisposable
     }
 
     /// <summary>
-    /// Closes the store. Waits for RocksDB calls in flight on other threads, frees every iterator
-    /// and snapshot still open, then closes the database. Idempotent.
+    /// Closes the store. Stops the tombstone purger, waits for RocksDB calls in flight on other
+    /// threads, frees every iterator and snapshot still open, then closes the database. Idempotent.
     /// </summary>
     public void Dispose()
     {
+        StopPurger();
         if (!_gate.Close())
         {
             return;
@@ -184,6 +195,7 @@ public sealed partial class DocumentStore : IDisposable
         }
 
         _db.Dispose();
+        Native.Instance.rocksdb_compactoptions_destroy(_compactOptions);
         GC.KeepAlive(_tuning);
     }
 
@@ -227,6 +239,7 @@ public sealed partial class DocumentStore : IDisposable
 /// <param name="BlockCacheCapacityBytes">The block cache's size (Storage:BlockCacheBytes).</param>
 /// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
 /// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
+/// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>
 /// <param name="Options">The effective store configuration.</param>
 /// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
 public sealed record StoreStatus(
@@ -240,5 +253,6 @@ public sealed record StoreStatus(
     long BlockCacheCapacityBytes,
     int OpenSnapshots,
     int OpenIterators,
+    TombstoneStatus Tombstones,
     string Options,
     string RocksDbStats);

@@ -31,3 +31,22 @@ public sealed class DocumentStoreException : Exception
     {
     }
 }
+
+/// <summary>What one purge round did: the watermark it read (null: none registered), tombstones purged, batches written, whether it compacted.</summary>
+internal readonly record struct PurgeRound(long? Watermark, long Purged, int Batches, bool Compacted);
+
+/// <summary>The persisted tombstone state: tombstones held, purged in all, and the etag every tombstone at or below which is gone.</summary>
+internal readonly record struct TombstoneCounts(long Held, long Purged, long PurgedThroughEtag);
+
+/// <summary>Tombstones of deleted documents: how many the store holds, how many it purged, and what holds the rest.</summary>
+/// <param name="Held">Deleted documents whose tombstone (meta row and change entry) the store still holds.</param>
+/// <param name="Purged">Tombstones purged since the store was created.</param>
+/// <param name="PurgedThroughEtag">Every tombstone at or below this etag is gone.</param>
+/// <param name="LowWatermark">
+/// The low watermark the last purge round read from the owner of the indexes: tombstones above it
+/// are held until every index has passed them. Null while nothing is registered (nothing is purged).
+/// </param>
+/// <param name="LockHold">How long purge batches held the writer lock over the last minute (count, p50, p90, p99, max).</param>
+/// <param name="LongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
+/// <param name="Error">Why the last purge round failed; null once a round succeeds.</param>
+public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);

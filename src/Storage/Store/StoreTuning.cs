@@ -22,6 +22,12 @@ internal sealed class StoreTuning
     private const ulong DocsWriteBufferBytes = 64 << 20;
     private const ulong SmallWriteBufferBytes = 16 << 20;
 
+    // meta: an SST file with at least this many deletes in any window of this many entries is
+    // marked for compaction (RocksDB's compact-on-deletion collector). Purged tombstones leave a
+    // delete marker each, which every metadata scan steps over until compaction drops it.
+    private const int DeletionWindowEntries = 256;
+    private const int DeletionTriggerEntries = 128;
+
     private static readonly Compression[] _compressionPerLevel =
         [Compression.No, Compression.No, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4];
 
@@ -47,7 +53,7 @@ internal sealed class StoreTuning
         Families = new ColumnFamilies(Family(SmallBlockBytes, SmallWriteBufferBytes, bloom: false))
         {
             { DocumentStore.DocsFamily, Family(DocsBlockBytes, DocsWriteBufferBytes, bloom: true) },
-            { DocumentStore.MetaFamily, Family(SmallBlockBytes, SmallWriteBufferBytes, bloom: true) },
+            { DocumentStore.MetaFamily, CompactOnDeletions(Family(SmallBlockBytes, SmallWriteBufferBytes, bloom: true)) },
             // The change feed is only ever scanned in etag order from a starting point: a bloom
             // filter would never be consulted.
             { DocumentStore.ChangesFamily, Family(SmallBlockBytes, SmallWriteBufferBytes, bloom: false) },
@@ -59,6 +65,12 @@ internal sealed class StoreTuning
     public ColumnFamilies Families { get; }
 
     public Cache? BlockCache { get; }
+
+    private static ColumnFamilyOptions CompactOnDeletions(ColumnFamilyOptions family)
+    {
+        Native.Instance.rocksdb_options_add_compact_on_deletion_collector_factory(family.Handle, DeletionWindowEntries, DeletionTriggerEntries);
+        return family;
+    }
 
     private ColumnFamilyOptions Family(ulong blockBytes, ulong writeBufferBytes, bool bloom)
     {

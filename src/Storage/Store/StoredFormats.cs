@@ -7,13 +7,23 @@ namespace Indexing.Storage;
 //   meta:    key = id (UTF-8)   value = etag (8, big-endian) | size (8, big-endian) | flags (1)
 //   changes: key = etag (8, big-endian, so key order is etag order)
 //            value = flags (1) | size (8, big-endian) | id (UTF-8)
+//            key = etag 0 (never issued: etags start at 1) holds the tombstone state instead:
+//            value = held (8) | purged (8) | purged through etag (8), big-endian
 // Flag bit 0 marks a deletion. A deleted document keeps a meta row (a tombstone) so that a later
 // put of the same id finds, and removes, the delete's change entry: one live entry per document.
+// The tombstone state is written in the same WriteBatch as every write that changes it (a delete,
+// a put over a tombstone, a purge batch), so it always agrees with the rows it counts. It lives in
+// `changes` because every write goes there: a column family written only now and then would keep
+// old write-ahead log files alive until it is flushed. No reader sees it: the change feed is read
+// from etag 1 up, and the last etag is recovered from the last key.
 internal static class StoredFormats
 {
     public const int MetaLength = 17;
     public const int EtagLength = 8;
+    public const int TombstoneStateLength = 24;
     private const byte DeletedFlag = 1;
+
+    public static ReadOnlySpan<byte> TombstoneStateKey => [0, 0, 0, 0, 0, 0, 0, 0];
 
     public static byte[] Meta(long etag, long size, bool deleted)
     {
@@ -33,6 +43,20 @@ internal static class StoredFormats
 
         return (BinaryPrimitives.ReadInt64BigEndian(value), BinaryPrimitives.ReadInt64BigEndian(value[8..]), (value[16] & DeletedFlag) != 0);
     }
+
+    public static byte[] TombstoneState(TombstoneCounts counts)
+    {
+        var value = new byte[TombstoneStateLength];
+        BinaryPrimitives.WriteInt64BigEndian(value, counts.Held);
+        BinaryPrimitives.WriteInt64BigEndian(value.AsSpan(8), counts.Purged);
+        BinaryPrimitives.WriteInt64BigEndian(value.AsSpan(16), counts.PurgedThroughEtag);
+        return value;
+    }
+
+    public static TombstoneCounts ReadTombstoneState(ReadOnlySpan<byte> value) =>
+        value.Length == TombstoneStateLength
+            ? new TombstoneCounts(BinaryPrimitives.ReadInt64BigEndian(value), BinaryPrimitives.ReadInt64BigEndian(value[8..]), BinaryPrimitives.ReadInt64BigEndian(value[16..]))
+            : throw new InvalidDataException($"the tombstone state is {value.Length} bytes; it must be {TombstoneStateLength}. The store is corrupt or was written by something else.");
 
     public static byte[] EtagKey(long etag)
     {
@@ -54,6 +78,11 @@ internal static class StoredFormats
         idKey.CopyTo(value.AsSpan(9));
         return value;
     }
+
+    // The purge looks at many change entries and keeps only the deletions: no id string for the others.
+    public static bool IsDeletedChange(ReadOnlySpan<byte> value) => value.Length >= 10 && (value[0] & DeletedFlag) != 0;
+
+    public static byte[] ChangeIdKey(ReadOnlySpan<byte> value) => value[9..].ToArray();
 
     public static ChangeEntry ReadChange(long etag, ReadOnlySpan<byte> value)
     {

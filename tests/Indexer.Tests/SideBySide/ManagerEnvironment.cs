@@ -54,8 +54,10 @@ internal sealed class ManagerEnvironment : IDisposable
 
     public IndexManager Manager => _manager ?? throw new InvalidOperationException("open the manager first");
 
+    // The tombstone purger runs often, so every manager test also runs with tombstones being purged
+    // below the manager's watermark.
     public static DocumentStore OpenStore(string directory) =>
-        DocumentStore.Open(directory, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20));
+        DocumentStore.Open(directory, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, tombstonePurgeInterval: TimeSpan.FromMilliseconds(20)));
 
     public static IndexManagerOptions FastOptions(Action<string, RebuildPoint>? hook = null) => new()
     {

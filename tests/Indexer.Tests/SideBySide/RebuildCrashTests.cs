@@ -1,4 +1,3 @@
-using System.Diagnostics;
 using System.Globalization;
 using System.Text;
 
@@ -69,56 +68,15 @@ public sealed class RebuildCrashTests(ITestOutputHelper log)
         Assert.True(env.Store.Put("orders/after-restart", "{}") > written.HighestEtag);
     }
 
-    private static async Task<List<string>> RunHostUntilKilledAsync(ManagerEnvironment env, string pointName, string definitionFile, bool writer)
+    private static Task<List<string>> RunHostUntilKilledAsync(ManagerEnvironment env, string pointName, string definitionFile, bool writer)
     {
-        var host = typeof(RebuildPoint).Assembly.Location.Replace("Indexing.Indexer.dll", "Indexing.Indexer.CrashHost.dll", StringComparison.Ordinal);
-        Assert.True(File.Exists(host), $"crash host not built at {host}");
-        var start = new ProcessStartInfo("dotnet")
-        {
-            RedirectStandardOutput = true,
-            RedirectStandardError = true,
-            UseShellExecute = false,
-        };
-        foreach (var argument in new[] { host, env.StoreDirectory, env.IndexRoot, pointName, definitionFile })
-        {
-            start.ArgumentList.Add(argument);
-        }
-
+        List<string> arguments = [env.StoreDirectory, env.IndexRoot, pointName, definitionFile];
         if (writer)
         {
-            start.ArgumentList.Add("writer");
+            arguments.Add("writer");
         }
 
-        using var process = Process.Start(start)!;
-        var stderr = process.StandardError.ReadToEndAsync();
-        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(90));
-        string? line;
-        var output = new List<string>();
-        var killed = false;
-        try
-        {
-            while ((line = await process.StandardOutput.ReadLineAsync(timeout.Token)) is not null)
-            {
-                output.Add(line);
-                if (line == $"AT {pointName}" && !killed)
-                {
-                    process.Kill(entireProcessTree: true); // SIGKILL: no finally blocks, no flushes
-                    killed = true;
-                    // Then read on to the end: every line the process wrote before it died.
-                }
-            }
-        }
-        finally
-        {
-            if (!process.HasExited)
-            {
-                process.Kill(entireProcessTree: true);
-            }
-        }
-
-        await process.WaitForExitAsync(CancellationToken.None);
-        Assert.True(killed, $"the crash host ended without reaching {pointName}: stdout {string.Join(" | ", output.TakeLast(20))}; stderr {await stderr}");
-        return output;
+        return CrashHostProcess.RunUntilKilledAsync(arguments, $"AT {pointName}");
     }
 
     // What the crash host's writer printed, checked against the reopened store: every acknowledged

@@ -1,0 +1,77 @@
+using Lucene.Net.Index;
+
+namespace Indexing.Indexer;
+
+// The store's tombstone low watermark, which the manager hands it (the store knows nothing of
+// indexes): the lowest etag from which any index or rebuild could still read the change feed. A
+// tombstone at or below it has been applied, durably, by every reader that will ever need it.
+//
+// Each index holds it at its serving generation's ResumeEtag: its last commit's etag, so an index
+// that is behind holds it there whatever the reason (following slowly, paused, stopped, in Error);
+// a generation that could not be opened has a checkpoint nobody knows, so it holds everything (0).
+// A running rebuild holds it at its replacement's ResumeEtag: the bulk phase's snapshot etag S
+// once the build's first commit recorded it (0 before that), then the replacement's committed
+// etag. A rebuild intent in the catalog that no run in this process carries holds it at the
+// ResumeEtag its replacement's last commit records (its S, if the bulk phase had committed), since
+// the next open resumes it from there. A removed index, a retired generation and a finished
+// rebuild hold nothing. With no index at all nothing is held.
+//
+// Why a value read earlier stays safe to purge below: every hold only moves up, except for what is
+// created later, and that reads a snapshot taken later, so starts above anything already purged.
+public sealed partial class IndexManager
+{
+    private IDisposable? _watermark;
+
+    // Called on the store's purge thread; takes _lock for a consistent view of indexes, runs and
+    // catalog (it is never held long: no indexing, store reads or waits happen under it).
+    internal long TombstoneWatermark()
+    {
+        if (Volatile.Read(ref _disposed) != 0)
+        {
+            return 0; // closing: hold everything; what was read before stays valid
+        }
+
+        lock (_lock)
+        {
+            var lowest = long.MaxValue;
+            foreach (var (name, managed) in _indexes)
+            {
+                lowest = Math.Min(lowest, managed.Active is { } serving ? serving.Index.ResumeEtag : 0);
+                var running = managed.Rebuild is { IsRunning: true } run ? run : null;
+                if (running is { InPlace: false })
+                {
+                    lowest = Math.Min(lowest, running.Target.ResumeEtag);
+                }
+
+                if (_catalog.State.Indexes.GetValueOrDefault(name)?.Rebuild is { } intent
+                    && intent.Generation != managed.Generation
+                    && running?.Generation != intent.Generation)
+                {
+                    lowest = Math.Min(lowest, PersistedResumeEtag(name, intent.Generation));
+                }
+            }
+
+            return lowest;
+        }
+    }
+
+    // Registered once the indexes are open (and every persisted rebuild resumed), so the first
+    // watermark the store reads already counts all of them.
+    private void RegisterTombstoneWatermark() => _watermark = _store.RegisterTombstoneWatermark(TombstoneWatermark);
+
+    private void UnregisterTombstoneWatermark() => _watermark?.Dispose();
+
+    // A replacement no run holds open: what its last commit records; long.MaxValue (no hold) when it
+    // has none (a resume starts it afresh), 0 (hold everything) when it cannot be read.
+    private long PersistedResumeEtag(string name, int generation)
+    {
+        try
+        {
+            return DocumentIndex.ReadResumeEtag(_catalog.GenerationDirectory(name, generation)) ?? long.MaxValue;
+        }
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidDataException or CorruptIndexException)
+        {
+            return 0;
+        }
+    }
+}

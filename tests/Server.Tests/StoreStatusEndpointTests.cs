@@ -1,0 +1,42 @@
+using System.Net;
+using System.Text.Json;
+
+namespace Indexing.Server.Tests;
+
+public sealed class StoreStatusEndpointTests
+{
+    [Fact]
+    public async Task Store_AfterDeletes_ShowsTombstonesHeldThenPurged_WithTheLowWatermark()
+    {
+        await using var server = await RunningServer.StartAsync();
+        foreach (var n in new[] { 1, 2, 3 })
+        {
+            Assert.Equal(HttpStatusCode.Created, (await server.Client.PutAsync($"/docs/orders/{n}", RunningServer.Json($$"""{"total":{{n}}}"""))).StatusCode);
+        }
+
+        Assert.Equal(HttpStatusCode.OK, (await server.Client.DeleteAsync("/docs/orders/1")).StatusCode);
+        Assert.Equal(HttpStatusCode.OK, (await server.Client.DeleteAsync("/docs/orders/2")).StatusCode);
+
+        // No index holds them: the manager's watermark lets the purger (every second) take both.
+        JsonElement tombstones;
+        using (var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
+        {
+            while ((tombstones = (await server.GetJsonAsync("/admin/store")).GetProperty("tombstones")).GetProperty("purged").GetInt64() < 2)
+            {
+                await Task.Delay(50, timeout.Token);
+            }
+        }
+
+        var store = await server.GetJsonAsync("/admin/store");
+        Assert.Equal(5, store.GetProperty("lastEtag").GetInt64());
+        Assert.Equal(0, tombstones.GetProperty("held").GetInt64());
+        Assert.Equal(2, tombstones.GetProperty("purged").GetInt64());
+        Assert.Equal(5, tombstones.GetProperty("purgedThroughEtag").GetInt64());
+        Assert.Equal(JsonValueKind.Number, tombstones.GetProperty("lowWatermark").ValueKind);
+        Assert.Equal(JsonValueKind.Null, tombstones.GetProperty("error").ValueKind);
+        Assert.Contains("TombstonePurgeInterval=1 s", store.GetProperty("options").GetString(), StringComparison.Ordinal);
+        // Reads never show where the data lives on this machine.
+        Assert.Equal("<data>/store", store.GetProperty("path").GetString());
+        Assert.DoesNotContain(Path.GetFullPath(server.Directory), store.GetRawText(), StringComparison.Ordinal);
+    }
+}
