@@ -1,18 +1,36 @@
+using System.Collections.Immutable;
+using System.Text;
+
 using Indexing.Storage;
 
 namespace Indexing.Indexer;
 
-/// <summary>A failure of an index, naming it; the base of the indexer's exceptions.</summary>
+// The indexer's exceptions: one family under IndexException, each naming the index it is about.
+//
+// Three channels, as everywhere in this codebase. Expected outcomes are results, not exceptions
+// (IndexPutResult, CatchUpResult, the verify reports; a document that cannot be indexed is counted
+// in the status). Misuse by the calling code throws the BCL's ArgumentException family,
+// InvalidOperationException ("index 'x' cannot build while it is Following") or
+// ObjectDisposedException, naming the index. Everything else the indexer throws on purpose is an
+// IndexException:
+// - requests it refuses: IndexDefinitionException, QuerySyntaxException, InvalidQueryException,
+//   QueryExpansionException, IndexNotFoundException, RebuildConflictException;
+// - failures: IndexWriteException and IndexReadException (the engine or the store failed; they wrap
+//   the original exception once, where it crossed into the indexer), IndexUnavailableException (a
+//   generation that could not be opened) and QueryTimeoutException (a query stopped at its limit).
+// The server maps each type to one HTTP status (src/Server/Http/IndexEndpoints.cs).
+
+/// <summary>The base of every exception the indexer throws on purpose: a request it refuses or a failure, naming the index.</summary>
 public abstract class IndexException : Exception
 {
-    private protected IndexException(string indexName, string message, Exception? inner)
+    private protected IndexException(string? indexName, string message, Exception? inner)
         : base(message, inner)
     {
         IndexName = indexName;
     }
 
-    /// <summary>The index that failed.</summary>
-    public string IndexName { get; }
+    /// <summary>The index concerned; null only for a definition refused before its name could be read.</summary>
+    public string? IndexName { get; }
 }
 
 /// <summary>
@@ -121,4 +139,80 @@ public sealed class QueryExpansionException : IndexException
 
     /// <summary>The limit it went past.</summary>
     public int Limit { get; }
+}
+
+/// <summary>An index definition breaks a rule; carries every problem found, not just the first.</summary>
+public sealed class IndexDefinitionException : IndexException
+{
+    /// <summary>Wraps the problems; the message lists them all, one a line.</summary>
+    public IndexDefinitionException(string? indexName, IReadOnlyList<IndexDefinitionProblem> problems)
+        : base(indexName, Describe(indexName, problems), null)
+    {
+        Problems = [.. problems];
+    }
+
+    /// <summary>Every problem found, in the order of the definition.</summary>
+    public ImmutableArray<IndexDefinitionProblem> Problems { get; }
+
+    private static string Describe(string? indexName, IReadOnlyList<IndexDefinitionProblem> problems)
+    {
+        ArgumentNullException.ThrowIfNull(problems);
+        if (problems.Count == 0)
+        {
+            throw new ArgumentException("an index definition exception needs at least one problem.", nameof(problems));
+        }
+
+        var what = indexName is null ? "index definition" : $"index definition {MessageText.Quote(indexName)}";
+        var text = new StringBuilder()
+            .Append(what)
+            .Append(problems.Count == 1 ? " has 1 problem:" : $" has {problems.Count} problems:");
+        foreach (var problem in problems)
+        {
+            text.Append("\n  ").Append(problem);
+        }
+
+        return text.ToString();
+    }
+}
+
+/// <summary>No index has the given name.</summary>
+public sealed class IndexNotFoundException : IndexException
+{
+    internal IndexNotFoundException(string name)
+        : base(name, $"there is no index named {MessageText.Quote(name)}; define it first (PUT /indexes/{{name}}), or list the indexes to see their names.", null)
+    {
+    }
+}
+
+/// <summary>A rebuild of the index is already running; only one replacement per index at a time.</summary>
+public sealed class RebuildConflictException : IndexException
+{
+    private RebuildConflictException(string name, string message)
+        : base(name, message, null)
+    {
+    }
+
+    internal static RebuildConflictException AlreadyRunning(string name, RebuildProgress running) =>
+        new(name, new StringBuilder()
+            .Append($"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
+            .Append($"started {running.StartedAt:u}); only one replacement per index runs at a time. Wait for it, or cancel it first.")
+            .ToString());
+}
+
+/// <summary>
+/// The index cannot answer: its serving generation could not be opened when the manager opened (a
+/// damaged or locked directory, an unreadable definition). A rebuild builds a new generation from
+/// the store and replaces it.
+/// </summary>
+public sealed class IndexUnavailableException : IndexException
+{
+    internal IndexUnavailableException(string name, int generation, string reason)
+        : base(name, $"index {MessageText.Quote(name)} cannot answer: its generation {generation} could not be opened ({reason}). " +
+            $"Rebuild it from the store (POST /indexes/{name}/rebuild), or fix the cause and restart.", null)
+    {
+        Reason = reason;
+    }
+
+    /// <summary>Why its generation could not be opened.</summary>
+    public string Reason { get; }
 }
