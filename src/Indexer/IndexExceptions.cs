@@ -31,6 +31,11 @@ public abstract class IndexException : Exception
 
     /// <summary>The index concerned; null only for a definition refused before its name could be read.</summary>
     public string? IndexName { get; }
+
+    // An exception from the engine or the store that the indexer wraps once: everything but those
+    // that must pass as they are (out of memory, cancellation) and its own, already wrapped ones.
+    internal static bool IsFailureToWrap(Exception exception) =>
+        exception is not (OutOfMemoryException or OperationCanceledException or IndexException);
 }
 
 /// <summary>

@@ -2,8 +2,6 @@ using System.Diagnostics;
 
 using Indexing.Storage;
 
-using Lucene.Net.Store;
-
 namespace Indexing.Indexer;
 
 /// <summary>
@@ -12,20 +10,23 @@ namespace Indexing.Indexer;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Owns the engine (an <see cref="IIndexSink"/>; Lucene here) and a background loop that refreshes
-/// the query view every <see cref="IndexOptions.RefreshInterval"/>. One writing activity at a time
-/// (a build, a catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
+/// The engine-neutral indexing loop: it owns the engine and speaks to it only through
+/// <see cref="IIndexSink"/> (writing) and <see cref="IIndexSearcher"/> (queries, verify); the Lucene
+/// engine (<c>src/Indexer/Lucene</c>) is the one implementation. A background loop refreshes the query
+/// view every <see cref="IndexOptions.RefreshInterval"/>. One writing activity at a time (a build, a
+/// catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
 /// </para>
 /// <para>
-/// Files: this one (open, state, commit, dispose); <c>.Writing.cs</c> (one document through extraction
-/// and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
+/// Files: this one (open, state, commit, rollback, dispose); <c>.Writing.cs</c> (one document through
+/// extraction and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
 /// <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause); <c>.Query.cs</c>;
-/// <c>.Status.cs</c> (status record, error state).
+/// <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state).
 /// </para>
 /// </remarks>
 public sealed partial class DocumentIndex : IDisposable
 {
-    private readonly LuceneIndexSink _sink;
+    private readonly IIndexSink _sink;
+    private readonly IIndexSearcher _searcher;
     private readonly FieldExtractor _extractor;
     private readonly IndexMeter _meter = new();
     private readonly System.Threading.Lock _writeGate = new();
@@ -40,12 +41,13 @@ public sealed partial class DocumentIndex : IDisposable
     private int _disposed;
     private Task? _activeBuild;
 
-    private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, LuceneIndexSink sink)
+    private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, IIndexSink sink)
     {
         Directory = directory;
         Definition = definition;
         Options = options;
         _sink = sink;
+        _searcher = sink.Searcher;
         _extractor = new FieldExtractor(definition);
         if (sink.OpenedCheckpoint is { } checkpoint)
         {
@@ -86,20 +88,14 @@ public sealed partial class DocumentIndex : IDisposable
         ArgumentException.ThrowIfNullOrEmpty(directory);
         ArgumentNullException.ThrowIfNull(definition);
         options ??= new IndexOptions();
-        LuceneIndexSink sink;
+        IIndexSink sink;
         try
         {
             System.IO.Directory.CreateDirectory(directory);
-            sink = LuceneIndexSink.Open(directory, definition, options);
+            // The engine translates what only it can recognise (a directory locked by another writer).
+            sink = options.OpenSink?.Invoke(directory, definition, options) ?? LuceneIndexSink.Open(directory, definition, options);
         }
-        catch (LockObtainFailedException exception)
-        {
-            throw new IndexWriteException(
-                definition.Name, null,
-                $"its directory {MessageText.QuotePath(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
-                exception);
-        }
-        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException or Lucene.Net.Index.CorruptIndexException)
+        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException)
         {
             throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
@@ -212,7 +208,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             _sink.Commit(checkpoint);
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw RecordIndexFailure(new IndexWriteException(Name, null, $"commit failed: {exception.Message}", exception));
         }
@@ -262,7 +258,7 @@ public sealed partial class DocumentIndex : IDisposable
             Interlocked.Increment(ref _rollbacks);
             Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {etag}), and the change feed is applied again from there");
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             Volatile.Write(
                 ref _lastError,
@@ -306,7 +302,7 @@ public sealed partial class DocumentIndex : IDisposable
                 {
                     return;
                 }
-                catch (Exception exception) when (IsEngineFailure(exception))
+                catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
                 {
                     RefreshFailed(exception);
                 }
