@@ -32,17 +32,21 @@ public sealed partial class IndexManager : IAsyncDisposable
     private readonly DocumentStore _store;
     private readonly IndexCatalog _catalog;
     private readonly IndexManagerOptions _options;
+    private readonly BulkSourceFactory _bulkSources;
+    private readonly IRebuildObserver? _observer;
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ManagedIndex> _indexes = new(StringComparer.Ordinal);
     private readonly List<Task> _background = [];
     private readonly CancellationTokenSource _closing = new();
     private int _disposed;
 
-    private IndexManager(DocumentStore store, IndexCatalog catalog, IndexManagerOptions options)
+    private IndexManager(DocumentStore store, IndexCatalog catalog, IndexManagerOptions options, BulkSourceFactory bulkSources, IRebuildObserver? observer)
     {
         _store = store;
         _catalog = catalog;
         _options = options;
+        _bulkSources = bulkSources;
+        _observer = observer;
     }
 
     /// <summary>The directory holding the catalog and every index generation.</summary>

@@ -1,5 +1,6 @@
 using Indexing.Datasets;
 using Indexing.Indexer.Tests.Index;
+using Indexing.Prefetcher;
 using Indexing.Storage;
 
 namespace Indexing.Indexer.Tests.SideBySide;
@@ -60,14 +61,17 @@ internal sealed class ManagerEnvironment : IDisposable
     public static IndexManagerOptions FastOptions(Action<string, RebuildPoint>? hook = null) => new()
     {
         Index = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
-        Prefetch = new Prefetcher.PrefetchOptions { BudgetBytes = 8 << 20 },
         SwapLagEtags = 50,
         RebuildHook = hook,
     };
 
-    public IndexManager OpenManager(IndexManagerOptions? options = null)
+    /// <summary>The bulk phase's source, as the server's: the adaptive prefetcher, with a small budget.</summary>
+    public static IBatchSource AdaptiveSource(BulkSourceRequest request, CancellationToken cancellationToken) =>
+        Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 8 << 20 }, cancellationToken: cancellationToken);
+
+    public IndexManager OpenManager(IndexManagerOptions? options = null, IRebuildObserver? observer = null, BulkSourceFactory? bulkSources = null)
     {
-        _manager = IndexManager.Open(IndexRoot, Store, options ?? FastOptions());
+        _manager = IndexManager.Open(IndexRoot, Store, bulkSources ?? AdaptiveSource, options ?? FastOptions(), observer);
         return _manager;
     }
 
