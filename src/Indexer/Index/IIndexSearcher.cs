@@ -1,9 +1,9 @@
 namespace Indexing.Indexer;
 
 // The boundary to the engine, reading side (see IIndexSink): queries and the entries a verify
-// compares with the store, on the view as of the sink's last refresh. The loop validates what it can
-// without the engine (Take, Skip, time and expansion limits; QueryFields checks fields and sort keys
-// against the definition) and hands over a QueryBudget the engine must check wherever it can stop.
+// compares with the store, on the view as of the sink's last refresh. The loop checks paging and
+// limits and hands over a QueryBudget the engine must check wherever it can stop; the engine checks
+// the fields and sort keys a query names with the engine-neutral QueryFields as it parses.
 //
 // Failures: Search throws the indexer's query exceptions for a request it refuses (QuerySyntax,
 // InvalidQuery, QueryExpansion), QueryTimeoutException or OperationCanceledException from the
