@@ -120,6 +120,26 @@ internal sealed class ManagerEnvironment : IDisposable
         return progress;
     }
 
+    /// <summary>
+    /// Builds V1, calls <paramref name="startFailing"/>, rebuilds to V2 and asserts that the rebuild
+    /// failed saying <paramref name="error"/> while generation 1 alone serves all <paramref name="documents"/>.
+    /// </summary>
+    public async Task AssertFailedRebuildKeepsTheOldGenerationAsync(IndexManager manager, Action startFailing, string error, long documents)
+    {
+        manager.CreateOrUpdate(V1);
+        await WaitForRebuildAsync(manager, "orders");
+        startFailing();
+
+        manager.CreateOrUpdate(V2);
+        var failed = await WaitForRebuildAsync(manager, "orders");
+
+        Assert.Equal(RebuildPhase.Failed, failed.Phase);
+        Assert.Contains(error, failed.Error, StringComparison.Ordinal);
+        Assert.Equal(1, manager.GetSummary("orders").Generation);
+        Assert.Equal(["g000001"], GenerationDirectories("orders"));
+        Assert.Equal(documents, manager.Query("orders", new IndexQuery("*:*") { Take = 1 }).TotalHits);
+    }
+
     private static void CopyDirectory(string from, string to)
     {
         Directory.CreateDirectory(to);

@@ -77,18 +77,8 @@ public sealed class RebuildSourceTests
             Volatile.Read(ref fail) == 1
                 ? throw new IOException("no snapshot today (injected)")
                 : ManagerEnvironment.AdaptiveSource(request, cancellationToken));
-        manager.CreateOrUpdate(ManagerEnvironment.V1);
-        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-        Volatile.Write(ref fail, 1);
 
-        manager.CreateOrUpdate(ManagerEnvironment.V2);
-        var failed = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-
-        Assert.Equal(RebuildPhase.Failed, failed.Phase);
-        Assert.Contains("no snapshot today (injected)", failed.Error, StringComparison.Ordinal);
-        Assert.Equal(1, manager.GetSummary("orders").Generation);
-        Assert.Equal(["g000001"], env.GenerationDirectories("orders"));
-        Assert.Equal(300, manager.Query("orders", _all).TotalHits);
+        await env.AssertFailedRebuildKeepsTheOldGenerationAsync(manager, () => Volatile.Write(ref fail, 1), "no snapshot today (injected)", documents: 300);
     }
 
     [Fact]
