@@ -1,4 +1,5 @@
 using Indexing.Indexer;
+using Indexing.Prefetcher;
 using Indexing.Storage;
 
 // Usage: <store directory> <index root> <rebuild point> <definition file> [writer]
@@ -30,9 +31,9 @@ if (args.Length is not (4 or 5) || !Enum.TryParse<RebuildPoint>(args[2], out var
 
 var definition = IndexDefinition.Parse(File.ReadAllText(args[3]));
 using var store = DocumentStore.Open(args[0], new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20));
+var prefetchOptions = new PrefetchOptions { BudgetBytes = 4 << 20 };
 var options = new IndexManagerOptions
 {
-    Prefetch = new Indexing.Prefetcher.PrefetchOptions { BudgetBytes = 4 << 20 },
     SwapLagEtags = 10,
     RebuildHook = (_, point) =>
     {
@@ -44,7 +45,11 @@ var options = new IndexManagerOptions
         }
     },
 };
-await using var manager = IndexManager.Open(args[1], store, options);
+await using var manager = IndexManager.Open(
+    args[1],
+    store,
+    (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, cancellationToken: cancellationToken),
+    options);
 if (args.Length == 5)
 {
     new Thread(() => Write(store)) { IsBackground = true, Name = "writer" }.Start();
@@ -89,7 +94,11 @@ static async Task<int> PurgeUntilKilledAsync(string storeDirectory, string index
     // No background rounds: the one round below runs the whole purge, batch after batch.
     using var store = DocumentStore.Open(storeDirectory, new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20, tombstonePurgeInterval: TimeSpan.FromHours(1)));
     var index = new IndexOptions { CommitInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) };
-    await using var manager = IndexManager.Open(indexRoot, store, new IndexManagerOptions { Index = index });
+    await using var manager = IndexManager.Open(
+        indexRoot,
+        store,
+        static (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, cancellationToken: cancellationToken),
+        new IndexManagerOptions { Index = index });
     var deadline = DateTime.UtcNow.AddSeconds(60);
     while (manager.Names.Any(name => manager.GetSummary(name).Status.CommittedEtag < store.LastEtag))
     {

@@ -75,6 +75,39 @@ public sealed class RebuildEndpointTests
         Assert.Equal("application/problem+json", cancel.Content.Headers.ContentType?.MediaType);
     }
 
+    [Fact]
+    public async Task Rebuild_BulkPhase_IsOnTheAdminPageAsRebuildOfTheIndex_AndCanBeRethrottledThere()
+    {
+        const string name = "rebuild orders-by-status";
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(8_000_000);
+        using (var created = await server.Client.PutAsync("/indexes/orders-by-status", RunningServer.Json(Definition)))
+        {
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
+
+        // The index manager tells the server's registry when the first build's bulk phase starts
+        // reading; 8 MB take far longer to index than this loop takes to see it.
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        {
+            while (server.Host.Prefetches.Find(name) is null && server.Host.Indexes.GetRebuild("orders-by-status")?.Phase is null or Indexer.RebuildPhase.Bulk)
+            {
+                await Task.Delay(1, timeout.Token);
+            }
+        }
+
+        using var throttled = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json($$"""{"prefetch": "{{name}}", "maxConcurrency": 1}"""));
+        var body = await throttled.Content.ReadFromJsonAsync<JsonElement>();
+        var progress = await WaitForPhaseAsync(server, "done");
+
+        Assert.Equal(HttpStatusCode.OK, throttled.StatusCode);
+        var shown = Assert.Single(body.GetProperty("prefetches").EnumerateArray(), p => p.GetProperty("name").GetString() == name);
+        Assert.Equal(1, shown.GetProperty("limits").GetProperty("maxConcurrency").GetInt32());
+        // Registered for the bulk phase only.
+        Assert.Null(server.Host.Prefetches.Find(name));
+        Assert.True(progress.GetProperty("documentsDone").GetInt64() > 0);
+    }
+
     private static async Task<JsonElement> WaitForPhaseAsync(RunningServer server, string phase)
     {
         using var timeout = new CancellationTokenSource(_hangGuard);

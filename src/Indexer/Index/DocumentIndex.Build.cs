@@ -9,9 +9,9 @@ namespace Indexing.Indexer;
 // Bulk build: every document of a snapshot, from a batch source, into an empty index.
 //
 // The calling task takes batches ("whatever is ready") and hands them through a bounded channel
-// to IndexingThreads workers, each adding with its own sink writer into the one IndexWriter
-// (Lucene gives each thread its own in-memory segment, DocumentsWriterPerThread). Stall is the
-// workers' time waiting on the channel: time the indexer had nothing to do.
+// to IndexingThreads workers, each adding with its own sink writer into the one engine (the Lucene
+// engine's IndexWriter gives each thread its own in-memory segment, DocumentsWriterPerThread). Stall
+// is the workers' time waiting on the channel: time the indexer had nothing to do.
 //
 // Checkpoints: a commit at the start records the snapshot etag as "build in progress"; commits by
 // bytes/time keep that marker (a crash leaves an index that says it is incomplete); the last
@@ -53,7 +53,7 @@ public sealed partial class DocumentIndex
         var started = Stopwatch.GetTimestamp();
         lock (_writeGate)
         {
-            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _sink.DocumentCount != 0))
+            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
             {
                 throw new InvalidOperationException(
                     $"index {MessageText.Quote(Name)} already holds documents up to etag {Volatile.Read(ref _appliedEtag)}; " +
@@ -68,7 +68,7 @@ public sealed partial class DocumentIndex
                     _sink.DeleteAll();
                 }
             }
-            catch (Exception exception) when (IsEngineFailure(exception))
+            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
             {
                 throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
             }

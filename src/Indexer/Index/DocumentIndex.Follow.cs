@@ -255,7 +255,7 @@ public sealed partial class DocumentIndex
             bodies = ids.Count == 0 ? [] : store.GetMany(ids);
             _meter.Read(ids.Count);
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw RecordIndexFailure(new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception));
         }
@@ -291,7 +291,7 @@ public sealed partial class DocumentIndex
             Volatile.Write(ref _appliedEtag, changes[^1].Etag);
             return changes.Count;
         }
-        catch (Exception exception) when (IsEngineFailure(exception) || exception is IndexWriteException)
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception) || exception is IndexWriteException)
         {
             var failure = exception as IndexWriteException
                 ?? new IndexWriteException(Name, null, $"applying the change feed after etag {after} failed: {exception.Message}", exception);
@@ -315,7 +315,7 @@ public sealed partial class DocumentIndex
         {
             _sink.Refresh();
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw RefreshFailed(exception);
         }

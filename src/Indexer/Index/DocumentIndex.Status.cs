@@ -23,7 +23,7 @@ public sealed partial class DocumentIndex
         long documentCount;
         try
         {
-            documentCount = Volatile.Read(ref _disposed) == 0 ? _sink.DocumentCount : 0;
+            documentCount = Volatile.Read(ref _disposed) == 0 ? _searcher.DocumentCount : 0;
         }
         catch (ObjectDisposedException)
         {
@@ -168,9 +168,4 @@ public sealed partial class DocumentIndex
             Volatile.Write(ref _lastMismatch, $"document {Storage.MessageText.Quote(id)}: {fields.Mismatches[^1]}");
         }
     }
-
-    // Everything but the exceptions that must pass (out of memory, cancellation) and our own,
-    // already wrapped ones.
-    private static bool IsEngineFailure(Exception exception) =>
-        exception is not (OutOfMemoryException or OperationCanceledException or IndexException);
 }

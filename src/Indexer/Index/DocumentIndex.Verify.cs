@@ -1,17 +1,13 @@
 using Indexing.Storage;
 
-using Lucene.Net.Index;
-using Lucene.Net.Util;
-
 namespace Indexing.Indexer;
 
-// Verify: what the index holds (id and etag of every live entry) against the store's live
-// documents of the collection (ScanMetadata). Meaningful when the two are at the same point:
-// pause following and catch up first, or expect the writes in between to show as differences.
+// Verify: what the index holds (id and etag of every live entry, as the engine's searcher reads
+// them) against the store's live documents of the collection (ScanMetadata). Meaningful when the
+// two are at the same point: pause following and catch up first, or expect the writes in between
+// to show as differences.
 public sealed partial class DocumentIndex
 {
-    private static readonly HashSet<string> _idOnly = [LuceneFieldNames.Id];
-
     /// <summary>
     /// Compares the index with <paramref name="store"/>: documents missing from the index, entries
     /// the store no longer has, entries holding an older or newer etag than the store, and ids the
@@ -43,7 +39,7 @@ public sealed partial class DocumentIndex
                 }
             }
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw new IndexReadException(Name, $"scanning the store for verify failed: {exception.Message}", exception);
         }
@@ -59,40 +55,20 @@ public sealed partial class DocumentIndex
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         RefreshForQueries();
         duplicateCount = 0;
+        var indexed = new Dictionary<string, long>(StringComparer.Ordinal);
         try
         {
-            return ReadIndexedEtags(duplicates, maxListed, ref duplicateCount);
-        }
-        catch (Exception exception) when (IsEngineFailure(exception))
-        {
-            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
-        }
-    }
-
-    private Dictionary<string, long> ReadIndexedEtags(List<string> duplicates, int maxListed, ref long duplicateCount)
-    {
-        var indexed = new Dictionary<string, long>(StringComparer.Ordinal);
-        using (var lease = _sink.AcquireSearcher())
-        {
-            foreach (var leaf in lease.Searcher.IndexReader.Leaves)
+            foreach (var entry in _searcher.ReadEntries())
             {
-                var reader = leaf.AtomicReader;
-                var live = reader.LiveDocs;
-                var etags = reader.GetNumericDocValues(LuceneFieldNames.Etag);
-                for (var doc = 0; doc < reader.MaxDoc; doc++)
+                if (!indexed.TryAdd(entry.Id, entry.Etag))
                 {
-                    if (live is not null && !live.Get(doc))
-                    {
-                        continue;
-                    }
-
-                    var id = reader.Document(doc, _idOnly).Get(LuceneFieldNames.Id);
-                    if (!indexed.TryAdd(id, etags?.Get(doc) ?? 0))
-                    {
-                        CountAndList(duplicates, id, ref duplicateCount, maxListed);
-                    }
+                    CountAndList(duplicates, entry.Id, ref duplicateCount, maxListed);
                 }
             }
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
         }
 
         return indexed;

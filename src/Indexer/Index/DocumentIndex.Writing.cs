@@ -12,7 +12,7 @@ namespace Indexing.Indexer;
 //   index and the document, and thrown to the loop, which decides (retry, then Error).
 public sealed partial class DocumentIndex
 {
-    // Per-thread state: the sink writer (reused Lucene fields) and the extraction buffer.
+    // Per-thread state: the sink writer (the engine reuses its fields per thread) and the extraction buffer.
     private sealed class WriteContext(IIndexSinkWriter writer, ExtractedFields buffer)
     {
         public IIndexSinkWriter Writer { get; } = writer;
@@ -53,7 +53,7 @@ public sealed partial class DocumentIndex
             RecordDocumentFailure(new IndexWriteException(Name, id, $"the search engine refused it: {exception.Message}", exception));
             return false;
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw new IndexWriteException(Name, id, $"writing it failed: {exception.Message}", exception);
         }
@@ -74,7 +74,7 @@ public sealed partial class DocumentIndex
         {
             context.Writer.Delete(id);
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw new IndexWriteException(Name, id, $"deleting it failed: {exception.Message}", exception);
         }

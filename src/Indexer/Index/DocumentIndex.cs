@@ -2,8 +2,6 @@ using System.Diagnostics;
 
 using Indexing.Storage;
 
-using Lucene.Net.Store;
-
 namespace Indexing.Indexer;
 
 /// <summary>
@@ -12,22 +10,25 @@ namespace Indexing.Indexer;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Owns the engine (an <see cref="IIndexSink"/>; Lucene here) and a background loop that refreshes
-/// the query view every <see cref="IndexOptions.RefreshInterval"/>. One writing activity at a time
-/// (a build, a catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
+/// The engine-neutral indexing loop: it owns the engine and speaks to it only through
+/// <see cref="IIndexSink"/> (writing) and <see cref="IIndexSearcher"/> (queries, verify); the Lucene
+/// engine (<c>src/Indexer/Lucene</c>) is the one implementation. A background loop refreshes the query
+/// view every <see cref="IndexOptions.RefreshInterval"/>. One writing activity at a time (a build, a
+/// catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
 /// </para>
 /// <para>
-/// Files: this one (open, state, commit, dispose); <c>.Writing.cs</c> (one document through extraction
-/// and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
+/// Files: this one (open, state, commit, rollback, dispose); <c>.Writing.cs</c> (one document through
+/// extraction and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
 /// <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause); <c>.Query.cs</c>;
-/// <c>.Status.cs</c> (status record, error state).
+/// <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state).
 /// </para>
 /// </remarks>
 public sealed partial class DocumentIndex : IDisposable
 {
     private const long NoBuild = -1;
 
-    private readonly LuceneIndexSink _sink;
+    private readonly IIndexSink _sink;
+    private readonly IIndexSearcher _searcher;
     private readonly FieldExtractor _extractor;
     private readonly IndexMeter _meter = new();
     private readonly System.Threading.Lock _writeGate = new();
@@ -43,12 +44,13 @@ public sealed partial class DocumentIndex : IDisposable
     private int _disposed;
     private Task? _activeBuild;
 
-    private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, LuceneIndexSink sink)
+    private DocumentIndex(string directory, IndexDefinition definition, IndexOptions options, IIndexSink sink)
     {
         Directory = directory;
         Definition = definition;
         Options = options;
         _sink = sink;
+        _searcher = sink.Searcher;
         _extractor = new FieldExtractor(definition);
         if (sink.OpenedCheckpoint is { } checkpoint)
         {
@@ -104,20 +106,14 @@ public sealed partial class DocumentIndex : IDisposable
         ArgumentException.ThrowIfNullOrEmpty(directory);
         ArgumentNullException.ThrowIfNull(definition);
         options ??= new IndexOptions();
-        LuceneIndexSink sink;
+        IIndexSink sink;
         try
         {
             System.IO.Directory.CreateDirectory(directory);
-            sink = LuceneIndexSink.Open(directory, definition, options);
+            // The engine translates what only it can recognise (a directory locked by another writer).
+            sink = options.OpenSink?.Invoke(directory, definition, options) ?? LuceneIndexSink.Open(directory, definition, options);
         }
-        catch (LockObtainFailedException exception)
-        {
-            throw new IndexWriteException(
-                definition.Name, null,
-                $"its directory {MessageText.QuotePath(directory)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
-                exception);
-        }
-        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException or Lucene.Net.Index.CorruptIndexException)
+        catch (Exception exception) when (exception is IOException or UnauthorizedAccessException or InvalidDataException)
         {
             throw new IndexWriteException(definition.Name, null, $"cannot open its directory {MessageText.QuotePath(directory)}: {exception.Message}", exception);
         }
@@ -239,7 +235,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             _sink.Commit(checkpoint);
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw RecordIndexFailure(new IndexWriteException(Name, null, $"commit failed: {exception.Message}", exception));
         }
@@ -293,7 +289,7 @@ public sealed partial class DocumentIndex : IDisposable
             Interlocked.Increment(ref _rollbacks);
             Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {etag}), and the change feed is applied again from there");
         }
-        catch (Exception exception) when (IsEngineFailure(exception))
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             Volatile.Write(
                 ref _lastError,
@@ -337,7 +333,7 @@ public sealed partial class DocumentIndex : IDisposable
                 {
                     return;
                 }
-                catch (Exception exception) when (IsEngineFailure(exception))
+                catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
                 {
                     RefreshFailed(exception);
                 }

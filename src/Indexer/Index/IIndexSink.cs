@@ -1,20 +1,30 @@
 namespace Indexing.Indexer;
 
-// The boundary between "documents in batches" and a search engine. Everything above it (the
-// build and follow loops, extraction, checkpoints, failure accounting, metrics) is engine-neutral;
-// below it, LuceneIndexSink maps extracted values to Lucene fields and owns the writer. Another
-// engine (e.g. an Elasticsearch bulk client for a sharded deployment) would implement these two
-// interfaces; queries are engine-specific and stay outside.
+// The boundary between the indexing loop and a search engine, writing side. Everything above it
+// (DocumentIndex: the build and follow loops, extraction, checkpoints, failure accounting, metrics)
+// is engine-neutral and speaks to the engine only through IIndexSink, IIndexSinkWriter and
+// IIndexSearcher; below it, the Lucene engine (src/Indexer/Lucene) maps extracted values to Lucene
+// fields and owns the writer, the searcher, the query parser and the verify reader. Another engine
+// (e.g. an Elasticsearch/OpenSearch bulk client for a sharded deployment) would implement these
+// three interfaces: upserts and deletes by id become bulk actions, Commit stores the checkpoint
+// with the flushed data, Refresh is a refresh.
 //
-// Threading: CreateWriter, Commit, Refresh and the properties may be called from any thread;
-// each IIndexSinkWriter is used by one thread at a time.
-internal interface IIndexSink : IDisposable
+// Failures: a member throws what the engine throws; the loop wraps it once (IndexWriteException
+// naming the index and the document) and counts it, except an ArgumentException from Upsert (the
+// engine refuses that one document) and the indexer's own IndexExceptions, which pass as they are.
+//
+// Threading: CreateWriter, Commit, Refresh, RollbackToLastCommit and the properties may be called
+// from any thread; each IIndexSinkWriter is used by one thread at a time.
+internal interface IIndexSink
 {
     /// <summary>The checkpoint of the last commit, as found when the sink opened; null for a new index.</summary>
     IndexCheckpoint? OpenedCheckpoint { get; }
 
-    /// <summary>Live documents as of the last refresh.</summary>
-    long DocumentCount { get; }
+    /// <summary>The query side over what this sink has written, as of the last <see cref="Refresh"/>.</summary>
+    IIndexSearcher Searcher { get; }
+
+    /// <summary>The engine closed itself after a fatal error (e.g. a disk error during a flush): nothing more can be written until reopened.</summary>
+    bool WriterClosed { get; }
 
     /// <summary>A writer for one indexing thread (it keeps per-thread reusable state).</summary>
     IIndexSinkWriter CreateWriter();
@@ -27,6 +37,19 @@ internal interface IIndexSink : IDisposable
 
     /// <summary>Removes every document (before a bulk build restarts).</summary>
     void DeleteAll();
+
+    /// <summary>
+    /// Throws away everything written since the last commit and goes back to it (writer and query view),
+    /// for a loop whose applied etag no longer says what the engine holds; returns that commit's
+    /// checkpoint (null for an index never committed).
+    /// </summary>
+    IndexCheckpoint? RollbackToLastCommit();
+
+    /// <summary>
+    /// Closes (idempotent). With <paramref name="keepPending"/> the owner has committed its checkpoint
+    /// first; without it, what was written since the last commit is discarded (the index failed).
+    /// </summary>
+    void Close(bool keepPending);
 }
 
 // Writes documents for one thread.

@@ -100,9 +100,10 @@ public sealed record IndexOptions
         init => _maxConsecutiveFailures = Check(value, 1, 1000, nameof(MaxConsecutiveFailures), "failures");
     }
 
-    // Test seam: opens the Lucene directory at a path (default: FSDirectory.Open). Fault-injection
-    // tests wrap the real directory to make the Nth write or fsync fail.
-    internal Func<string, Lucene.Net.Store.Directory>? OpenDirectory { get; init; }
+    // Test seam: opens the index's engine in its directory (default: the Lucene engine,
+    // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
+    // the Nth write or fsync fail.
+    internal Func<string, IndexDefinition, IndexOptions, IIndexSink>? OpenSink { get; init; }
 
     // Test hook: called when StartFollowing begins, with the index; it may throw.
     internal Action<DocumentIndex>? StartFollowingHook { get; init; }

@@ -21,9 +21,9 @@ namespace Indexing.Indexer;
 internal sealed class LuceneDocumentMapper
 {
     private readonly FieldSlot[] _slots;
-    private readonly StringField _id = new(LuceneFieldNames.Id, "", Field.Store.YES);
-    private readonly Int64Field _etag = new(LuceneFieldNames.Etag, 0, Field.Store.YES);
-    private readonly NumericDocValuesField _etagValue = new(LuceneFieldNames.Etag, 0);
+    private readonly StringField _id = new(IndexFieldNames.Id, "", Field.Store.YES);
+    private readonly Int64Field _etag = new(IndexFieldNames.Etag, 0, Field.Store.YES);
+    private readonly NumericDocValuesField _etagValue = new(IndexFieldNames.Etag, 0);
     private readonly List<IIndexableField> _fields = [];
 
     public LuceneDocumentMapper(IndexDefinition definition)

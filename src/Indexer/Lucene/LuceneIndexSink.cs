@@ -10,9 +10,9 @@ using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace Indexing.Indexer;
 
-// The Lucene index behind IIndexSink: one directory (FSDirectory: MMapDirectory on 64-bit Linux,
-// NativeFSLockFactory, so a crashed process leaves no lock behind), one IndexWriter, one
-// SearcherManager over the writer for near-real-time queries.
+// The Lucene engine's writing side (IIndexSink): one directory (FSDirectory: MMapDirectory on 64-bit
+// Linux, NativeFSLockFactory, so a crashed process leaves no lock behind), one IndexWriter, one
+// SearcherManager over the writer for near-real-time queries, which its LuceneIndexSearcher reads.
 //
 // Owns, in creation order: directory, analyzer, writer, searcher manager; disposed in reverse.
 // A rollback (RollbackToLastCommit) replaces the writer and the searcher manager with new ones
@@ -42,20 +42,14 @@ internal sealed class LuceneIndexSink : IIndexSink
         _writer = writer;
         _searchers = searchers;
         OpenedCheckpoint = IndexCheckpoint.FromUserData(writer.CommitData);
+        Searcher = new LuceneIndexSearcher(this, definition);
     }
 
     public IndexDefinition Definition { get; }
 
     public IndexCheckpoint? OpenedCheckpoint { get; }
 
-    public long DocumentCount
-    {
-        get
-        {
-            using var lease = AcquireSearcher();
-            return lease.Searcher.IndexReader.NumDocs;
-        }
-    }
+    public IIndexSearcher Searcher { get; }
 
     /// <summary>The analyser documents were written with; queries analyse text the same way (thread-safe).</summary>
     public StandardAnalyzer Analyzer => _analyzer;
@@ -69,8 +63,8 @@ internal sealed class LuceneIndexSink : IIndexSink
     private IndexWriter Writer => Volatile.Read(ref _writer);
 
     /// <summary>
-    /// A near-real-time searcher for the query side; disposing the lease releases it to the manager
-    /// it came from (a rollback may have replaced that manager meanwhile).
+    /// A near-real-time searcher for the query side (<see cref="LuceneIndexSearcher"/>); disposing the
+    /// lease releases it to the manager it came from (a rollback may have replaced that manager meanwhile).
     /// </summary>
     public SearcherLease AcquireSearcher()
     {
@@ -88,9 +82,15 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
-    /// <summary>Opens (creating if needed) the index in <paramref name="path"/>.</summary>
-    /// <exception cref="LockObtainFailedException">Another open writer holds the directory.</exception>
-    public static LuceneIndexSink Open(string path, IndexDefinition definition, IndexOptions options)
+    /// <summary>Opens (creating if needed) the index in the existing directory <paramref name="path"/>.</summary>
+    /// <exception cref="IndexWriteException">Another open writer holds the directory.</exception>
+    /// <exception cref="IOException">The index cannot be read (a damaged commit is a CorruptIndexException, an IOException).</exception>
+    /// <exception cref="InvalidDataException">The last commit's checkpoint is unreadable.</exception>
+    public static LuceneIndexSink Open(string path, IndexDefinition definition, IndexOptions options) =>
+        Open(path, definition, options, static at => FSDirectory.Open(new DirectoryInfo(at)));
+
+    /// <summary>Opens the index as <see cref="Open(string, IndexDefinition, IndexOptions)"/> does, in the directory <paramref name="openDirectory"/> opens (fault-injection tests wrap the real one).</summary>
+    public static LuceneIndexSink Open(string path, IndexDefinition definition, IndexOptions options, Func<string, LuceneDirectory> openDirectory)
     {
         LuceneDirectory? directory = null;
         StandardAnalyzer? analyzer = null;
@@ -98,18 +98,26 @@ internal sealed class LuceneIndexSink : IIndexSink
         SearcherManager? searchers = null;
         try
         {
-            directory = options.OpenDirectory?.Invoke(path) ?? FSDirectory.Open(new DirectoryInfo(path));
+            directory = openDirectory(path);
             analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48);
             writer = OpenWriter(directory, analyzer, options);
             searchers = new SearcherManager(writer, applyAllDeletes: true, searcherFactory: null);
             return new LuceneIndexSink(definition, options, directory, analyzer, writer, searchers);
         }
-        catch
+        catch (Exception exception)
         {
             searchers?.Dispose();
             writer?.Dispose();
             analyzer?.Dispose();
             directory?.Dispose();
+            if (exception is LockObtainFailedException)
+            {
+                throw new IndexWriteException(
+                    definition.Name, null,
+                    $"its directory {MessageText.QuotePath(path)} is locked by another open writer (write.lock); close that index first, one writer per directory.",
+                    exception);
+            }
+
             throw;
         }
     }
@@ -290,9 +298,6 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
-    /// <summary>Closes as <see cref="Close"/> does after the owner's checkpoint commit.</summary>
-    public void Dispose() => Close(keepPending: true);
-
     public override string ToString() => $"Lucene index {MessageText.Quote(Definition.Name)}";
 
     // One thread's writer: its own mapper (reused fields) over the shared IndexWriter.
@@ -301,7 +306,7 @@ internal sealed class LuceneIndexSink : IIndexSink
     {
         public void Upsert(string id, long etag, ExtractedFields fields)
         {
-            var term = new Term(LuceneFieldNames.Id, id);
+            var term = new Term(IndexFieldNames.Id, id);
             var writer = sink.Writer;
             try
             {
@@ -326,7 +331,7 @@ internal sealed class LuceneIndexSink : IIndexSink
         {
             try
             {
-                sink.Writer.DeleteDocuments(new Term(LuceneFieldNames.Id, id));
+                sink.Writer.DeleteDocuments(new Term(IndexFieldNames.Id, id));
             }
             catch (ObjectDisposedException)
             {
@@ -335,12 +340,4 @@ internal sealed class LuceneIndexSink : IIndexSink
             }
         }
     }
-}
-
-/// <summary>A searcher acquired from one SearcherManager; disposing releases it there.</summary>
-internal readonly struct SearcherLease(SearcherManager manager, IndexSearcher searcher) : IDisposable
-{
-    public IndexSearcher Searcher { get; } = searcher;
-
-    public void Dispose() => manager.Release(Searcher);
 }

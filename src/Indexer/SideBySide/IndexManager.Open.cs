@@ -16,13 +16,20 @@ public sealed partial class IndexManager
     /// opened is listed in state Error with its reason (<see cref="IndexUnavailableException"/> for
     /// its queries); the others serve.
     /// </summary>
+    /// <param name="root">The directory of the catalog and every index generation.</param>
+    /// <param name="store">The documents every index is built from and follows.</param>
+    /// <param name="bulkSources">Starts the batch source of each rebuild's bulk phase (the server's: the adaptive prefetcher).</param>
+    /// <param name="options">Settings; defaults when null.</param>
+    /// <param name="observer">Told when a rebuild's bulk phase starts and ends (the server's admin page); none when null.</param>
     /// <exception cref="InvalidDataException">The catalog is unreadable, or missing while index directories exist.</exception>
-    public static IndexManager Open(string root, DocumentStore store, IndexManagerOptions? options = null)
+    public static IndexManager Open(
+        string root, DocumentStore store, BulkSourceFactory bulkSources, IndexManagerOptions? options = null, IRebuildObserver? observer = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(root);
         ArgumentNullException.ThrowIfNull(store);
+        ArgumentNullException.ThrowIfNull(bulkSources);
         options = (options ?? new IndexManagerOptions()).Validate();
-        var manager = new IndexManager(store, IndexCatalog.Load(Path.GetFullPath(root)), options);
+        var manager = new IndexManager(store, IndexCatalog.Load(Path.GetFullPath(root)), options, bulkSources, observer);
         try
         {
             manager.DeleteUnreferencedGenerations();

@@ -5,8 +5,9 @@ using Indexing.Storage;
 
 namespace Indexing.Indexer;
 
-// Side-by-side rebuild: bulk (snapshot -> adaptive prefetcher -> replacement), catch-up (change
-// feed after the snapshot), swap (last changes, commit, catalog switch, drain and delete the old).
+// Side-by-side rebuild: bulk (a batch source over a snapshot, from the BulkSourceFactory the manager
+// was given -> replacement), catch-up (change feed after the snapshot), swap (last changes, commit,
+// catalog switch, drain and delete the old).
 //
 // Crash safety comes from ordering against the catalog, the one source of truth for which
 // generation serves: the intent (generation, definition, phase) is persisted before the
@@ -204,15 +205,12 @@ public sealed partial class IndexManager
             return;
         }
 
-        // The store's Get latency is the foreground signal: the prefetcher backs off when a
-        // rebuild starts to hurt live reads.
-        var options = _options.Prefetch with { ForegroundLatency = _store.ForegroundReadLatency };
-        var prefetch = Prefetch.Start(_store, run.Definition.Collection, PrefetchStrategy.Adaptive, options, cancellationToken: token);
+        var prefetch = _bulkSources(new BulkSourceRequest(_store, run.Name, run.Definition.Collection), token);
         await using (prefetch.ConfigureAwait(false))
         {
             run.SnapshotEtag = prefetch.SnapshotEtag;
             run.AttachPrefetch(prefetch);
-            var watched = _options.WatchBulkPrefetch?.Invoke(run.Name, prefetch);
+            var watched = _observer?.BulkStarted(run.Name, prefetch);
             Hook(run.Name, RebuildPoint.BulkStarted);
             try
             {

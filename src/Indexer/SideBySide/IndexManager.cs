@@ -1,5 +1,3 @@
-using System.Text;
-
 using Indexing.Storage;
 
 namespace Indexing.Indexer;
@@ -35,17 +33,21 @@ public sealed partial class IndexManager : IAsyncDisposable
     private readonly DocumentStore _store;
     private readonly IndexCatalog _catalog;
     private readonly IndexManagerOptions _options;
+    private readonly BulkSourceFactory _bulkSources;
+    private readonly IRebuildObserver? _observer;
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ManagedIndex> _indexes = new(StringComparer.Ordinal);
     private readonly List<Task> _background = [];
     private readonly CancellationTokenSource _closing = new();
     private int _disposed;
 
-    private IndexManager(DocumentStore store, IndexCatalog catalog, IndexManagerOptions options)
+    private IndexManager(DocumentStore store, IndexCatalog catalog, IndexManagerOptions options, BulkSourceFactory bulkSources, IRebuildObserver? observer)
     {
         _store = store;
         _catalog = catalog;
         _options = options;
+        _bulkSources = bulkSources;
+        _observer = observer;
     }
 
     /// <summary>The directory holding the catalog and every index generation.</summary>
@@ -329,58 +331,4 @@ internal static class IndexNames
             throw new ArgumentException(problem, nameof(name));
         }
     }
-}
-
-/// <summary>No index has the given name.</summary>
-public sealed class IndexNotFoundException : Exception
-{
-    internal IndexNotFoundException(string name)
-        : base($"there is no index named {MessageText.Quote(name)}; define it first (PUT /indexes/{{name}}), or list the indexes to see their names.")
-    {
-        IndexName = name;
-    }
-
-    /// <summary>The name asked for.</summary>
-    public string IndexName { get; }
-}
-
-/// <summary>
-/// The index cannot answer: its serving generation could not be opened when the manager opened (a
-/// damaged or locked directory, an unreadable definition). A rebuild builds a new generation from
-/// the store and replaces it.
-/// </summary>
-public sealed class IndexUnavailableException : InvalidOperationException
-{
-    internal IndexUnavailableException(string name, int generation, string reason)
-        : base($"index {MessageText.Quote(name)} cannot answer: its generation {generation} could not be opened ({reason}). " +
-            $"Rebuild it from the store (POST /indexes/{name}/rebuild), or fix the cause and restart.")
-    {
-        IndexName = name;
-        Reason = reason;
-    }
-
-    /// <summary>The index.</summary>
-    public string IndexName { get; }
-
-    /// <summary>Why its generation could not be opened.</summary>
-    public string Reason { get; }
-}
-
-/// <summary>A rebuild of the index is already running; only one replacement per index at a time.</summary>
-public sealed class RebuildConflictException : InvalidOperationException
-{
-    private RebuildConflictException(string name, string message)
-        : base(message)
-    {
-        IndexName = name;
-    }
-
-    /// <summary>The index.</summary>
-    public string IndexName { get; }
-
-    internal static RebuildConflictException AlreadyRunning(string name, RebuildProgress running) =>
-        new(name, new StringBuilder()
-            .Append($"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
-            .Append($"started {running.StartedAt:u}); only one replacement per index runs at a time. Wait for it, or cancel it first.")
-            .ToString());
 }

@@ -1,5 +1,3 @@
-using Indexing.Prefetcher;
-
 namespace Indexing.Indexer;
 
 /// <summary>Settings of the <see cref="IndexManager"/>, fixed when it opens.</summary>
@@ -7,9 +5,6 @@ public sealed record IndexManagerOptions
 {
     /// <summary>Options every index is opened with.</summary>
     public IndexOptions Index { get; init; } = new();
-
-    /// <summary>Options of the bulk phase's adaptive prefetcher (its foreground signal is always the store's Get latency).</summary>
-    public PrefetchOptions Prefetch { get; init; } = new();
 
     /// <summary>
     /// The catch-up phase ends, and the swap begins, once the replacement is at most this many etags
@@ -23,13 +18,6 @@ public sealed record IndexManagerOptions
     /// longest time closing the manager waits for running queries.
     /// </summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
-
-    /// <summary>
-    /// Called when a rebuild's bulk phase starts its prefetcher, with the index name and the
-    /// prefetcher; the returned handle is disposed when the bulk phase ends. The server uses it to
-    /// show the prefetch on its admin page and in its metrics, and to let operators rethrottle it.
-    /// </summary>
-    public Func<string, IBatchSource, IDisposable>? WatchBulkPrefetch { get; init; }
 
     // Test hook: called at each RebuildPoint on the rebuild's thread; it may block (the crash
     // tests stop the process there) or throw (to fail the rebuild at that point).
@@ -46,8 +34,6 @@ public sealed record IndexManagerOptions
     internal IndexManagerOptions Validate()
     {
         ArgumentNullException.ThrowIfNull(Index);
-        ArgumentNullException.ThrowIfNull(Prefetch);
-        Prefetch.Validate();
         if (SwapLagEtags < 0)
         {
             throw new ArgumentOutOfRangeException(nameof(SwapLagEtags), SwapLagEtags, $"SwapLagEtags is {SwapLagEtags}; it must be 0 or more.");

@@ -1,3 +1,4 @@
+using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 
@@ -6,13 +7,14 @@ namespace Indexing.Server.Admin;
 /// <summary>
 /// The prefetches running in this server, by name, for the admin endpoints and metrics. Whoever
 /// starts a prefetch (the demo, a rebuild) registers it and disposes the registration when done;
-/// the registry never owns or disposes the sources themselves.
+/// the registry never owns or disposes the sources themselves. As the index manager's
+/// <see cref="IRebuildObserver"/>, it registers each rebuild's bulk prefetch as <c>rebuild &lt;index&gt;</c>.
 /// <para>
 /// Threading: any thread. Readers get an array that is never changed after publication, with one field read, so the one-second
 /// SSE loop and metric scrapes never contend with registrations.
 /// </para>
 /// </summary>
-internal sealed class PrefetchRegistry
+internal sealed class PrefetchRegistry : IRebuildObserver
 {
     private readonly Lock _lock = new();
     private RegisteredPrefetch[] _running = [];
@@ -43,6 +45,9 @@ internal sealed class PrefetchRegistry
 
         return new Registration(this, entry);
     }
+
+    /// <summary>Registers a rebuild's bulk prefetch as <c>rebuild &lt;index&gt;</c> until its bulk phase ends.</summary>
+    public IDisposable? BulkStarted(string indexName, IBatchSource source) => Register($"rebuild {indexName}", source);
 
     /// <summary>The prefetch registered under <paramref name="name"/>, or null.</summary>
     public RegisteredPrefetch? Find(string name) => Running.FirstOrDefault(r => r.Name == name);

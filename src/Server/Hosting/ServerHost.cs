@@ -1,5 +1,6 @@
 using System.Text.Json.Serialization;
 using Indexing.Indexer;
+using Indexing.Prefetcher;
 using Indexing.Server.Admin;
 using Indexing.Server.Http;
 using Indexing.Storage;
@@ -100,10 +101,15 @@ internal sealed partial class ServerHost : IAsyncDisposable
         WebApplication? app = null;
         try
         {
+            // Rebuilds read with the adaptive prefetcher (backing off on the store's Get latency), and
+            // show it on the admin page as "rebuild <index>", where operators can rethrottle it.
             indexes = IndexManager.Open(
                 options.IndexesDirectory,
                 store,
-                new IndexManagerOptions { WatchBulkPrefetch = (name, source) => prefetches.Register($"rebuild {name}", source) });
+                static (request, cancellationToken) =>
+                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, cancellationToken: cancellationToken),
+                new IndexManagerOptions(),
+                observer: prefetches);
             var opened = indexes;
             rebuilds.RegisterMany(() => RebuildBars(opened));
             metrics = new PrefetchMetrics(prefetches);

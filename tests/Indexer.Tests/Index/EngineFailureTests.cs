@@ -78,7 +78,7 @@ public sealed class EngineFailureTests
         RefreshInterval = TimeSpan.FromSeconds(10),
         FollowPollInterval = TimeSpan.FromMilliseconds(10),
         RamBufferSizeMB = 64,
-        OpenDirectory = openDirectory,
+        OpenSink = (path, definition, options) => LuceneIndexSink.Open(path, definition, options, openDirectory),
     };
 
     private static void WaitUntilApplied(DocumentIndex index, Storage.DocumentStore store) =>

@@ -1,5 +1,6 @@
 using Indexing.Datasets;
 using Indexing.Indexer.Tests.Index;
+using Indexing.Prefetcher;
 using Indexing.Storage;
 
 namespace Indexing.Indexer.Tests.SideBySide;
@@ -62,14 +63,17 @@ internal sealed class ManagerEnvironment : IDisposable
     public static IndexManagerOptions FastOptions(Action<string, RebuildPoint>? hook = null) => new()
     {
         Index = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
-        Prefetch = new Prefetcher.PrefetchOptions { BudgetBytes = 8 << 20 },
         SwapLagEtags = 50,
         RebuildHook = hook,
     };
 
-    public IndexManager OpenManager(IndexManagerOptions? options = null)
+    /// <summary>The bulk phase's source, as the server's: the adaptive prefetcher, with a small budget.</summary>
+    public static IBatchSource AdaptiveSource(BulkSourceRequest request, CancellationToken cancellationToken) =>
+        Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 8 << 20 }, cancellationToken: cancellationToken);
+
+    public IndexManager OpenManager(IndexManagerOptions? options = null, IRebuildObserver? observer = null, BulkSourceFactory? bulkSources = null)
     {
-        _manager = IndexManager.Open(IndexRoot, Store, options ?? FastOptions());
+        _manager = IndexManager.Open(IndexRoot, Store, bulkSources ?? AdaptiveSource, options ?? FastOptions(), observer);
         return _manager;
     }
 
@@ -116,6 +120,26 @@ internal sealed class ManagerEnvironment : IDisposable
         var progress = await manager.WaitForRebuildAsync(name).WaitAsync(TimeSpan.FromMinutes(2));
         Assert.NotNull(progress);
         return progress;
+    }
+
+    /// <summary>
+    /// Builds V1, calls <paramref name="startFailing"/>, rebuilds to V2 and asserts that the rebuild
+    /// failed saying <paramref name="error"/> while generation 1 alone serves all <paramref name="documents"/>.
+    /// </summary>
+    public async Task AssertFailedRebuildKeepsTheOldGenerationAsync(IndexManager manager, Action startFailing, string error, long documents)
+    {
+        manager.CreateOrUpdate(V1);
+        await WaitForRebuildAsync(manager, "orders");
+        startFailing();
+
+        manager.CreateOrUpdate(V2);
+        var failed = await WaitForRebuildAsync(manager, "orders");
+
+        Assert.Equal(RebuildPhase.Failed, failed.Phase);
+        Assert.Contains(error, failed.Error, StringComparison.Ordinal);
+        Assert.Equal(1, manager.GetSummary("orders").Generation);
+        Assert.Equal(["g000001"], GenerationDirectories("orders"));
+        Assert.Equal(documents, manager.Query("orders", new IndexQuery("*:*") { Take = 1 }).TotalHits);
     }
 
     private static void CopyDirectory(string from, string to)

@@ -1,4 +1,5 @@
 using System.Globalization;
+using System.Text.RegularExpressions;
 
 using Indexing.Storage;
 
@@ -24,6 +25,8 @@ namespace Indexing.Indexer;
 // min(50, MaxExpandedTerms) terms, and no pattern may start with a wildcard. Ranges are not capped:
 // their cost is linear in the terms they cover, like a long OR, and the time limit bounds it.
 //
+// Parse errors become QuerySyntaxException with the position (Parse below).
+//
 // Not thread-safe (the base keeps parse state): one instance per query; construction is cheap.
 internal sealed class DefinitionQueryParser : QueryParser
 {
@@ -32,17 +35,34 @@ internal sealed class DefinitionQueryParser : QueryParser
     private readonly QueryBudget _budget;
     private readonly BoundedTermsRewrite _rewrite;
 
-    public DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer, QueryBudget budget)
+    private DefinitionQueryParser(IndexDefinition definition, IReadOnlyDictionary<string, IndexFieldType> types, string defaultField, Analyzer analyzer, QueryBudget budget)
         : base(LuceneVersion.LUCENE_48, defaultField, analyzer)
     {
         _definition = definition;
-        _types = types; // the index's cached ordinal map, shared by every query
+        _types = types; // the index's immutable map, shared by every query
         _budget = budget;
         _rewrite = new BoundedTermsRewrite(budget);
         // Keyword values are exact and text is lowercased by the analyser, so lowercasing
         // wildcard/prefix terms is decided per field below, not globally.
         LowercaseExpandedTerms = false;
         AllowLeadingWildcard = false;
+    }
+
+    /// <summary>Parses the query's text for the index of <paramref name="fields"/>, text analysed by <paramref name="analyzer"/>.</summary>
+    /// <exception cref="QuerySyntaxException">The text is not valid classic syntax.</exception>
+    /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a pattern it refuses.</exception>
+    public static Query Parse(IndexDefinition definition, QueryFields fields, IndexQuery query, Analyzer analyzer, QueryBudget budget)
+    {
+        var parser = new DefinitionQueryParser(definition, fields.Types, fields.DefaultField(query), analyzer, budget);
+        try
+        {
+            return parser.Parse(query.Text);
+        }
+        catch (ParseException exception)
+        {
+            var (column, problem) = Describe(query.Text, exception);
+            throw new QuerySyntaxException(definition.Name, query.Text, column, problem, exception);
+        }
     }
 
     protected override Query GetFieldQuery(string field, string queryText, bool quoted)
@@ -167,4 +187,50 @@ internal sealed class DefinitionQueryParser : QueryParser
             : throw Invalid($"{MessageText.Quote(text)} is not true or false for bool field {MessageText.Quote(field)}.");
 
     private InvalidQueryException Invalid(string problem) => new(_definition.Name, problem);
+
+    // The parser's position (1-based) and a short problem; Lucene's own message lists every token
+    // it could have expected, which says little to a person typing a query. The parser's token
+    // columns are 0-based; the lexer's error columns are 1-based.
+    private static (int Column, string Problem) Describe(string text, ParseException exception)
+    {
+        if (exception.InnerException is ParseException { CurrentToken.Next: { } next })
+        {
+            return next.Kind == 0
+                ? (text.Length + 1, "the query ends where a term, a phrase or a closing bracket was expected")
+                : (next.BeginColumn + 1, $"{MessageText.Quote(next.Image)} is not expected there");
+        }
+
+        var message = exception.InnerException?.Message ?? exception.Message;
+        if (exception.InnerException is TokenMgrError && message.Contains("Encountered: <EOF>", StringComparison.Ordinal))
+        {
+            var quote = UnclosedQuote(text);
+            return quote >= 0
+                ? (quote + 1, "the phrase opened by this '\"' is never closed")
+                : (text.Length + 1, "the query ends inside an unfinished term (a trailing '\\'?)");
+        }
+
+        var match = Regex.Match(message, @"column (\d+)", RegexOptions.CultureInvariant);
+        var column = match.Success ? int.Parse(match.Groups[1].Value, CultureInfo.InvariantCulture) : 0;
+        var colon = message.IndexOf("': ", StringComparison.Ordinal);
+        return (column, colon >= 0 ? message[(colon + 3)..] : message);
+    }
+
+    // Index of the '"' that opens a phrase never closed, or -1.
+    private static int UnclosedQuote(string text)
+    {
+        var open = -1;
+        for (var i = 0; i < text.Length; i++)
+        {
+            if (text[i] == '\\')
+            {
+                i++;
+            }
+            else if (text[i] == '"')
+            {
+                open = open < 0 ? i : -1;
+            }
+        }
+
+        return open;
+    }
 }

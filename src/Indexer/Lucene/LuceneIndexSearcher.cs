@@ -1,0 +1,151 @@
+using Indexing.Storage;
+
+using Lucene.Net.Search;
+
+namespace Indexing.Indexer;
+
+// The Lucene engine's reading side (IIndexSearcher), over the near-real-time searchers of its sink's
+// SearcherManager: queries (DefinitionQueryParser, sort on doc values, top-N collection under the
+// query's budget, hits' id and etag from stored fields) and the verify reader (every live entry's
+// id from stored fields and etag from doc values).
+//
+// Each call acquires a searcher and releases it in finally (a rollback may replace the manager
+// meanwhile: the lease releases to the one it came from), so a query stopped part-way by its budget
+// holds nothing. Thread-safe: the analyser and QueryFields are shared, parsers are per query.
+internal sealed class LuceneIndexSearcher : IIndexSearcher
+{
+    private static readonly HashSet<string> _hitFields = [IndexFieldNames.Id, IndexFieldNames.Etag];
+    private static readonly HashSet<string> _idOnly = [IndexFieldNames.Id];
+
+    private readonly LuceneIndexSink _sink;
+    private readonly IndexDefinition _definition;
+    private readonly QueryFields _fields;
+
+    public LuceneIndexSearcher(LuceneIndexSink sink, IndexDefinition definition)
+    {
+        _sink = sink;
+        _definition = definition;
+        _fields = new QueryFields(definition);
+    }
+
+    public long DocumentCount
+    {
+        get
+        {
+            using var lease = _sink.AcquireSearcher();
+            return lease.Searcher.IndexReader.NumDocs;
+        }
+    }
+
+    public int ViewsHeld
+    {
+        get
+        {
+            using var lease = _sink.AcquireSearcher();
+            return lease.Searcher.IndexReader.RefCount - 2; // the manager's and this getter's own
+        }
+    }
+
+    public QueryResult Search(IndexQuery query, QueryBudget budget)
+    {
+        var parsed = DefinitionQueryParser.Parse(_definition, _fields, query, _sink.Analyzer, budget);
+        var sort = Sort(_fields.SortFields(query.Sort), query.Sort);
+        var window = query.Skip + query.Take;
+        SearcherLease lease;
+        try
+        {
+            lease = _sink.AcquireSearcher();
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(_definition.Name, $"opening a searcher failed: {exception.Message}", exception);
+        }
+
+        try
+        {
+            var searcher = lease.Searcher;
+            // The collectors IndexSearcher.Search(query, n[, sort]) would make, told that documents may
+            // arrive out of order (always correct, as the tie-break on doc id holds either way), and
+            // wrapped to check the budget as documents arrive.
+            ITopDocsCollector topCollector = sort is null
+                ? TopScoreDocCollector.Create(window, docsScoredInOrder: false)
+                : TopFieldCollector.Create(sort, window, fillFields: true, trackDocScores: true, trackMaxScore: false, docsScoredInOrder: false);
+            searcher.Search(parsed, new BudgetedCollector((ICollector)topCollector, budget));
+            var top = topCollector.GetTopDocs();
+            var hits = new List<QueryHit>(Math.Max(0, Math.Min(query.Take, top.ScoreDocs.Length - query.Skip)));
+            for (var i = query.Skip; i < top.ScoreDocs.Length; i++)
+            {
+                budget.CheckSometimes();
+                var scoreDoc = top.ScoreDocs[i];
+                var stored = searcher.Doc(scoreDoc.Doc, _hitFields);
+                hits.Add(new QueryHit(stored.Get(IndexFieldNames.Id), scoreDoc.Score, stored.GetField(IndexFieldNames.Etag)?.GetInt64Value() ?? 0));
+            }
+
+            return new QueryResult(top.TotalHits, hits);
+        }
+        catch (BooleanQuery.TooManyClausesException)
+        {
+            throw new InvalidQueryException(
+                _definition.Name, $"query {MessageText.Quote(query.Text)} expands to more than {BooleanQuery.MaxClauseCount} terms; make its wildcards or ranges narrower.");
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(_definition.Name, $"searching failed: {exception.Message}", exception);
+        }
+        finally
+        {
+            lease.Dispose();
+        }
+    }
+
+    public IEnumerable<IndexEntry> ReadEntries()
+    {
+        using var lease = _sink.AcquireSearcher();
+        foreach (var leaf in lease.Searcher.IndexReader.Leaves)
+        {
+            var reader = leaf.AtomicReader;
+            var live = reader.LiveDocs;
+            var etags = reader.GetNumericDocValues(IndexFieldNames.Etag);
+            for (var doc = 0; doc < reader.MaxDoc; doc++)
+            {
+                if (live is not null && !live.Get(doc))
+                {
+                    continue;
+                }
+
+                yield return new IndexEntry(reader.Document(doc, _idOnly).Get(IndexFieldNames.Id), etags?.Get(doc) ?? 0);
+            }
+        }
+    }
+
+    // Keyword fields sort by their sorted doc values, doubles and longs (bool as 0/1) by numeric ones.
+    private static Sort? Sort(IndexFieldDefinition[] fields, IReadOnlyList<QuerySort> keys)
+    {
+        if (fields.Length == 0)
+        {
+            return null;
+        }
+
+        var sortFields = new SortField[fields.Length];
+        for (var i = 0; i < fields.Length; i++)
+        {
+            var type = fields[i].Type switch
+            {
+                IndexFieldType.Keyword => SortFieldType.STRING,
+                IndexFieldType.Double => SortFieldType.DOUBLE,
+                _ => SortFieldType.INT64,
+            };
+            sortFields[i] = new SortField(fields[i].Name, type, keys[i].Descending);
+        }
+
+        return new Sort(sortFields);
+    }
+}
+
+/// <summary>A searcher acquired from one SearcherManager; disposing releases it there.</summary>
+internal readonly struct SearcherLease(SearcherManager manager, IndexSearcher searcher) : IDisposable
+{
+    public IndexSearcher Searcher { get; } = searcher;
+
+    public void Dispose() => manager.Release(Searcher);
+}

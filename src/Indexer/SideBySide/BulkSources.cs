@@ -1,0 +1,35 @@
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Indexer;
+
+/// <summary>
+/// Starts the batch source a rebuild's bulk phase builds the replacement from (the server passes the
+/// adaptive prefetcher); called on the rebuild's thread. The manager disposes the source when the
+/// bulk phase ends, and cancels it through <paramref name="cancellationToken"/> when the rebuild stops.
+/// </summary>
+/// <param name="request">What to read.</param>
+/// <param name="cancellationToken">Cancelled when the rebuild is cancelled or the manager closes.</param>
+/// <returns>A source over every live document of <see cref="BulkSourceRequest.Collection"/>, in a snapshot of <see cref="BulkSourceRequest.Store"/> taken now.</returns>
+public delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, CancellationToken cancellationToken);
+
+/// <summary>What a rebuild's bulk phase reads.</summary>
+/// <param name="Store">The manager's store: the source must read a snapshot of it, as the catch-up phase continues from that snapshot's etag in it.</param>
+/// <param name="IndexName">The index being rebuilt.</param>
+/// <param name="Collection">The collection of the definition being built.</param>
+public sealed record BulkSourceRequest(DocumentStore Store, string IndexName, string Collection);
+
+/// <summary>
+/// Told by the <see cref="IndexManager"/> what its rebuilds are doing, for its host's operators: the
+/// server shows a rebuild's bulk prefetch on its admin page (as <c>rebuild &lt;index&gt;</c>) and in its
+/// metrics, and lets operators rethrottle it.
+/// </summary>
+public interface IRebuildObserver
+{
+    /// <summary>
+    /// A rebuild of <paramref name="indexName"/> started its bulk phase, reading <paramref name="source"/>
+    /// (as the <see cref="BulkSourceFactory"/> returned it); called on the rebuild's thread before the
+    /// first batch is taken. The returned handle, if any, is disposed when the bulk phase ends, before the source is.
+    /// </summary>
+    IDisposable? BulkStarted(string indexName, IBatchSource source);
+}

@@ -1,0 +1,29 @@
+namespace Indexing.Indexer.Tests.Boundaries;
+
+// One exception family: everything the indexer throws on purpose derives from IndexException and
+// names the index; misuse of its API stays with the BCL's exceptions (see src/Indexer/IndexExceptions.cs).
+public sealed class ExceptionFamilyTests
+{
+    [Fact]
+    public void EveryPublicException_IsAnIndexException_OneLevelDown()
+    {
+        var exceptions = typeof(DocumentIndex).Assembly.GetExportedTypes()
+            .Where(t => typeof(Exception).IsAssignableFrom(t))
+            .ToList();
+
+        Assert.Equal(
+            [
+                nameof(IndexDefinitionException), nameof(IndexException), nameof(IndexNotFoundException), nameof(IndexReadException),
+                nameof(IndexUnavailableException), nameof(IndexWriteException), nameof(InvalidQueryException), nameof(QueryExpansionException),
+                nameof(QuerySyntaxException), nameof(QueryTimeoutException), nameof(RebuildConflictException),
+            ],
+            exceptions.Select(t => t.Name).Order(StringComparer.Ordinal));
+        Assert.Equal(typeof(Exception), typeof(IndexException).BaseType);
+        Assert.True(typeof(IndexException).IsAbstract);
+        Assert.All(exceptions.Where(t => t != typeof(IndexException)), t =>
+        {
+            Assert.Equal(typeof(IndexException), t.BaseType);
+            Assert.True(t.IsSealed, $"{t.Name} is not sealed");
+        });
+    }
+}
