@@ -201,7 +201,10 @@ public sealed partial class IndexManager : IAsyncDisposable
 
         // First: from here on the indexes close, and the store must not wait on them to purge.
         UnregisterTombstoneWatermark();
-        await _closing.CancelAsync().ConfigureAwait(false);
+        // Synchronously: every rebuild's linked token is cancelled before this method first yields,
+        // so a rebuild released from a wait right after the close began still sees the shutdown
+        // (CancelAsync cancels linked sources later, from the thread pool).
+        _closing.Cancel();
         ManagedIndex[] all;
         lock (_lock)
         {
