@@ -104,6 +104,31 @@ public sealed partial class IndexManager : IAsyncDisposable
     }
 
     /// <summary>
+    /// Bytes every index writer buffers in RAM now: each serving generation's, and each running
+    /// rebuild's replacement's (a side-by-side rebuild has two writers per index). For memory accounting.
+    /// </summary>
+    public long RamBufferBytes
+    {
+        get
+        {
+            lock (_lock)
+            {
+                long bytes = 0;
+                foreach (var managed in _indexes.Values)
+                {
+                    bytes += managed.Active?.Index.RamBufferBytes ?? 0;
+                    if (managed.Rebuild is { } rebuild && !ReferenceEquals(rebuild.Target, managed.Active?.Index))
+                    {
+                        bytes += rebuild.Target.RamBufferBytes;
+                    }
+                }
+
+                return bytes;
+            }
+        }
+    }
+
+    /// <summary>
     /// The index's state as an operator reads it: serving generation, checkpoint, lag, rebuild. An
     /// index whose serving generation could not be opened reads as state Error with the reason.
     /// </summary>
