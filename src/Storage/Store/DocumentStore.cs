@@ -104,16 +104,18 @@ public sealed partial class DocumentStore : IDisposable
         ArgumentException.ThrowIfNullOrWhiteSpace(path);
         options ??= StoreOptions.Default;
         var full = System.IO.Path.GetFullPath(path);
-        Directory.CreateDirectory(full);
         try
         {
-            // Before the first RocksDB object: the native library is chosen once per process.
+            // Before the first RocksDB object (and before anything is created on disk): the native
+            // library is chosen once per process.
             RocksDbNative.Ensure(options.NativeLibrary);
         }
         catch (InvalidOperationException e)
         {
             throw new DocumentStoreException($"could not open the document store at {MessageText.Quote(full)}: {e.Message}", e);
         }
+
+        Directory.CreateDirectory(full);
 
         var tuning = new StoreTuning(options);
         try

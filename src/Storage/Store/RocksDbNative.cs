@@ -165,8 +165,35 @@ public static class RocksDbNative
             }
 
             _selected = library;
-            _loadedPath = loaded is null ? null : Path.GetFullPath(loaded);
+            _loadedPath = ServingFile() ?? (loaded is null ? null : Path.GetFullPath(loaded));
         }
+    }
+
+    /// <summary>
+    /// The file the code behind <c>Native.Instance</c> lives in, asked of the dynamic linker (dladdr)
+    /// for one of its function pointers: where RocksDB calls really go, whatever the loader tried.
+    /// Null when that cannot be told (not Linux, or no function bound).
+    /// </summary>
+    internal static string? ServingFile()
+    {
+        if (!OperatingSystem.IsLinux())
+        {
+            return null;
+        }
+
+        // The generated subclass keeps one delegate per native function; any bound one will do.
+        var instance = Native.Instance;
+        foreach (var field in instance.GetType().GetFields(System.Reflection.BindingFlags.Instance | System.Reflection.BindingFlags.NonPublic))
+        {
+            if (field.GetValue(instance) is Delegate bound
+                && Marshal.GetFunctionPointerForDelegate(bound) is var address && address != IntPtr.Zero
+                && Dl.dladdr(address, out var info) != 0 && info.FileName != IntPtr.Zero)
+            {
+                return Marshal.PtrToStringUTF8(info.FileName);
+            }
+        }
+
+        return null;
     }
 
     private static void RequireJemalloc()
@@ -242,6 +269,23 @@ public static class RocksDbNative
         OperatingSystem.IsLinux()
             ? File.ReadLines("/proc/self/maps").Select(l => l.IndexOf('/', StringComparison.Ordinal) is var i and >= 0 ? l[i..] : null).OfType<string>().Distinct()
             : [];
+
+    private static class Dl
+    {
+        [StructLayout(LayoutKind.Sequential)]
+        public struct Info
+        {
+            public IntPtr FileName;
+            public IntPtr FileBase;
+            public IntPtr SymbolName;
+            public IntPtr SymbolAddress;
+        }
+
+#pragma warning disable SYSLIB1054 // LibraryImport needs unsafe code, which this project keeps off; one call at open.
+        [DllImport("libc", EntryPoint = "dladdr")]
+        public static extern int dladdr(IntPtr address, out Info info);
+#pragma warning restore SYSLIB1054
+    }
 
     // Hands the package's importer one already loaded library, whatever name it asks for.
     private sealed class OneFileImporter(IntPtr handle) : NativeImport.INativeLibImporter
