@@ -44,11 +44,16 @@ public static class TimelineFiles
         File.WriteAllText(path, text.ToString());
     }
 
-    public static void WriteSvg<T>(string path, string title, IReadOnlyList<T> timeline, Func<T, TimeSpan> elapsed, IReadOnlyList<TimelinePanel<T>> panels)
+    /// <summary>
+    /// Writes the plot. With <paramref name="phase"/>, a grey vertical line across every panel marks
+    /// each sample whose phase differs from the one before, labelled with the new phase.
+    /// </summary>
+    public static void WriteSvg<T>(
+        string path, string title, IReadOnlyList<T> timeline, Func<T, TimeSpan> elapsed, IReadOnlyList<TimelinePanel<T>> panels, Func<T, string>? phase = null)
     {
         ArgumentNullException.ThrowIfNull(timeline);
         ArgumentNullException.ThrowIfNull(panels);
-        var height = Top + (panels.Count * (PanelHeight + Gap)) + 20;
+        var height = Top + (panels.Count * (PanelHeight + Gap)) + 32;
         var seconds = Math.Max(0.001, timeline.Count == 0 ? 1 : elapsed(timeline[^1]).TotalSeconds);
         var plotWidth = Width - Left - Right;
         var svg = new StringBuilder();
@@ -90,7 +95,24 @@ public static class TimelineFiles
             }
         }
 
-        var axis = Top + (panels.Count * (PanelHeight + Gap)) - Gap + 14;
+        if (phase is not null)
+        {
+            var bottom = Top + (panels.Count * (PanelHeight + Gap)) - Gap;
+            string? previous = null;
+            foreach (var sample in timeline)
+            {
+                var current = phase(sample);
+                if (current != previous)
+                {
+                    var x = Left + (elapsed(sample).TotalSeconds / seconds * plotWidth);
+                    svg.Append(CultureInfo.InvariantCulture, $"""<line x1="{x:0.0}" y1="{Top}" x2="{x:0.0}" y2="{bottom}" stroke="#999" stroke-dasharray="3,3"/>""");
+                    svg.Append(CultureInfo.InvariantCulture, $"""<text x="{x + 2:0.0}" y="{bottom + 12}" fill="#666">{Escape(current)}</text>""").Append('\n');
+                    previous = current;
+                }
+            }
+        }
+
+        var axis = Top + (panels.Count * (PanelHeight + Gap)) - Gap + 26;
         svg.Append(CultureInfo.InvariantCulture, $"""<text x="{Left}" y="{axis}">0 s</text><text x="{Width - Right}" y="{axis}" text-anchor="end">{seconds:0.0} s</text>""").Append('\n');
         svg.Append("</svg>\n");
         File.WriteAllText(path, svg.ToString());
