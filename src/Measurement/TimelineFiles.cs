@@ -53,7 +53,7 @@ public static class TimelineFiles
     {
         ArgumentNullException.ThrowIfNull(timeline);
         ArgumentNullException.ThrowIfNull(panels);
-        var height = Top + (panels.Count * (PanelHeight + Gap)) + 32;
+        var height = Top + (panels.Count * (PanelHeight + Gap)) + 54;
         var seconds = Math.Max(0.001, timeline.Count == 0 ? 1 : elapsed(timeline[^1]).TotalSeconds);
         var plotWidth = Width - Left - Right;
         var svg = new StringBuilder();
@@ -99,20 +99,25 @@ public static class TimelineFiles
         {
             var bottom = Top + (panels.Count * (PanelHeight + Gap)) - Gap;
             string? previous = null;
+            var lastLabelEnd = double.MinValue;
+            var row = 0;
             foreach (var sample in timeline)
             {
                 var current = phase(sample);
                 if (current != previous)
                 {
                     var x = Left + (elapsed(sample).TotalSeconds / seconds * plotWidth);
-                    svg.Append(CultureInfo.InvariantCulture, $"""<line x1="{x:0.0}" y1="{Top}" x2="{x:0.0}" y2="{bottom}" stroke="#999" stroke-dasharray="3,3"/>""");
-                    svg.Append(CultureInfo.InvariantCulture, $"""<text x="{x + 2:0.0}" y="{bottom + 12}" fill="#666">{Escape(current)}</text>""").Append('\n');
+                    // Phases seconds apart would print over each other: such a label goes one row lower.
+                    row = x < lastLabelEnd ? (row + 1) % 3 : 0;
+                    svg.Append(CultureInfo.InvariantCulture, $"""<line x1="{x:0.0}" y1="{Top}" x2="{x:0.0}" y2="{bottom + (row * 11)}" stroke="#999" stroke-dasharray="3,3"/>""");
+                    svg.Append(CultureInfo.InvariantCulture, $"""<text x="{x + 2:0.0}" y="{bottom + 12 + (row * 11)}" fill="#666">{Escape(current)}</text>""").Append('\n');
+                    lastLabelEnd = Math.Max(lastLabelEnd, x + 4 + (current.Length * 6));
                     previous = current;
                 }
             }
         }
 
-        var axis = Top + (panels.Count * (PanelHeight + Gap)) - Gap + 26;
+        var axis = Top + (panels.Count * (PanelHeight + Gap)) - Gap + (phase is null ? 14 : 48);
         svg.Append(CultureInfo.InvariantCulture, $"""<text x="{Left}" y="{axis}">0 s</text><text x="{Width - Right}" y="{axis}" text-anchor="end">{seconds:0.0} s</text>""").Append('\n');
         svg.Append("</svg>\n");
         File.WriteAllText(path, svg.ToString());
