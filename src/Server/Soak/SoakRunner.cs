@@ -11,7 +11,7 @@ namespace Indexing.Server.Soak;
 /// <summary>
 /// The scale run, in order: start the server over the data directory (its admin page shows the
 /// run live), load the dataset unless it is there, build the index the first time, then rebuild it
-/// side by side under the demo's live traffic (<see cref="RebuildStep"/>: two writers, a querier, a
+/// side by side (always to the demo's wide definition, so runs compare) under the demo's live traffic (<see cref="RebuildStep"/>: two writers, a querier, a
 /// foreground reader), keep the traffic on for a while after, and write what the one-second samples
 /// showed (<see cref="SoakFiles"/>). The demo's pieces, reused; the run exits when done.
 /// </summary>
@@ -81,12 +81,15 @@ internal sealed class SoakRunner
         if (!indexes.Names.Contains(RebuildStep.IndexName))
         {
             recorder.Enter(SoakStage.InitialBuild);
-            indexes.CreateOrUpdate(DemoIndexes.Narrow(RebuildStep.IndexName, dataset.Collection));
+            indexes.CreateOrUpdate(DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection));
             await WaitForInitialBuildAsync(indexes, cancellationToken).ConfigureAwait(false);
         }
 
         recorder.Enter(SoakStage.SideBySide);
-        var rebuild = await new RebuildStep(_console).RunAsync(store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
+        // Always to the wide definition (its text field makes indexing the larger half): every run
+        // does the same work, so runs with different allocators or settings compare.
+        var rebuild = await new RebuildStep(_console).RunAsync(
+            store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken, DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection)).ConfigureAwait(false);
         StatusTables.WriteRebuildReport(_console, rebuild);
 
         recorder.Enter(SoakStage.After);
