@@ -94,7 +94,26 @@ internal sealed class SoakRecorder : IAsyncDisposable
         }
     }
 
+    /// <summary>The first sample that failed, and why (type and message); null while none has. Sampling goes on after one.</summary>
+    public string? FirstError { get; private set; }
+
     private void Sample()
+    {
+        try
+        {
+            SampleNow();
+        }
+        catch (Exception e) when (e is not OutOfMemoryException)
+        {
+            // One bad second must not end the run's timeline; the report says it happened.
+            lock (_lock)
+            {
+                FirstError ??= $"{Stopwatch.GetElapsedTime(_started).TotalSeconds:0.0} s: {e.GetType().Name}: {e.Message}";
+            }
+        }
+    }
+
+    private void SampleNow()
     {
         var memory = ProcessMemory.Read(Stopwatch.GetElapsedTime(_started), _host.Store, _host.Indexes, _host.Prefetches);
         var gets = _host.Store.ForegroundReadLatency.Snapshot(Interval);

@@ -101,6 +101,11 @@ internal sealed class SoakRunner
         }
 
         var samples = await recorder.StopAsync().ConfigureAwait(false);
+        if (recorder.FirstError is { } error)
+        {
+            _console.MarkupLineInterpolated($"[yellow]warning:[/] a sample failed ({error}); the timeline has a gap there");
+        }
+
         var report = SoakReport.From(_settings, dataset, store.Options, host.Memory.Bound, rebuild, samples);
         SoakFiles.Write(_settings, report, samples);
         var growth = report.SecondHalfGrowth is { } g ? string.Create(CultureInfo.InvariantCulture, $"{g * 100:+0.0;-0.0}%") : "-";
