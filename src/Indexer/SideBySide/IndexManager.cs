@@ -111,20 +111,25 @@ public sealed partial class IndexManager : IAsyncDisposable
     {
         get
         {
+            // The writers are read outside the lock (Lucene takes its own); one closed meanwhile reads 0.
+            var writers = new List<DocumentIndex>();
             lock (_lock)
             {
-                long bytes = 0;
                 foreach (var managed in _indexes.Values)
                 {
-                    bytes += managed.Active?.Index.RamBufferBytes ?? 0;
+                    if (managed.Active?.Index is { } serving)
+                    {
+                        writers.Add(serving);
+                    }
+
                     if (managed.Rebuild is { } rebuild && !ReferenceEquals(rebuild.Target, managed.Active?.Index))
                     {
-                        bytes += rebuild.Target.RamBufferBytes;
+                        writers.Add(rebuild.Target);
                     }
                 }
-
-                return bytes;
             }
+
+            return writers.Sum(index => index.RamBufferBytes);
         }
     }
 
