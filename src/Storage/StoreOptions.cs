@@ -32,6 +32,16 @@ public sealed class StoreOptions
     /// <summary>Largest allowed <see cref="BlockCacheBytes"/>: 1 TiB.</summary>
     internal const long BlockCacheBytesCeiling = 1L << 40;
 
+    /// <summary>Default <see cref="RowCacheBytes"/>: 0, no row cache (until measured: benchmarks/row-cache).</summary>
+    internal const long DefaultRowCacheBytes = 0;
+
+    /// <summary>
+    /// Default <see cref="NativeLibrary"/>: the glibc build, as before the choice existed (until measured:
+    /// benchmarks/results/scale.md). Switching the default is this line (jemalloc also needs the process
+    /// started with libjemalloc.so.2 preloaded; see <see cref="RocksDbNative"/>).
+    /// </summary>
+    public const RocksDbLibrary DefaultNativeLibrary = RocksDbLibrary.Glibc;
+
     /// <summary>Default <see cref="TombstonePurgeInterval"/>: 1 second.</summary>
     public static readonly TimeSpan DefaultTombstonePurgeInterval = TimeSpan.FromSeconds(1);
 
@@ -44,6 +54,8 @@ public sealed class StoreOptions
     internal const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
     internal const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
     internal const string TombstonePurgeIntervalSetting = "Storage:TombstonePurgeInterval";
+    internal const string RowCacheBytesSetting = "Storage:RowCacheBytes";
+    internal const string NativeLibrarySetting = "Storage:NativeLibrary";
 
     /// <summary>Builds options, throwing <see cref="ArgumentOutOfRangeException"/> for a value out of range.</summary>
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
@@ -51,12 +63,16 @@ public sealed class StoreOptions
     /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
     /// <param name="directReads">Whether the store reads SST files with direct I/O (DB-wide), bypassing the OS page cache.</param>
     /// <param name="tombstonePurgeInterval">How often the tombstone purger asks for the low watermark; 10 ms to 1 h (default 1 s).</param>
+    /// <param name="rowCacheBytes">Row cache size for point reads; 0 for none (the default), else 1 MiB to 1 TiB.</param>
+    /// <param name="nativeLibrary">The RocksDB build the process runs (chosen by the first store opened).</param>
     public StoreOptions(
         long maxDocumentBytes = DefaultMaxDocumentBytes,
         bool syncWrites = true,
         long blockCacheBytes = DefaultBlockCacheBytes,
         bool directReads = false,
-        TimeSpan? tombstonePurgeInterval = null)
+        TimeSpan? tombstonePurgeInterval = null,
+        long rowCacheBytes = DefaultRowCacheBytes,
+        RocksDbLibrary nativeLibrary = DefaultNativeLibrary)
     {
         if (maxDocumentBytes is < MaxDocumentBytesFloor or > MaxDocumentBytesCeiling)
         {
@@ -78,6 +94,21 @@ public sealed class StoreOptions
                 DefaultBlockCacheBytes);
         }
 
+        if (rowCacheBytes != 0 && rowCacheBytes is < BlockCacheBytesFloor or > BlockCacheBytesCeiling)
+        {
+            throw OutOfRange(
+                nameof(rowCacheBytes),
+                RowCacheBytesSetting,
+                rowCacheBytes,
+                $"0 (no row cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
+                DefaultRowCacheBytes);
+        }
+
+        if (!Enum.IsDefined(nativeLibrary))
+        {
+            throw new ArgumentOutOfRangeException(nameof(nativeLibrary), nativeLibrary, $"{NativeLibrarySetting} must be glibc or jemalloc.");
+        }
+
         var purgeInterval = tombstonePurgeInterval ?? DefaultTombstonePurgeInterval;
         if (purgeInterval < TombstonePurgeIntervalFloor || purgeInterval > TombstonePurgeIntervalCeiling)
         {
@@ -93,6 +124,8 @@ public sealed class StoreOptions
         BlockCacheBytes = blockCacheBytes;
         DirectReads = directReads;
         TombstonePurgeInterval = purgeInterval;
+        RowCacheBytes = rowCacheBytes;
+        NativeLibrary = nativeLibrary;
     }
 
     /// <summary>The defaults: 64 MiB documents, synced writes, 256 MiB block cache, buffered (page-cached) reads.</summary>
@@ -125,6 +158,16 @@ public sealed class StoreOptions
     /// </summary>
     public TimeSpan TombstonePurgeInterval { get; }
 
+    /// <summary>
+    /// Size of the engine's row cache in bytes; 0 means none. The row cache holds whole values found by
+    /// point reads (Get, MultiGet), so a hot document is served without touching a block; off by default
+    /// until measured (benchmarks/row-cache).
+    /// </summary>
+    public long RowCacheBytes { get; }
+
+    /// <summary>The RocksDB native library the process runs (see <see cref="RocksDbNative"/>); process-wide, chosen by the first store opened.</summary>
+    public RocksDbLibrary NativeLibrary { get; }
+
     /// <summary>The effective configuration, e.g. "MaxDocumentBytes=64 MiB, SyncWrites=true, ...".</summary>
     public override string ToString()
     {
@@ -132,7 +175,8 @@ public sealed class StoreOptions
         return string.Create(
             CultureInfo.InvariantCulture,
             $"MaxDocumentBytes={ByteSize.FormatExact(MaxDocumentBytes)}, SyncWrites={(SyncWrites ? "true" : "false")}, " +
-            $"BlockCacheBytes={cache}, DirectReads={(DirectReads ? "true" : "false")}, TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}");
+            $"BlockCacheBytes={cache}, RowCacheBytes={(RowCacheBytes == 0 ? "0 B (none)" : ByteSize.FormatExact(RowCacheBytes))}, DirectReads={(DirectReads ? "true" : "false")}, " +
+            $"TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}, NativeLibrary={NativeLibrary.ToName()}");
     }
 
     private static string FormatInterval(TimeSpan interval) =>

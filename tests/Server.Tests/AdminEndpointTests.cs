@@ -1,3 +1,4 @@
+using System.Globalization;
 using System.Net;
 using System.Net.Http.Json;
 using System.Net.ServerSentEvents;
@@ -179,6 +180,69 @@ public sealed class AdminEndpointTests
         var text = await server.Client.GetStringAsync("/metrics");
         var exposition = PrometheusText.Parse(text);
         Assert.DoesNotContain(exposition.Samples, s => s.Labels.ContainsKey("prefetch"));
+    }
+
+    [Fact]
+    public async Task Memory_AfterWrites_SamplesWithRocksDbFiguresTheBoundAndOnlyNewerSamplesAfterASecond()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.LoadOrders(2_000_000);
+        var ids = server.Store.ScanMetadata().Select(m => m.Id).Take(200).ToArray();
+        foreach (var id in ids)
+        {
+            server.Store.Get(id);
+        }
+
+        // The sampler takes one a second: wait for one taken after the reads.
+        var after = server.Host.Memory.Latest.Elapsed;
+        await WaitUntilAsync(() => server.Host.Memory.Latest.Elapsed > after);
+        var body = await server.Client.GetFromJsonAsync<JsonElement>("/admin/memory");
+        var latest = body.GetProperty("latest");
+        Assert.True(latest.GetProperty("residentBytes").GetInt64() > 0);
+        Assert.True(latest.GetProperty("gcHeapBytes").GetInt64() > 0);
+        Assert.True(latest.GetProperty("threads").GetInt32() > 1);
+        Assert.True(latest.GetProperty("openFiles").GetInt32() > 0);
+        var store = latest.GetProperty("store");
+        Assert.Equal(8L << 20, store.GetProperty("blockCacheCapacityBytes").GetInt64());
+        // 2 MB stays in the memtables (nothing flushed yet): the Gets were served from there.
+        Assert.True(store.GetProperty("memtableBytes").GetInt64() > 1_000_000, store.ToString());
+        Assert.Equal(224L << 20, store.GetProperty("memtableLimitBytes").GetInt64());
+        var bound = body.GetProperty("bound");
+        Assert.Equal(8L << 20, bound.GetProperty("blockCacheBytes").GetInt64());
+        Assert.Equal(
+            new[] { "prefetchBudgetBytes", "blockCacheBytes", "rowCacheBytes", "memtableBytes", "luceneRamBufferBytes", "fixedOverheadBytes" }.Sum(p => bound.GetProperty(p).GetInt64()),
+            bound.GetProperty("totalBytes").GetInt64());
+        Assert.Contains("malloc", body.GetProperty("malloc").GetString(), StringComparison.Ordinal);
+        Assert.EndsWith("librocksdb.so", body.GetProperty("rocksDbLibrary").GetString(), StringComparison.Ordinal);
+
+        var history = body.GetProperty("history");
+        Assert.True(history.GetArrayLength() >= 2);
+        var lastSeconds = TimeSpan.Parse(history[history.GetArrayLength() - 1].GetProperty("elapsed").GetString()!, CultureInfo.InvariantCulture).TotalSeconds;
+        var newer = await server.Client.GetFromJsonAsync<JsonElement>(FormattableString.Invariant($"/admin/memory?after={lastSeconds}"));
+        Assert.All(newer.GetProperty("history").EnumerateArray(),
+            s => Assert.True(TimeSpan.Parse(s.GetProperty("elapsed").GetString()!, CultureInfo.InvariantCulture).TotalSeconds > lastSeconds));
+    }
+
+    [Fact]
+    public async Task Metrics_Memory_UnlabelledGaugesAndCounters()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var exposition = PrometheusText.Parse(await server.Client.GetStringAsync("/metrics"));
+        string[] gauges =
+        [
+            "indexing_process_resident_bytes", "indexing_process_gc_heap_bytes", "indexing_process_gc_committed_bytes", "indexing_process_threads",
+            "indexing_process_open_files", "indexing_rocksdb_block_cache_bytes", "indexing_rocksdb_block_cache_pinned_bytes", "indexing_rocksdb_row_cache_bytes",
+            "indexing_rocksdb_memtable_bytes", "indexing_rocksdb_table_readers_bytes", "indexing_lucene_ram_buffer_bytes", "indexing_prefetch_held_bytes",
+        ];
+        foreach (var name in gauges)
+        {
+            var sample = Assert.Single(exposition.Samples, s => s.Name == name);
+            Assert.Equal("gauge", exposition.Types[name]);
+            Assert.Empty(sample.Labels);
+        }
+
+        Assert.True(exposition.Samples.Single(s => s.Name == "indexing_process_resident_bytes").Value > 10 << 20);
+        Assert.Equal("counter", exposition.Types["indexing_rocksdb_foreground_block_cache_hits"]);
     }
 
     [Fact]

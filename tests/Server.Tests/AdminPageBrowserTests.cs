@@ -42,8 +42,10 @@ public sealed class AdminPageBrowserTests
 
         await browser.SendAsync("Page.navigate", new JsonObject { ["url"] = new Uri(server.Host.BaseAddress, "/admin").ToString() }, timeout.Token);
 
-        // Until navigation ends the old page (about:blank, no body yet) answers. Six one-second snapshots: enough history for lines, while the prefetch (14 MB at ~1 MB/s) still runs.
-        while ((int?)await browser.EvaluateAsync("document.body ? Number(document.body.dataset.snapshots || 0) : 0", timeout.Token) < 6)
+        // Until navigation ends the old page (about:blank, no body yet) answers. Six one-second snapshots: enough history for lines, while the prefetch (14 MB at ~1 MB/s) still runs;
+        // by then the memory chart (polled every 2 s, with the server's history since it started) has samples too.
+        const string ready = "document.body && Number(document.body.dataset.snapshots || 0) >= 6 && Number(document.body.dataset.memorySamples || 0) >= 3 ? 1 : 0";
+        while ((int?)await browser.EvaluateAsync(ready, timeout.Token) != 1)
         {
             await Task.Delay(250, timeout.Token);
         }
@@ -58,6 +60,10 @@ public sealed class AdminPageBrowserTests
         Assert.True((int)page["throughputLinePixels"]! > 20, page.ToJsonString());
         Assert.True((int)page["concurrencyLinePixels"]! > 20, page.ToJsonString());
         Assert.True((int)page["rebuildBars"]! == 1, page.ToJsonString());
+        // Process memory: the chart drew the RSS line from /admin/memory's samples, and the tiles show figures.
+        Assert.True((int)page["memorySamples"]! >= 3, page.ToJsonString());
+        Assert.True((int)page["rssLinePixels"]! > 20, page.ToJsonString());
+        Assert.Matches(@"^\d+(\.\d)? (MiB|GiB)$", (string?)page["rss"]);
 
         var png = await browser.ScreenshotAsync(timeout.Token);
         Assert.Equal([0x89, (byte)'P', (byte)'N', (byte)'G'], png[..4]);
@@ -77,8 +83,8 @@ public sealed class AdminPageBrowserTests
     private const string PageStateScript = """
         (() => {
           const article = document.querySelector("article.prefetch");
-          const count = (chart, r, g, b) => {
-            const canvas = article.querySelector(`figure[data-chart="${chart}"] canvas`);
+          const count = (chart, r, g, b, root = article, attribute = "data-chart") => {
+            const canvas = root.querySelector(`figure[${attribute}="${chart}"] canvas`);
             const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
             let n = 0;
             for (let i = 0; i < pixels.length; i += 4) {
@@ -95,6 +101,9 @@ public sealed class AdminPageBrowserTests
             throughputLinePixels: count("throughput", 27, 127, 59),
             concurrencyLinePixels: count("concurrency", 47, 111, 223),
             rebuildBars: document.querySelectorAll("#rebuild-bars .rebuild").length,
+            memorySamples: Number(document.body.dataset.memorySamples || 0),
+            rssLinePixels: count("memory", 179, 38, 30, document.getElementById("memory"), "data-memory-chart"),
+            rss: document.querySelector('[data-memory="rss"]').textContent,
           };
         })()
         """;

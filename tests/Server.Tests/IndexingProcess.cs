@@ -26,7 +26,11 @@ internal sealed class IndexingProcess : IDisposable
         }
     }
 
-    public static IndexingProcess Start(string command, string data, params string[] arguments)
+    public static IndexingProcess Start(string command, string data, params string[] arguments) =>
+        Start(command, data, new Dictionary<string, string>(), arguments);
+
+    /// <summary>Starts the process with <paramref name="environment"/> added to its environment (LD_PRELOAD, say).</summary>
+    public static IndexingProcess Start(string command, string data, IReadOnlyDictionary<string, string> environment, params string[] arguments)
     {
         var start = new ProcessStartInfo("dotnet")
         {
@@ -46,6 +50,11 @@ internal sealed class IndexingProcess : IDisposable
 
         start.Environment["Storage__SyncWrites"] = "false";
         start.Environment["Logging__LogLevel__Default"] = "Warning";
+        foreach (var (name, value) in environment)
+        {
+            start.Environment[name] = value;
+        }
+
         var started = new IndexingProcess(new Process { StartInfo = start });
         started._process.OutputDataReceived += (_, e) => started.Line(e.Data);
         started._process.ErrorDataReceived += (_, e) => started.Line(e.Data);
@@ -96,6 +105,10 @@ internal sealed class IndexingProcess : IDisposable
     }
 
     public bool HasExited => _process.HasExited;
+
+    /// <summary>The files mapped into the running process (/proc/PID/maps), each once.</summary>
+    public IReadOnlyList<string> MappedFiles() =>
+        [.. File.ReadLines($"/proc/{_process.Id}/maps").Select(l => l.IndexOf('/', StringComparison.Ordinal) is var i and >= 0 ? l[i..] : null).OfType<string>().Distinct()];
 
     public async Task<int> WaitForExitAsync(TimeSpan timeout)
     {

@@ -65,11 +65,36 @@ public sealed class StoreOptionsTests
         Assert.Contains("0 (no block cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(1)]
+    [InlineData((1L << 20) - 1)]
+    [InlineData((1L << 40) + 1)]
+    [InlineData(-1)]
+    public void Constructor_RowCacheOutOfRange_ThrowsNamingTheSettingAndRange(long value)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(rowCacheBytes: value));
+
+        Assert.Equal("rowCacheBytes", error.ParamName);
+        Assert.Contains("Storage:RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("0 (no row cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(1L << 20)]
+    [InlineData(1L << 40)]
+    public void Constructor_RowCacheAtBounds_IsAccepted(long value) =>
+        Assert.Equal(value, new StoreOptions(rowCacheBytes: value).RowCacheBytes);
+
+    [Fact]
+    public void Constructor_UnknownNativeLibrary_Throws() =>
+        Assert.Contains("glibc or jemalloc", Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(nativeLibrary: (RocksDbLibrary)7)).Message, StringComparison.Ordinal);
+
     [Fact]
     public void ToString_Defaults_ListsEffectiveConfiguration()
     {
         Assert.Equal(
-            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, DirectReads=false, TombstonePurgeInterval=1 s",
+            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, RowCacheBytes=0 B (none), DirectReads=false, TombstonePurgeInterval=1 s, NativeLibrary=glibc",
             new StoreOptions().ToString());
     }
 
@@ -77,10 +102,11 @@ public sealed class StoreOptionsTests
     public void ToString_CustomValues_ShowsExactBytesAndDisabledCache()
     {
         var options = new StoreOptions(
-            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true, tombstonePurgeInterval: TimeSpan.FromMilliseconds(250));
+            maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true, tombstonePurgeInterval: TimeSpan.FromMilliseconds(250),
+            rowCacheBytes: 32L << 20, nativeLibrary: RocksDbLibrary.Jemalloc);
 
         Assert.Equal(
-            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), DirectReads=true, TombstonePurgeInterval=250 ms",
+            "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), RowCacheBytes=32 MiB, DirectReads=true, TombstonePurgeInterval=250 ms, NativeLibrary=jemalloc",
             options.ToString());
     }
 

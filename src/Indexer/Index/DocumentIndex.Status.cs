@@ -72,6 +72,9 @@ public sealed partial class DocumentIndex
         Rollbacks: 0,
         new IndexMetrics(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero));
 
+    /// <summary>Bytes the engine's writer buffers in RAM now (at most <see cref="IndexOptions.RamBufferSizeMB"/>); cheap, 0 once disposed.</summary>
+    public long RamBufferBytes => Volatile.Read(ref _disposed) == 0 ? _sink.RamBufferBytes : 0;
+
     /// <summary>What the index is doing now.</summary>
     public IndexState State
     {

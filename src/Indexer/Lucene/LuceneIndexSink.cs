@@ -60,6 +60,25 @@ internal sealed class LuceneIndexSink : IIndexSink
     /// </summary>
     public bool WriterClosed => Volatile.Read(ref _writerClosed) != 0;
 
+    /// <summary>
+    /// Bytes the writer buffers in RAM now (documents added and deletes not yet flushed to a segment);
+    /// bounded by <see cref="IndexOptions.RamBufferSizeMB"/> per writer. Cheap (two counters); 0 once closed.
+    /// </summary>
+    public long RamBufferBytes
+    {
+        get
+        {
+            try
+            {
+                return Writer.RamSizeInBytes();
+            }
+            catch (ObjectDisposedException)
+            {
+                return 0;
+            }
+        }
+    }
+
     private IndexWriter Writer => Volatile.Read(ref _writer);
 
     /// <summary>

@@ -106,6 +106,36 @@ public sealed partial class IndexManager : IAsyncDisposable
     }
 
     /// <summary>
+    /// Bytes every index writer buffers in RAM now: each serving generation's, and each running
+    /// rebuild's replacement's (a side-by-side rebuild has two writers per index). For memory accounting.
+    /// </summary>
+    public long RamBufferBytes
+    {
+        get
+        {
+            // The writers are read outside the lock (Lucene takes its own); one closed meanwhile reads 0.
+            var writers = new List<DocumentIndex>();
+            lock (_lock)
+            {
+                foreach (var managed in _indexes.Values)
+                {
+                    if (managed.Active?.Index is { } serving)
+                    {
+                        writers.Add(serving);
+                    }
+
+                    if (managed.Rebuild is { } rebuild && !ReferenceEquals(rebuild.Target, managed.Active?.Index))
+                    {
+                        writers.Add(rebuild.Target);
+                    }
+                }
+            }
+
+            return writers.Sum(index => index.RamBufferBytes);
+        }
+    }
+
+    /// <summary>
     /// The index's state as an operator reads it: serving generation, checkpoint, lag, rebuild. An
     /// index whose serving generation could not be opened reads as state Error with the reason.
     /// </summary>

@@ -6,7 +6,8 @@ namespace Indexing.Server.Admin;
 
 /// <summary>
 /// Publishes the pressure of every registered prefetch as System.Diagnostics.Metrics instruments
-/// (meter <see cref="MeterName"/>, one time series per prefetch, tagged with its name and strategy),
+/// (meter <see cref="MeterName"/>, one time series per prefetch, tagged with its name and strategy)
+/// and the process's memory (meter <see cref="MemoryMeterName"/>, untagged, from the <see cref="MemoryMonitor"/>),
 /// so dotnet-counters and any OpenTelemetry listener see them, and exposes the same instruments in a
 /// prometheus-net registry for <c>GET /metrics</c>.
 /// <para>
@@ -25,8 +26,12 @@ internal sealed class PrefetchMetrics : IDisposable
 
     private static readonly string[] _labelNames = ["prefetch", "strategy"];
 
+    /// <summary>The meter of the process-wide memory gauges (no labels): RSS, GC heap, RocksDB, Lucene, prefetch bytes.</summary>
+    public const string MemoryMeterName = "Indexing.Memory";
+
     private readonly PrefetchRegistry _registry;
     private readonly Meter _meter = new(MeterName);
+    private readonly Meter _memoryMeter = new(MemoryMeterName);
     private readonly MeterListener _listener = new();
     private readonly Dictionary<Instrument, Gauge> _gauges = [];
     private readonly Dictionary<Instrument, Counter> _counters = [];
@@ -35,7 +40,7 @@ internal sealed class PrefetchMetrics : IDisposable
     private readonly Lock _scrapeLock = new();
     private bool _disposed;
 
-    public PrefetchMetrics(PrefetchRegistry registry)
+    public PrefetchMetrics(PrefetchRegistry registry, MemoryMonitor? memory = null)
     {
         _registry = registry;
         Registry = Metrics.NewCustomRegistry();
@@ -56,23 +61,30 @@ internal sealed class PrefetchMetrics : IDisposable
         _meter.CreateObservableCounter(
             "indexing.prefetch.bytes_done", () => Measure(p => p.BytesDone), "By", "Document bytes the indexer took so far.");
 
+        if (memory is not null)
+        {
+            AddMemoryInstruments(memory);
+        }
+
         _listener.InstrumentPublished = (instrument, listener) =>
         {
-            if (!ReferenceEquals(instrument.Meter, _meter))
+            if (!ReferenceEquals(instrument.Meter, _meter) && !ReferenceEquals(instrument.Meter, _memoryMeter))
             {
                 return;
             }
 
             // Prometheus names: dots become underscores; counters are counters, everything else a gauge.
+            // Prefetch series carry the prefetch and strategy labels; memory series none.
             var name = instrument.Name.Replace('.', '_');
             var help = $"{instrument.Description} ({instrument.Unit})";
+            string[] labels = ReferenceEquals(instrument.Meter, _meter) ? _labelNames : [];
             if (instrument is ObservableCounter<long>)
             {
-                _counters[instrument] = factory.CreateCounter(name, help, _labelNames);
+                _counters[instrument] = factory.CreateCounter(name, help, labels);
             }
             else
             {
-                _gauges[instrument] = factory.CreateGauge(name, help, _labelNames);
+                _gauges[instrument] = factory.CreateGauge(name, help, labels);
             }
 
             listener.EnableMeasurementEvents(instrument);
@@ -95,6 +107,7 @@ internal sealed class PrefetchMetrics : IDisposable
 
         _listener.Dispose();
         _meter.Dispose();
+        _memoryMeter.Dispose();
     }
 
     // Before each scrape: read every instrument now, then drop the series of prefetches that are
@@ -129,6 +142,21 @@ internal sealed class PrefetchMetrics : IDisposable
 
     private void Record(Instrument instrument, double value, ReadOnlySpan<KeyValuePair<string, object?>> tags)
     {
+        if (tags.Length == 0)
+        {
+            // A memory series: one per process, never removed.
+            if (_gauges.TryGetValue(instrument, out var unlabelled))
+            {
+                unlabelled.Set(value);
+            }
+            else
+            {
+                _counters[instrument].IncTo(value);
+            }
+
+            return;
+        }
+
         // Measure() always tags in this order: prefetch, strategy.
         var prefetch = (string)tags[0].Value!;
         var strategy = (string)tags[1].Value!;
@@ -141,6 +169,32 @@ internal sealed class PrefetchMetrics : IDisposable
         {
             _counters[instrument].WithLabels(prefetch, strategy).IncTo(value);
         }
+    }
+
+    // The memory monitor's latest sample as gauges and counters (read at each scrape; a second old at most).
+    private void AddMemoryInstruments(MemoryMonitor memory)
+    {
+        void Gauge(string name, string unit, string description, Func<MemorySample, long> read) =>
+            _memoryMeter.CreateObservableGauge(name, () => read(memory.Latest), unit, description);
+        void Counter(string name, string description, Func<MemorySample, long> read) =>
+            _memoryMeter.CreateObservableCounter(name, () => read(memory.Latest), "{lookup}", description);
+
+        Gauge("indexing.process.resident_bytes", "By", "Resident set size of the process (VmRSS).", s => s.ResidentBytes);
+        Gauge("indexing.process.gc_heap_bytes", "By", "Managed bytes allocated and not yet collected.", s => s.GcHeapBytes);
+        Gauge("indexing.process.gc_committed_bytes", "By", "Memory the .NET GC has committed.", s => s.GcCommittedBytes);
+        Gauge("indexing.process.threads", "{thread}", "Threads of the process.", s => s.Threads);
+        Gauge("indexing.process.open_files", "{file}", "Open file descriptors of the process.", s => s.OpenFiles);
+        Gauge("indexing.rocksdb.block_cache_bytes", "By", "Bytes in RocksDB's block cache.", s => s.Store.BlockCacheUsageBytes);
+        Gauge("indexing.rocksdb.block_cache_pinned_bytes", "By", "Block cache bytes pinned by readers.", s => s.Store.BlockCachePinnedBytes);
+        Gauge("indexing.rocksdb.row_cache_bytes", "By", "Bytes in RocksDB's row cache.", s => s.Store.RowCacheUsageBytes);
+        Gauge("indexing.rocksdb.memtable_bytes", "By", "Bytes in RocksDB's memtables.", s => s.Store.MemtableBytes);
+        Gauge("indexing.rocksdb.table_readers_bytes", "By", "Memory of RocksDB's SST readers outside the block cache.", s => s.Store.TableReadersBytes);
+        Gauge("indexing.lucene.ram_buffer_bytes", "By", "Bytes the index writers buffer in RAM.", s => s.LuceneRamBufferBytes);
+        Gauge("indexing.prefetch.held_bytes", "By", "Document bytes every running prefetch holds (in flight + buffered).", s => s.PrefetchHeldBytes);
+        Counter("indexing.rocksdb.foreground_block_cache_hits", "Block cache hits of foreground Gets.", s => s.Store.ForegroundBlockCache.Hits);
+        Counter("indexing.rocksdb.foreground_block_cache_misses", "Block cache misses of foreground Gets.", s => s.Store.ForegroundBlockCache.Misses);
+        Counter("indexing.rocksdb.row_cache_hits", "Row cache hits of point reads.", s => s.Store.RowCache.Hits);
+        Counter("indexing.rocksdb.row_cache_misses", "Row cache misses of point reads.", s => s.Store.RowCache.Misses);
     }
 
     private void AddGauge(string name, string unit, string description, Func<PrefetchPressure, double> read) =>

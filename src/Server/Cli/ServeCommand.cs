@@ -32,7 +32,7 @@ internal static class ServeCommand
             "serve",
             "Serve documents and the admin API/page over HTTP. Settings: Server:Address, Server:Port, Server:ApiKey, AllowedHosts, Server:QueryTimeout, " +
             "Server:MaxConcurrentQueries, Server:QueryQueueLength, Server:MaxQueryTerms, Server:MaxEventStreams, Server:MaxConnections, " +
-            "Storage:MaxDocumentBytes, Storage:SyncWrites, Storage:BlockCacheBytes, Logging:LogLevel:Microsoft.AspNetCore, " +
+            "Storage:MaxDocumentBytes, Storage:SyncWrites, Storage:BlockCacheBytes, Storage:RowCacheBytes, Storage:NativeLibrary, Logging:LogLevel:Microsoft.AspNetCore, " +
             "from appsettings.json, environment (Server__Port) or arguments (--Server:QueryTimeout=5s).")
         {
             data, address, port,

@@ -18,7 +18,12 @@ internal sealed class RebuildStep
 
     public RebuildStep(IAnsiConsole console) => _console = console;
 
-    public async Task<RebuildReport> RunAsync(DocumentStore store, IndexManager indexes, string collection, long documentCount, int writers, CancellationToken cancellationToken)
+    /// <summary>
+    /// Rebuilds to the other definition than the one serving, or to <paramref name="rebuildTo"/> when given
+    /// (the same one every run, for runs that must compare: `soak`).
+    /// </summary>
+    public async Task<RebuildReport> RunAsync(
+        DocumentStore store, IndexManager indexes, string collection, long documentCount, int writers, CancellationToken cancellationToken, IndexDefinition? rebuildTo = null)
     {
         var v1 = DemoIndexes.Narrow(IndexName, collection);
         var v2 = DemoIndexes.Wide(IndexName, collection);
@@ -29,7 +34,8 @@ internal sealed class RebuildStep
         }
 
         // Rebuild to the other definition than the one serving: every demo run changes the index.
-        var next = indexes.GetSummary(IndexName).DefinitionHash == v1.DefinitionHash ? v2 : v1;
+        var serving = indexes.GetSummary(IndexName).DefinitionHash;
+        var next = rebuildTo ?? (serving == v1.DefinitionHash ? v2 : v1);
         await using var traffic = new LiveTraffic(store, indexes, IndexName, collection, documentCount, writers, TimeSpan.FromMilliseconds(5));
         _console.MarkupLineInterpolated($"Live traffic: {writers} writers, a querier and a foreground reader; measuring idle Get p99 for {_idleWindow.TotalSeconds:0} s");
         await Task.Delay(_idleWindow, cancellationToken).ConfigureAwait(false);
@@ -38,7 +44,15 @@ internal sealed class RebuildStep
         var queriesBefore = traffic.Queries;
         var failedBefore = traffic.FailedQueries;
         var writesBefore = traffic.Writes;
-        indexes.CreateOrUpdate(next);
+        if (next.DefinitionHash == serving)
+        {
+            indexes.StartRebuild(IndexName, next);
+        }
+        else
+        {
+            indexes.CreateOrUpdate(next);
+        }
+
         var bulkLatencies = new List<TimeSpan>();
         var started = Stopwatch.GetTimestamp();
         LatencySummary? bulk = null;

@@ -37,7 +37,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private int _disposed;
 
     private ServerHost(
-        WebApplication app, ServerOptions options, DocumentStore store, IndexManager indexes, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds)
+        WebApplication app, ServerOptions options, DocumentStore store, IndexManager indexes, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds,
+        MemoryMonitor memory)
     {
         _app = app;
         Options = options;
@@ -46,6 +47,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         _metrics = metrics;
         Prefetches = prefetches;
         Rebuilds = rebuilds;
+        Memory = memory;
     }
 
     public ServerOptions Options { get; }
@@ -60,6 +62,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>Where rebuilds report progress for the admin page.</summary>
     public RebuildBoard Rebuilds { get; }
+
+    /// <summary>The process's memory, sampled every second, for the admin page and /metrics.</summary>
+    public MemoryMonitor Memory { get; }
 
     /// <summary>The web application's services (logging, options): for tests and diagnostics.</summary>
     internal IServiceProvider Services => _app.Services;
@@ -97,6 +102,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         var prefetches = new PrefetchRegistry();
         var rebuilds = new RebuildBoard();
         IndexManager? indexes = null;
+        MemoryMonitor? memory = null;
         PrefetchMetrics? metrics = null;
         WebApplication? app = null;
         try
@@ -112,16 +118,17 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 observer: prefetches);
             var opened = indexes;
             rebuilds.RegisterMany(() => RebuildBars(opened));
-            metrics = new PrefetchMetrics(prefetches);
+            memory = new MemoryMonitor(store, indexes, prefetches);
+            metrics = new PrefetchMetrics(prefetches, memory);
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
             DocumentEndpoints.Map(app, store);
             var failures = new FailureTexts(options.DataDirectory);
             IndexEndpoints.Map(app, indexes, store, options.Limits, failures);
-            AdminEndpoints.Map(app, prefetches, rebuilds, metrics, options.ApiKey is null ? null : gate);
+            AdminEndpoints.Map(app, prefetches, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
             StoreEndpoints.Map(app, store, failures);
 
-            var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds);
+            var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds, memory);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
             host.BaseAddress = new Uri(addresses.First());
@@ -136,6 +143,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
             }
 
             metrics?.Dispose();
+            if (memory is not null)
+            {
+                await memory.DisposeAsync().ConfigureAwait(false);
+            }
+
             if (indexes is not null)
             {
                 await indexes.DisposeAsync().ConfigureAwait(false);
@@ -188,9 +200,11 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
         finally
         {
-            // Indexes before the store: they follow its change feed until closed.
+            // The memory sampler first (it reads both), then indexes before the store: they follow its
+            // change feed until closed.
             try
             {
+                await Memory.DisposeAsync().ConfigureAwait(false);
                 await Indexes.DisposeAsync().ConfigureAwait(false);
             }
             finally

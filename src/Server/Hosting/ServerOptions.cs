@@ -21,6 +21,8 @@ internal sealed class ServerOptions
     public const string SyncWritesSetting = "Storage:SyncWrites";
     public const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
     public const string DirectReadsSetting = "Storage:DirectReads";
+    public const string RowCacheBytesSetting = "Storage:RowCacheBytes";
+    public const string NativeLibrarySetting = "Storage:NativeLibrary";
     public const string QueryTimeoutSetting = "Server:QueryTimeout";
     public const string MaxConcurrentQueriesSetting = "Server:MaxConcurrentQueries";
     public const string QueryQueueLengthSetting = "Server:QueryQueueLength";
@@ -117,6 +119,15 @@ internal sealed class ServerOptions
         var blockCacheBytes = Size(configuration, BlockCacheBytesSetting, StoreOptions.Default.BlockCacheBytes, problems);
         var syncWrites = Flag(configuration, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
         var directReads = Flag(configuration, DirectReadsSetting, false, "reads go through the OS page cache", problems);
+        var rowCacheBytes = Size(configuration, RowCacheBytesSetting, StoreOptions.Default.RowCacheBytes, problems);
+        var nativeLibrary = StoreOptions.DefaultNativeLibrary;
+        var libraryText = configuration[NativeLibrarySetting];
+        if (libraryText is not null && !RocksDbNative.TryParse(libraryText, out nativeLibrary))
+        {
+            problems.Add($"{NativeLibrarySetting} is {MessageText.Quote(libraryText)}; it must be glibc (librocksdb.so, the default) or jemalloc " +
+                "(librocksdb-jemalloc.so, with the process started under LD_PRELOAD=libjemalloc.so.2).");
+            nativeLibrary = StoreOptions.DefaultNativeLibrary;
+        }
 
         var allowedHosts = Hosts(configuration, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
         var limits = BindLimits(configuration, problems);
@@ -124,7 +135,7 @@ internal sealed class ServerOptions
         StoreOptions? store = null;
         try
         {
-            store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads);
+            store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
         }
         catch (ArgumentOutOfRangeException e)
         {

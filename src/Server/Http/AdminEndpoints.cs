@@ -20,7 +20,7 @@ internal static class AdminEndpoints
 {
     public static readonly TimeSpan StreamInterval = TimeSpan.FromSeconds(1);
 
-    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics, ApiKeyGate? login)
+    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics, MemoryMonitor memory, ApiKeyGate? login)
     {
         app.MapGet("/admin", () => AdminPage.Serve("admin.html"));
         app.MapGet("/admin/assets/{file}", (string file) => AdminPage.Serve(file));
@@ -37,6 +37,7 @@ internal static class AdminEndpoints
                 UpdateLimitsAsync(request, prefetches, cancellationToken))
             .Require(ContentTypes.Json);
         app.MapGet("/admin/rebuilds", () => TypedResults.Ok(new RebuildList(rebuilds.Read())));
+        app.MapGet("/admin/memory", (double? after) => TypedResults.Ok(MemoryHistory.Of(memory, after)));
         app.MapMetrics("/metrics", metrics.Registry);
     }
 
@@ -141,6 +142,21 @@ internal static class AdminEndpoints
 
 /// <summary>The body of <c>GET /admin/prefetch</c> and of each SSE event.</summary>
 internal sealed record PrefetchList(IReadOnlyList<PrefetchView> Prefetches);
+
+/// <summary>
+/// The body of <c>GET /admin/memory[?after=SECONDS]</c>: the latest sample, the samples after that many
+/// seconds since the server started (all ten minutes without it), and what bounds the process's memory.
+/// </summary>
+internal sealed record MemoryHistory(MemorySample Latest, IReadOnlyList<MemorySample> History, MemoryBound Bound, string Malloc, string? RocksDbLibrary, string? LastError)
+{
+    public static MemoryHistory Of(MemoryMonitor memory, double? afterSeconds) => new(
+        memory.Latest,
+        memory.History(afterSeconds is { } seconds && double.IsFinite(seconds) ? TimeSpan.FromSeconds(Math.Max(0, seconds)) : null),
+        memory.Bound,
+        RocksDbNative.DescribeMalloc(),
+        RocksDbNative.LoadedLibraryPath,
+        memory.LastError);
+}
 
 /// <summary>The body of <c>GET /admin/rebuilds</c>.</summary>
 internal sealed record RebuildList(IReadOnlyList<RebuildBar> Rebuilds);

@@ -13,6 +13,7 @@ public sealed partial class DocumentStore
         var key = DocumentIds.ToKey(id);
         _gate.Enter(this);
         var started = Stopwatch.GetTimestamp();
+        PointReadCacheCounter.Begin();
         try
         {
             // One MultiGet over meta and docs reads both at the same sequence number, so the etag
@@ -22,6 +23,7 @@ public sealed partial class DocumentStore
         }
         finally
         {
+            _foregroundCache.End();
             ForegroundReadLatency.RecordTicks(Stopwatch.GetTimestamp() - started);
             _gate.Exit();
         }

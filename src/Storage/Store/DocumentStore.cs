@@ -25,7 +25,8 @@ namespace Indexing.Storage;
 /// <para>
 /// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Reads.cs</c>;
 /// <c>.Tombstones.cs</c> (purging tombstones below the indexes' low watermark) and <c>.Purger.cs</c>
-/// (its background thread and the watermark registrations);
+/// (its background thread and the watermark registrations); <c>.Memory.cs</c> (what RocksDB holds in
+/// memory, cache hit counts); <c>RocksDbNative.cs</c> (which native library and malloc);
 /// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
 /// </remarks>
@@ -103,7 +104,19 @@ public sealed partial class DocumentStore : IDisposable
         ArgumentException.ThrowIfNullOrWhiteSpace(path);
         options ??= StoreOptions.Default;
         var full = System.IO.Path.GetFullPath(path);
+        try
+        {
+            // Before the first RocksDB object (and before anything is created on disk): the native
+            // library is chosen once per process.
+            RocksDbNative.Ensure(options.NativeLibrary);
+        }
+        catch (InvalidOperationException e)
+        {
+            throw new DocumentStoreException($"could not open the document store at {MessageText.Quote(full)}: {e.Message}", e);
+        }
+
         Directory.CreateDirectory(full);
+
         var tuning = new StoreTuning(options);
         try
         {

@@ -22,6 +22,10 @@ internal sealed class StoreTuning
     private const ulong DocsWriteBufferBytes = 64 << 20;
     private const ulong SmallWriteBufferBytes = 16 << 20;
 
+    // Memtables per column family: the one being written and one being flushed (RocksDB's default,
+    // set here so the memory bound below holds by construction); a third would stall writes instead.
+    private const int WriteBuffersPerFamily = 2;
+
     // meta: an SST file with at least this many deletes in any window of this many entries is
     // marked for compaction (RocksDB's compact-on-deletion collector). Purged tombstones leave a
     // delete marker each, which every metadata scan steps over until compaction drops it.
@@ -34,6 +38,7 @@ internal sealed class StoreTuning
     public StoreTuning(StoreOptions options)
     {
         BlockCache = options.BlockCacheBytes > 0 ? Cache.CreateLru((ulong)options.BlockCacheBytes) : null;
+        RowCache = options.RowCacheBytes > 0 ? Cache.CreateLru((ulong)options.RowCacheBytes) : null;
 
         Db = new DbOptions()
             .SetCreateIfMissing(true)
@@ -49,6 +54,13 @@ internal sealed class StoreTuning
             .SetUseDirectReads(options.DirectReads)
             // Statistics for the status page (rocksdb.stats); a few percent of CPU at most.
             .EnableStatistics();
+        if (RowCache is not null)
+        {
+            // Whole values found by point reads (Get, MultiGet: foreground reads and query results),
+            // so a hot document costs no block lookup, decompression or copy out of a 16 KiB block.
+            // RocksDbSharp's DbOptions has no setter for it; the C API's is in Native.
+            Native.Instance.rocksdb_options_set_row_cache(Db.Handle, RowCache.Handle);
+        }
 
         Families = new ColumnFamilies(Family(SmallBlockBytes, SmallWriteBufferBytes, bloom: false))
         {
@@ -65,6 +77,11 @@ internal sealed class StoreTuning
     public ColumnFamilies Families { get; }
 
     public Cache? BlockCache { get; }
+
+    public Cache? RowCache { get; }
+
+    /// <summary>The most memtables can hold over the four column families (default, docs, meta, changes).</summary>
+    public long MemtableLimitBytes { get; } = (long)(DocsWriteBufferBytes + (3 * SmallWriteBufferBytes)) * WriteBuffersPerFamily;
 
     private static ColumnFamilyOptions CompactOnDeletions(ColumnFamilyOptions family)
     {
@@ -101,6 +118,7 @@ internal sealed class StoreTuning
             // levels, where almost all data ends up, are rewritten by compaction in the
             // background anyway, and JSON compresses 2-4x there.
             .SetCompressionPerLevel(_compressionPerLevel, (ulong)_compressionPerLevel.Length)
-            .SetWriteBufferSize(writeBufferBytes);
+            .SetWriteBufferSize(writeBufferBytes)
+            .SetMaxWriteBufferNumber(WriteBuffersPerFamily);
     }
 }

@@ -1,6 +1,7 @@
 // The admin page: listens to /admin/prefetch/stream (one snapshot a second, each carrying the
 // per-second history of every running prefetch) and redraws uPlot charts from that history, so a
-// page opened late still shows the last minutes. Rebuild progress is polled from /admin/rebuilds.
+// page opened late still shows the last minutes. Rebuild progress is polled from /admin/rebuilds,
+// process memory from /admin/memory (ten minutes of one-second samples, then only the new ones).
 "use strict";
 
 const MiB = 1024 * 1024;
@@ -65,7 +66,7 @@ function makeChart(figure, spec) {
     cursor: { drag: { x: false, y: false } },
     scales: { x: { time: false }, y: spec.log ? { distr: 3 } : (spec.range ? { range: spec.range } : { range: (u, min, max) => [0, Math.max(1, max * 1.1)] }) },
     axes: [{ label: "seconds since start", size: 36 }, { size: 50 }],
-    series: [{ label: "t (s)" }, ...spec.series.map(s => ({ label: s.label, stroke: s.stroke, fill: s.fill, dash: s.dash, width: 1.5, spanGaps: false }))],
+    series: [{ label: "t (s)" }, ...spec.series.map(s => ({ label: s.label, stroke: s.stroke, fill: s.fill, dash: s.dash, width: s.width || 1.5, spanGaps: false }))],
   };
   const empty = [[], ...spec.series.map(() => [])];
   return new uPlot(opts, empty, figure);
@@ -173,5 +174,55 @@ async function pollRebuilds() {
   }
 }
 
+// Process memory: the whole history once, then only the samples after the last one seen.
+const memorySeries = [
+  { label: "RSS", stroke: "#b3261e", width: 2, value: s => s.residentBytes },
+  { label: "bound", stroke: "#b3261e", dash: [6, 4], value: (s, bound) => bound.totalBytes },
+  { label: "GC heap", stroke: "#2f6fdf", value: s => s.gcHeapBytes },
+  { label: "GC committed", stroke: "#7aa6ef", dash: [2, 3], value: s => s.gcCommittedBytes },
+  { label: "block cache", stroke: "#1b7f3b", value: s => s.store.blockCacheUsageBytes },
+  { label: "memtables", stroke: "#8e44ad", value: s => s.store.memtableBytes },
+  { label: "table readers", stroke: "#8a6d00", value: s => s.store.tableReadersBytes },
+  { label: "row cache", stroke: "#16a085", value: s => s.store.rowCacheUsageBytes },
+  { label: "Lucene buffer", stroke: "#d9822b", value: s => s.luceneRamBufferBytes },
+  { label: "prefetch held", stroke: "#555555", value: s => s.prefetchHeldBytes },
+];
+const memory = { samples: [], bound: null, chart: null };
+
+function renderMemory(body) {
+  memory.bound = body.bound;
+  const last = memory.samples.length ? seconds(memory.samples[memory.samples.length - 1].elapsed) : -1;
+  for (const sample of body.history) if (seconds(sample.elapsed) > last) memory.samples.push(sample);
+  if (memory.samples.length > 600) memory.samples.splice(0, memory.samples.length - 600);
+  const latest = body.latest;
+  const figure = name => document.querySelector(`[data-memory="${name}"]`);
+  figure("rss").textContent = formatBytes(latest.residentBytes);
+  figure("bound").textContent = formatBytes(body.bound.totalBytes);
+  figure("gc").textContent = formatBytes(latest.gcHeapBytes);
+  figure("cache").textContent = formatBytes(latest.store.blockCacheUsageBytes);
+  figure("memtables").textContent = formatBytes(latest.store.memtableBytes);
+  const hits = latest.store.foregroundBlockCache;
+  figure("hits").textContent = hits.hitRate === null ? "-" : (hits.hitRate * 100).toFixed(1) + " %";
+  document.getElementById("memory-malloc").textContent = body.malloc;
+  if (!memory.chart) {
+    const host = document.querySelector('[data-memory-chart="memory"]');
+    memory.chart = makeChart(host, { series: memorySeries });
+  }
+  const xs = memory.samples.map(s => seconds(s.elapsed));
+  memory.chart.setData([xs, ...memorySeries.map(spec => memory.samples.map(s => spec.value(s, memory.bound) / MiB))]);
+  document.body.dataset.memorySamples = String(memory.samples.length);
+}
+
+async function pollMemory() {
+  try {
+    const last = memory.samples.length ? seconds(memory.samples[memory.samples.length - 1].elapsed) : null;
+    const response = await fetch(last === null ? "/admin/memory" : `/admin/memory?after=${last}`);
+    if (response.ok) renderMemory(await response.json());
+  } finally {
+    setTimeout(pollMemory, 2000);
+  }
+}
+
 connect();
 pollRebuilds();
+pollMemory();

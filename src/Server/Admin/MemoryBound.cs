@@ -1,0 +1,55 @@
+using Indexing.Indexer;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Server.Admin;
+
+/// <summary>
+/// The most the server process should hold while one index is rebuilt side by side under live traffic:
+/// what its settings bound, plus a fixed overhead measured once. The README's memory accounting and the
+/// scale run's report (peak RSS against <see cref="TotalBytes"/>) use it.
+/// </summary>
+/// <param name="PrefetchBudgetBytes">The rebuild's prefetch budget: document bytes in flight plus buffered never exceed it.</param>
+/// <param name="BlockCacheBytes">Storage:BlockCacheBytes (index and filter blocks included: they live in it).</param>
+/// <param name="RowCacheBytes">Storage:RowCacheBytes (0: none).</param>
+/// <param name="MemtableBytes">Every column family's write buffer times the buffers it may have.</param>
+/// <param name="LuceneRamBufferBytes">
+/// Two writers (the serving generation and its replacement) times twice the RAM buffer each: Lucene
+/// flushes at the buffer size but lets indexing threads go on until twice that before it stalls them.
+/// </param>
+/// <param name="FixedOverheadBytes">Everything else, measured: see <see cref="MeasuredOverheadBytes"/>.</param>
+internal sealed record MemoryBound(
+    long PrefetchBudgetBytes,
+    long BlockCacheBytes,
+    long RowCacheBytes,
+    long MemtableBytes,
+    long LuceneRamBufferBytes,
+    long FixedOverheadBytes)
+{
+    /// <summary>
+    /// The fixed overhead: the .NET runtime and JIT-compiled code, Kestrel, RocksDB's and Lucene's code
+    /// and static state, thread stacks, the GC's own headroom (garbage not yet collected: documents the
+    /// indexer is done with, Lucene's per-document garbage), and what malloc keeps but does not use.
+    /// Measured by `soak` as "unaccounted" (RSS minus the parts above as they stand, each second): at
+    /// most 844 MiB over the three 512 MiB validation runs of benchmarks/results/scale.md (glibc; 726
+    /// MiB with jemalloc, 739 MiB with MALLOC_ARENA_MAX=2; 2 cores under load, workstation GC), of which
+    /// about 300 MiB was .NET garbage beyond the budget's live documents. Re-measure with the 10 GiB runs.
+    /// </summary>
+    public const long MeasuredOverheadBytes = 850L << 20;
+
+    /// <summary>The bound: the sum of the parts.</summary>
+    public long TotalBytes => PrefetchBudgetBytes + BlockCacheBytes + RowCacheBytes + MemtableBytes + LuceneRamBufferBytes + FixedOverheadBytes;
+
+    /// <summary>The bound for a server with these store settings and the default prefetch and index options.</summary>
+    public static MemoryBound For(StoreOptions store, StoreMemory memory, IndexManagerOptions? indexes = null)
+    {
+        indexes ??= new IndexManagerOptions();
+        return new MemoryBound(
+            indexes.Prefetch.BudgetBytes,
+            store.BlockCacheBytes,
+            store.RowCacheBytes,
+            memory.MemtableLimitBytes,
+            2 * 2 * (long)(indexes.Index.RamBufferSizeMB * 1024 * 1024),
+            MeasuredOverheadBytes);
+    }
+}

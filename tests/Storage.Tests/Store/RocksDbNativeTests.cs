@@ -1,0 +1,55 @@
+using Indexing.Storage;
+
+namespace Indexing.Storage.Tests.Store;
+
+/// <summary>
+/// The native library choice in this test process (started without jemalloc preloaded): glibc's build
+/// is the one RocksDB calls go to, and jemalloc is refused with the reason and the remedy before
+/// anything is created. The jemalloc build itself is proved in child processes started with
+/// LD_PRELOAD (Server.Tests: NativeLibraryProcessTests).
+/// </summary>
+public sealed class RocksDbNativeTests
+{
+    [Fact]
+    public void Default_AfterAStoreOpened_CallsGoToTheGlibcBuildAndOnlyItIsMapped()
+    {
+        using var temp = new TempStore();
+
+        Assert.Equal(RocksDbLibrary.Glibc, RocksDbNative.Selected);
+        Assert.Equal("librocksdb.so", Path.GetFileName(RocksDbNative.LoadedLibraryPath));
+        Assert.Equal(RocksDbNative.LoadedLibraryPath, RocksDbNative.ServingFile());
+        var mapped = RocksDbNative.MappedFiles().Where(f => Path.GetFileName(f).StartsWith("librocksdb", StringComparison.Ordinal)).ToList();
+        Assert.Equal([RocksDbNative.LoadedLibraryPath!], mapped);
+        Assert.False(RocksDbNative.JemallocIsProcessMalloc());
+        Assert.StartsWith("glibc malloc, MALLOC_ARENA_MAX=", RocksDbNative.DescribeMalloc(), StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Jemalloc_WithoutPreload_RefusedNamingTheSettingAndLdPreloadAndNothingCreated()
+    {
+        var directory = Path.Combine(Path.GetTempPath(), "indexing-store-tests", Guid.NewGuid().ToString("N"));
+
+        var error = Assert.Throws<DocumentStoreException>(() => DocumentStore.Open(directory, new StoreOptions(nativeLibrary: RocksDbLibrary.Jemalloc)));
+
+        // Either reason names the setting: jemalloc is not preloaded here, or (had another test opened a
+        // store first) this process already runs the glibc build.
+        Assert.Contains("Storage:NativeLibrary is jemalloc", error.Message, StringComparison.Ordinal);
+        Assert.True(error.Message.Contains("LD_PRELOAD=libjemalloc.so.2", StringComparison.Ordinal) || error.Message.Contains("already runs RocksDB", StringComparison.Ordinal), error.Message);
+        Assert.False(Directory.Exists(directory));
+    }
+
+    [Theory]
+    [InlineData("glibc", RocksDbLibrary.Glibc)]
+    [InlineData(" JEMALLOC ", RocksDbLibrary.Jemalloc)]
+    public void TryParse_KnownNames_AnyCase(string text, RocksDbLibrary expected)
+    {
+        Assert.True(RocksDbNative.TryParse(text, out var library));
+        Assert.Equal(expected, library);
+    }
+
+    [Theory]
+    [InlineData("musl")]
+    [InlineData("")]
+    [InlineData(null)]
+    public void TryParse_Other_False(string? text) => Assert.False(RocksDbNative.TryParse(text, out _));
+}

@@ -1,0 +1,119 @@
+using Indexing.Storage;
+
+namespace Indexing.Storage.Tests.Store;
+
+/// <summary>
+/// GetMemory's figures on a real RocksDB: memtables before a flush, block cache after; foreground Gets
+/// count their own block cache hits and misses (a snapshot scan with fill_cache off does not); the
+/// row cache serves a repeated Get.
+/// </summary>
+public sealed class StoreMemoryTests
+{
+    [Fact]
+    public void GetMemory_BeforeAndAfterFlush_MemtablesThenBlockCacheAndLimitsFromTheSettings()
+    {
+        using var temp = new TempStore();
+        Load(temp.Store, 200);
+        var unflushed = temp.Store.GetMemory();
+        Assert.True(unflushed.MemtableBytes > 200 * 1000, unflushed.ToString());
+        Assert.Equal(8L << 20, unflushed.BlockCacheCapacityBytes);
+        Assert.Equal(0, unflushed.RowCacheCapacityBytes);
+        Assert.Equal(224L << 20, unflushed.MemtableLimitBytes);
+
+        Flush(temp.Store);
+        temp.Store.Get("orders/00000007");
+        var flushed = temp.Store.GetMemory();
+        Assert.True(flushed.MemtableBytes < unflushed.MemtableBytes, flushed.ToString());
+        Assert.True(flushed.BlockCacheUsageBytes > 0, flushed.ToString());
+        Assert.True(flushed.TableReadersBytes >= 0, flushed.ToString());
+        Assert.InRange(flushed.BlockCachePinnedBytes, 0, flushed.BlockCacheUsageBytes);
+    }
+
+    [Fact]
+    public void ForegroundBlockCache_SameGetTwice_MissesFirstThenOnlyHits()
+    {
+        using var temp = new TempStore();
+        Load(temp.Store, 200);
+        Flush(temp.Store);
+        var before = temp.Store.GetMemory().ForegroundBlockCache;
+
+        Assert.NotNull(temp.Store.Get("orders/00000042"));
+        var first = temp.Store.GetMemory().ForegroundBlockCache.Since(before);
+        Assert.NotNull(temp.Store.Get("orders/00000042"));
+        var second = temp.Store.GetMemory().ForegroundBlockCache.Since(before).Since(first);
+
+        // The first read brought its data blocks in from the files; the same read again finds them all.
+        Assert.True(first.Misses >= 1, first.ToString());
+        Assert.Equal(0, second.Misses);
+        Assert.True(second.Hits >= 2, second.ToString());
+        Assert.Equal(1.0, second.HitRate);
+    }
+
+    [Fact]
+    public void ForegroundBlockCache_SnapshotScanWithFillCacheOff_NotCountedButSeenByTheAllReadsTickers()
+    {
+        using var temp = new TempStore();
+        Load(temp.Store, 200);
+        Flush(temp.Store);
+        var before = temp.Store.GetMemory();
+
+        using (var snapshot = temp.Store.CreateSnapshot())
+        {
+            var bodies = new List<DocumentBody>();
+            snapshot.ReadRange("orders/00000001", "orders/00000200", bodies);
+            Assert.Equal(200, bodies.Count);
+        }
+
+        var after = temp.Store.GetMemory();
+        Assert.Equal(before.ForegroundBlockCache, after.ForegroundBlockCache);
+        var all = after.AllReadsBlockCache.Since(before.AllReadsBlockCache);
+        Assert.True(all.Hits + all.Misses > 0, all.ToString());
+    }
+
+    [Fact]
+    public void RowCache_On_RepeatedGetIsARowCacheHitAndTheCacheHoldsIt()
+    {
+        using var temp = new TempStore(new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, rowCacheBytes: 4 << 20));
+        Load(temp.Store, 50);
+        Flush(temp.Store);
+
+        temp.Store.Get("orders/00000003");
+        var first = temp.Store.GetMemory();
+        temp.Store.Get("orders/00000003");
+        var second = temp.Store.GetMemory();
+
+        Assert.Equal(4L << 20, second.RowCacheCapacityBytes);
+        Assert.True(second.RowCacheUsageBytes > 0, second.ToString());
+        Assert.True(first.RowCache.Misses >= 1, first.ToString());
+        Assert.True(second.RowCache.Since(first.RowCache).Hits >= 1, second.ToString());
+        Assert.Equal(0, second.RowCache.Since(first.RowCache).Misses);
+        // Served from the row cache: no block was looked up for it.
+        Assert.Equal(first.ForegroundBlockCache, second.ForegroundBlockCache);
+    }
+
+    [Fact]
+    public void RowCache_Off_NoRowCacheLookups()
+    {
+        using var temp = new TempStore();
+        Load(temp.Store, 50);
+        Flush(temp.Store);
+
+        temp.Store.Get("orders/00000003");
+        temp.Store.Get("orders/00000003");
+
+        var memory = temp.Store.GetMemory();
+        Assert.Equal(new CacheCounts(0, 0), memory.RowCache);
+        Assert.Equal(0, memory.RowCacheUsageBytes);
+    }
+
+    private static void Load(DocumentStore store, int count) =>
+        store.PutMany(Enumerable.Range(1, count).Select(i => new DocumentWrite(
+            $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{new string('x', 1000 + (i % 7 * 100))}}"}"""))));
+
+    // Compacting the whole key range flushes the memtables first, so reads go to SST files (and the block cache).
+    private static void Flush(DocumentStore store)
+    {
+        store.Db.CompactRange((byte[]?)null, null, store.DocsHandle);
+        store.Db.CompactRange((byte[]?)null, null, store.MetaHandle);
+    }
+}
