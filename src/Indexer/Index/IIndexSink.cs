@@ -26,6 +26,9 @@ internal interface IIndexSink
     /// <summary>The engine closed itself after a fatal error (e.g. a disk error during a flush): nothing more can be written until reopened.</summary>
     bool WriterClosed { get; }
 
+    /// <summary>Bytes the writer buffers in memory now (added documents and deletes not yet flushed); cheap, 0 once closed.</summary>
+    long RamBufferBytes { get; }
+
     /// <summary>A writer for one indexing thread (it keeps per-thread reusable state).</summary>
     IIndexSinkWriter CreateWriter();
 

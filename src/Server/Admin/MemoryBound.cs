@@ -41,11 +41,12 @@ internal sealed record MemoryBound(
     public long TotalBytes => PrefetchBudgetBytes + BlockCacheBytes + RowCacheBytes + MemtableBytes + LuceneRamBufferBytes + FixedOverheadBytes;
 
     /// <summary>The bound for a server with these store settings and the default prefetch and index options.</summary>
-    public static MemoryBound For(StoreOptions store, StoreMemory memory, IndexManagerOptions? indexes = null)
+    public static MemoryBound For(StoreOptions store, StoreMemory memory, IndexManagerOptions? indexes = null, PrefetchOptions? prefetch = null)
     {
         indexes ??= new IndexManagerOptions();
+        prefetch ??= new PrefetchOptions();
         return new MemoryBound(
-            indexes.Prefetch.BudgetBytes,
+            prefetch.BudgetBytes,
             store.BlockCacheBytes,
             store.RowCacheBytes,
             memory.MemtableLimitBytes,
