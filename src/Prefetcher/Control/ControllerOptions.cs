@@ -27,7 +27,11 @@ public sealed record ControllerOptions
 
     public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
 
-    /// <summary>Relative throughput gain a +1 step must show to be kept (0.05 = +5%).</summary>
+    /// <summary>
+    /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
+    /// doubling continues only with 75% of its proportional gain, and one gaining less than this
+    /// goes back.
+    /// </summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
@@ -45,16 +49,23 @@ public sealed record ControllerOptions
     /// <summary>How long to stay at a concurrency that neighbours did not beat before probing again.</summary>
     public TimeSpan PlateauTime { get; init; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Read latency per MiB above this multiple of its windowed minimum means reads are queueing.</summary>
+    /// <summary>
+    /// Reads taking more than this multiple of their un-queued time (each read compared with reads
+    /// of its own size class) are queueing: L readers on a device that serves `depth` at once take
+    /// L / depth times it.
+    /// </summary>
     public double LatencyInflationLimit { get; init; } = 2.0;
 
     /// <summary>
-    /// Window of the minimum latency per MiB (the un-queued baseline). Also how long a throughput
-    /// measured at some concurrency is trusted when the queueing rule compares against it.
+    /// Window of each size class's minimum latency per byte (its un-queued baseline). Also how long
+    /// a throughput measured at some concurrency is trusted when the queueing rule compares against it.
     /// </summary>
     public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>Multiplier applied to concurrency on a queueing cut.</summary>
+    /// <summary>
+    /// Multiplier applied to concurrency on a queueing cut, at most: the cut goes to L / inflation
+    /// (where reads would stop queueing) when that is lower, but never below half of L at once.
+    /// </summary>
     public double QueueingCutFactor { get; init; } = 0.75;
 
     /// <summary>Foreground target = this factor x the learned idle foreground p99 (unless <see cref="ForegroundTarget"/> is set).</summary>
@@ -155,7 +166,8 @@ public sealed record ControllerOptions
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
-            $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
+            $"slow start doubles while it pays; " +
+            $"cut to <= {ControlText.Factor(QueueingCutFactor)} when reads take > {ControlText.Factor(LatencyInflationLimit)} their un-queued time (per size class, {ControlText.Duration(LatencyBaselineWindow)} minimum); " +
             $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; " +
             $"L x largest recent document <= {ControlText.Percent(LargeDocumentBudgetFraction)} of budget; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +

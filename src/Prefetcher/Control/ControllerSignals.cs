@@ -19,13 +19,10 @@ internal readonly record struct ControllerSignals
     public long DocumentsDelivered { get; init; }
 
     /// <summary>
-    /// Median over the reads completed during the tick of (read latency / MiB read); null when no
-    /// read completed. Per MiB so that tasks of different sizes compare; the median so that a
-    /// page-cache hit or a stray slow read does not move it.
+    /// Every read that completed during the tick: its bytes, documents and latency. The queueing
+    /// signal compares each with reads of its own size class (<see cref="ReadLatencyBaseline"/>).
     /// </summary>
-    public TimeSpan? ReadLatencyPerMiB { get; init; }
-
-    public int ReadsCompleted { get; init; }
+    public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
     /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
     public double ConsumerWaitFraction { get; init; }

@@ -19,7 +19,7 @@ internal sealed partial class PrefetchMeter
 
     private readonly Stopwatch _clock = Stopwatch.StartNew();
     private readonly Lock _latencyLock = new();
-    private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly List<ReadSample> _tickReads = [];
     private readonly double[] _recentLatenciesPerMiB = new double[RecentLatencyCount];
     private int _recentLatencyCount;
     private int _recentLatencyNext;
@@ -88,7 +88,7 @@ internal sealed partial class PrefetchMeter
         var perMiB = latency.Ticks * BytesPerMiB / bytes;
         lock (_latencyLock)
         {
-            _tickLatenciesPerMiB.Add(perMiB);
+            _tickReads.Add(new ReadSample(bytes, documents, latency));
             _recentLatenciesPerMiB[_recentLatencyNext] = perMiB;
             _recentLatencyNext = (_recentLatencyNext + 1) % RecentLatencyCount;
             _recentLatencyCount = Math.Min(_recentLatencyCount + 1, RecentLatencyCount);
@@ -117,17 +117,11 @@ internal sealed partial class PrefetchMeter
         var documents = Interlocked.Read(ref _documentsRead);
         var consumerWait = ConsumerWait.Total;
         var rateLimitWait = RateLimitWait.Total;
-        TimeSpan? median = null;
-        int reads;
+        ReadSample[] reads;
         lock (_latencyLock)
         {
-            reads = _tickLatenciesPerMiB.Count;
-            if (reads > 0)
-            {
-                _tickLatenciesPerMiB.Sort();
-                median = TimeSpan.FromTicks((long)_tickLatenciesPerMiB[reads / 2]);
-                _tickLatenciesPerMiB.Clear();
-            }
+            reads = _tickReads.Count == 0 ? [] : [.. _tickReads];
+            _tickReads.Clear();
         }
 
         var tick = new MeterTick(
@@ -135,7 +129,6 @@ internal sealed partial class PrefetchMeter
             duration,
             bytes - _lastTickBytes,
             documents - _lastTickDocuments,
-            median,
             reads,
             duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
             rateLimitWait > _lastRateLimitWait);
@@ -177,7 +170,6 @@ internal readonly record struct MeterTick(
     TimeSpan Duration,
     long BytesRead,
     long DocumentsRead,
-    TimeSpan? MedianLatencyPerMiB,
-    int ReadsCompleted,
+    ReadSample[] Reads,
     double ConsumerWaitFraction,
     bool RateLimited);

@@ -54,7 +54,8 @@ public sealed class ControllerOptionsTests
 
         Assert.Contains("L 2..8", text);
         Assert.Contains("keep +1 if it adds >= 5% throughput,", text);
-        Assert.Contains("latency/MiB > 2.0x its 30.0 s minimum", text);
+        Assert.Contains("slow start doubles while it pays;", text);
+        Assert.Contains("cut to <= 0.75x when reads take > 2.0x their un-queued time (per size class, 30.0 s minimum)", text);
         Assert.Contains("foreground p99 target 1.3x its 10 min minimum", text);
         Assert.Contains("cooldown 2.0 s", text);
         Assert.Contains("tasks 75.0 ms of I/O in [256 KiB, 64 MiB]", text);

@@ -10,8 +10,6 @@ namespace Indexing.Prefetcher.Tests;
 /// </summary>
 internal sealed class PrefetchSimulation
 {
-    private const double BytesPerMiB = 1024 * 1024;
-
     private readonly SimulationSetup _setup;
     private readonly Random _random;
     private readonly NetworkDiskModelClock _disk;
@@ -22,7 +20,7 @@ internal sealed class PrefetchSimulation
     private readonly List<(TimeSpan, int)> _concurrencySteps = [];
     private readonly List<(TimeSpan, double)> _consumedAtTicks = [(TimeSpan.Zero, 0)];
     private readonly List<(TimeSpan, ControllerDecision)> _decisions = [];
-    private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly List<ReadSample> _tickReads = [];
     private readonly List<(TimeSpan, long)> _taskBytesAtTicks = [];
 
     // Fed like the pipeline's meter (sizes of documents read), decayed every tick; only its recent
@@ -35,6 +33,7 @@ internal sealed class PrefetchSimulation
     private int _concurrency;
     private long _taskBytes;
     private long _nextDocument;
+    private long? _peekedSize;
     private (long Bytes, int Documents, long LargestDocument)? _pendingTask;
     private int _readsInFlight;
     private long _inFlightBytes;
@@ -81,7 +80,7 @@ internal sealed class PrefetchSimulation
 
     private bool ReadBound => double.IsPositiveInfinity(_setup.IndexingBytesPerSecond);
 
-    private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _pendingTask is null;
+    private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _peekedSize is null && _pendingTask is null;
 
     public static SimulationResult Run(SimulationSetup setup) => new PrefetchSimulation(setup).Run();
 
@@ -156,7 +155,7 @@ internal sealed class PrefetchSimulation
         _documentsRead += read.Documents;
         _tickBytes += read.Bytes;
         _tickDocuments += read.Documents;
-        _tickLatenciesPerMiB.Add((_now - read.SubmittedAt).Ticks * BytesPerMiB / read.Bytes);
+        _tickReads.Add(new ReadSample(read.Bytes, read.Documents, _now - read.SubmittedAt));
         _sizes.Record(read.LargestDocument, "simulated");
         if (ReadBound)
         {
@@ -189,7 +188,8 @@ internal sealed class PrefetchSimulation
                 WakeWhenBudgetFrees(reserved + task.Bytes - _setup.BudgetBytes);
                 return;
             }
-            var completion = _disk.Submit(_now, task.Bytes);
+            // The store's own work for each document (a MultiGet's per-key cost) happens outside the device's slots.
+            var completion = _disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
             Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
@@ -197,19 +197,38 @@ internal sealed class PrefetchSimulation
         }
     }
 
+    /// <summary>
+    /// Cuts the next task as the planner does: before a document that would take it past the
+    /// target (a task holds at least one document), or at 4096 documents. So a giant is a read of
+    /// its own and the small documents between two giants a short read, as in the pipeline.
+    /// </summary>
     private (long Bytes, int Documents, long LargestDocument) NextTask()
     {
         long bytes = 0;
         long largest = 0;
         var documents = 0;
-        while (bytes < _taskBytes && !(_setup.DocumentCount is { } count && _nextDocument >= count))
+        while (documents < PlanOptions.DefaultMaxDocumentsPerTask && NextSize() is { } size)
         {
-            var size = _setup.Shape.NextSize(_random, _nextDocument++);
+            if (documents > 0 && bytes + size > _taskBytes)
+            {
+                break;
+            }
+            _peekedSize = null;
             bytes += size;
             largest = Math.Max(largest, size);
             documents++;
         }
         return (bytes, documents, largest);
+    }
+
+    // The next document's size, drawn once and kept until a task takes it; null when none is left.
+    private long? NextSize()
+    {
+        if (_peekedSize is null && !(_setup.DocumentCount is { } count && _nextDocument >= count))
+        {
+            _peekedSize = _setup.Shape.NextSize(_random, _nextDocument++);
+        }
+        return _peekedSize;
     }
 
     private void WakeWhenBudgetFrees(double bytesNeeded)
@@ -237,8 +256,7 @@ internal sealed class PrefetchSimulation
             TickDuration = duration,
             BytesDelivered = _tickBytes,
             DocumentsDelivered = _tickDocuments,
-            ReadLatencyPerMiB = MedianLatencyPerMiB(),
-            ReadsCompleted = _tickLatenciesPerMiB.Count,
+            Reads = _tickReads.ToArray(),
             ConsumerWaitFraction = Math.Clamp(waited / duration, 0, 1),
             BufferedBytes = (long)_bufferedBytes,
             InFlightBytes = _inFlightBytes,
@@ -270,19 +288,9 @@ internal sealed class PrefetchSimulation
         _lastTick = _now;
         _tickBytes = 0;
         _tickDocuments = 0;
-        _tickLatenciesPerMiB.Clear();
+        _tickReads.Clear();
         _tickWaitedAtStart = _consumerWaited;
         ScheduleNextTick();
-    }
-
-    private TimeSpan? MedianLatencyPerMiB()
-    {
-        if (_tickLatenciesPerMiB.Count == 0)
-        {
-            return null;
-        }
-        _tickLatenciesPerMiB.Sort();
-        return TimeSpan.FromTicks((long)_tickLatenciesPerMiB[_tickLatenciesPerMiB.Count / 2]);
     }
 
     private void ScheduleNextTick()

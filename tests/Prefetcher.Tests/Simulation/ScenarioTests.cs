@@ -82,7 +82,7 @@ public sealed class ScenarioTests(ITestOutputHelper output)
         Print(result);
 
         var firstCut = result.Decisions.First(d => d.Decision.Kind == ControllerDecisionKind.Cut);
-        Assert.StartsWith("cut: latency/MiB", firstCut.Decision.Reason, StringComparison.Ordinal);
+        Assert.StartsWith("cut: reads take", firstCut.Decision.Reason, StringComparison.Ordinal);
         Assert.True(firstCut.At < TimeSpan.FromSeconds(2), $"first cut only at {firstCut.At}");
         Assert.InRange(result.MeanConcurrency(TimeSpan.FromSeconds(40), setup.Duration), 1, 8);
     }

@@ -16,6 +16,12 @@ internal sealed record SimulationSetup
 
     public long BudgetBytes { get; init; } = 512 * MiB;
 
+    /// <summary>
+    /// The store's own time per document read, added to each read's latency outside the device's
+    /// slots: what makes a MultiGet of many small documents cost more per byte than one large Get.
+    /// </summary>
+    public TimeSpan DocumentReadCost { get; init; }
+
     /// <summary>How fast the indexer consumes bytes; infinity = the run is read-bound.</summary>
     public double IndexingBytesPerSecond { get; init; } = double.PositiveInfinity;
 

@@ -1,0 +1,215 @@
+using static Indexing.Prefetcher.ControllerDecisionKind;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The controller's growth: when no rule decides, it measures the mean throughput at the current
+/// L and probes a neighbour, keeping a step only if it pays.
+/// <para>
+/// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
+/// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
+/// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
+/// from 2 in three steps instead of fourteen. The first doubling that does not pay that well ends
+/// it: throughput that rose by a factor r from L to 2L puts the knee near L x r (reads scale
+/// linearly below the knee and not above it), so L goes there. <b>Additive</b> from then on, and
+/// after any cut: one step at a time, settle, measure, keep the step only if it gains
+/// <see cref="ControllerOptions.GrowthMinGain"/>, probe alternately up and down after each plateau.
+/// </para>
+/// <para>
+/// Files: this one (state, measuring, the queueing rule's veto); HillClimber.Probes.cs (what a
+/// finished measurement decides). Not thread-safe: owned by the controller's tick loop.
+/// </para>
+/// </summary>
+internal sealed partial class HillClimber
+{
+    /// <summary>A multiplicative step continues slow start only if it gains at least this share of its proportional gain.</summary>
+    public const double SlowStartEfficiency = 0.75;
+
+    /// <summary>Paying +1 steps in a row after which growth turns multiplicative again: the knee has moved away.</summary>
+    public const int PayingStepsForSlowStart = 3;
+
+    private readonly ControllerOptions _options;
+    private readonly ThroughputMeasurement _measurement = new();
+
+    /// <summary>Last mean throughput measured at each L (index), for the queueing rule's veto.</summary>
+    private readonly (double BytesPerSecond, TimeSpan At)?[] _throughputAt =
+        new (double, TimeSpan)?[ControllerOptions.AbsoluteMaxConcurrency + 1];
+
+    private Phase _phase;
+    private TimeSpan _phaseStart;
+    private TimeSpan _plateauUntil;
+    private int _baseConcurrency;
+    private double _baseThroughput;
+    private double _baseRelativeError;
+    private bool _probeUpNext = true;
+    private bool _slowStart = true;
+    private int _payingSteps;
+
+    public HillClimber(ControllerOptions options) => _options = options.Validate();
+
+    private enum Phase
+    {
+        /// <summary>Measuring the current L (after a change, a hold, or during a plateau).</summary>
+        Baseline,
+        ProbeUp,
+        ProbeDown,
+    }
+
+    /// <summary>Whether growth is multiplicative now.</summary>
+    public bool InSlowStart => _slowStart;
+
+    /// <summary>Applies what a rule's decision means for the climb.</summary>
+    public void Apply(ClimbEffect effect, TimeSpan now)
+    {
+        switch (effect)
+        {
+            case ClimbEffect.None:
+                return;
+            case ClimbEffect.Pause:
+                // What is measured now says nothing about L, so measuring starts over. L stays, so
+                // a plateau in progress does too: dropping it made an intermittent indexer
+                // bottleneck (one hold tick every few seconds) start a probe after every hold.
+                BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
+                return;
+            case ClimbEffect.RestartInSlowStart:
+                _slowStart = true;
+                break;
+            case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
+                _slowStart = false;
+                break;
+        }
+        _payingSteps = 0;
+        _probeUpNext = effect != ClimbEffect.RestartProbingDown;
+        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero);
+    }
+
+    /// <summary>One tick of climbing at <paramref name="l"/>, never past <paramref name="limit"/>.</summary>
+    public ControllerStep Climb(in ControllerSignals s, int l, int limit)
+    {
+        var now = s.Now;
+        var tickStart = now - s.TickDuration;
+        if (!Reached(tickStart - _phaseStart, _options.SettleTime, s.TickDuration))
+        {
+            return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
+        }
+        _measurement.Add(s.BytesDelivered, s.TickDuration);
+        // At least the ticks an error estimate needs: with long ticks a measurement of fewer has an
+        // infinite error, and every probe would run to MaxMeasureTime. In slow start that is
+        // enough: a doubling that pays is far clear of the thresholds, and one that is not clear
+        // yet measures on below.
+        if (_measurement.TickCount < ThroughputMeasurement.MinTicksForError
+            || (!_slowStart && !Reached(_measurement.Time, _options.MeasureTime, s.TickDuration)))
+        {
+            return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
+        }
+        if (now < _plateauUntil)
+        {
+            return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
+        }
+        // Mean over the measurement, not a windowed max: a +5% decision needs an estimate whose
+        // error is well below 5%. Per-tick rates are quantised by task completions (one 4 MiB task
+        // more or less in a 250 ms tick), and the max of a few such samples is biased upwards by
+        // an amount that depends on L; the mean integrates bytes over the whole interval. Holds
+        // restart the measurement, so app-limited ticks do not enter it.
+        var throughput = _measurement.BytesPerSecond;
+        if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
+        {
+            // Lumpy reads (a 20 MB document is one 300 ms completion) make a short measurement
+            // too noisy for a 5% call: measure on until the call is clear or time is up.
+            return Stay(l, $"hold: measuring L={l}{PhaseNote()}, not yet decisive", DecisionCause.Measure);
+        }
+        _throughputAt[l] = (throughput, now);
+        return _phase switch
+        {
+            Phase.ProbeUp => AfterProbeUp(now, throughput, l, limit),
+            Phase.ProbeDown => AfterProbeDown(now, throughput, l, limit),
+            _ => StartProbe(now, throughput, l, limit),
+        };
+    }
+
+    /// <summary>
+    /// The queueing rule's veto: latency may rise for a good reason, more parallel reads that
+    /// really deliver more. Only evidence of that (<paramref name="l"/> measurably beating a lower
+    /// L) vetoes a cut. With a lower L on record but none yet for this L, the cut waits for the
+    /// measurement, but no longer than one takes after L changed (<paramref name="changedAt"/>):
+    /// every hold (memory, indexer, rate limit) restarts measuring, so under holds it never comes,
+    /// and waiting for it let reads queue until the lower L's record expired. Keeping the
+    /// measurement across holds instead would mix app-limited ticks into it.
+    /// </summary>
+    public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
+        BestThroughputBelow(l, now) is { } lower
+        && (CurrentThroughput(l, now) is { } current
+            ? current >= lower * (1 + _options.GrowthMinGain)
+            : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
+
+    /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
+    private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
+
+    private static double Gain(double throughput, double baseline) =>
+        baseline > 0 ? (throughput / baseline) - 1 : (throughput > 0 ? 1 : 0);
+
+    private static ControllerStep Stay(int l, string reason, DecisionCause cause) => new(l, Hold, reason, cause);
+
+    /// <summary>
+    /// Whether the step's gain (for a downward probe: the gain going back up would bring) is clear
+    /// of the threshold that decides it by two standard errors of the two measurements combined:
+    /// the minimum gain, or in slow start the gain that keeps doubling.
+    /// </summary>
+    private bool Decisive(double throughput, int l)
+    {
+        var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
+        var threshold = _phase == Phase.ProbeUp && _slowStart ? SlowStartGain(l) : _options.GrowthMinGain;
+        var error = Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        return Math.Abs(gain - threshold) >= 2 * error;
+    }
+
+    /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
+    private double SlowStartGain(int l) => SlowStartEfficiency * (((double)l / _baseConcurrency) - 1);
+
+    private double? CurrentThroughput(int l, TimeSpan now) =>
+        _measurement.Time > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
+
+    private double? BestThroughputBelow(int l, TimeSpan now)
+    {
+        double? best = null;
+        for (var lower = 1; lower < l; lower++)
+        {
+            if (FreshThroughput(lower, now) is { } value && (best is null || value > best))
+            {
+                best = value;
+            }
+        }
+        return best;
+    }
+
+    private double? FreshThroughput(int l, TimeSpan now) =>
+        _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;
+
+    private string PhaseNote() => _phase switch
+    {
+        Phase.ProbeUp => $" (probe up from {_baseConcurrency})",
+        Phase.ProbeDown => $" (probe down from {_baseConcurrency})",
+        _ => "",
+    };
+
+    private void SetBase(int concurrency, double throughput)
+    {
+        _baseConcurrency = concurrency;
+        _baseThroughput = throughput;
+        _baseRelativeError = _measurement.RelativeError;
+    }
+
+    private void EnterPlateau(TimeSpan now, bool probeUpNext)
+    {
+        _probeUpNext = probeUpNext;
+        BeginMeasuring(Phase.Baseline, now, _options.PlateauTime);
+    }
+
+    private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau)
+    {
+        _phase = phase;
+        _phaseStart = now;
+        _plateauUntil = now + plateau;
+        _measurement.Reset();
+    }
+}
