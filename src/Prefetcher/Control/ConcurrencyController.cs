@@ -51,7 +51,7 @@ internal sealed class ConcurrencyController
         _foreground = new ForegroundBaseline(options);
         _consumerWaits = new ConsumerWaitWindow(options.BusyConsumerWindow);
         _climber = new HillClimber(options);
-        _rules = new ControllerRules(options, _foreground, _consumerWaits, _latency, _climber);
+        _rules = new ControllerRules(options, _foreground, _consumerWaits, _climber);
         _concurrency = options.InitialConcurrency;
         _previousConcurrency = options.InitialConcurrency;
         _targetTaskBytes = options.InitialTaskBytes;
@@ -78,15 +78,19 @@ internal sealed class ConcurrencyController
         var sizeLimited = sizeCeiling < limit;
         limit = Math.Min(limit, sizeCeiling);
         var before = _concurrency;
+        var queueing = _latency.Judge(signals.Now);
         ControllerStep step;
-        if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt) is { } rule)
+        if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt, queueing) is { } rule)
         {
-            _climber.Apply(rule.Effect, signals.Now);
             step = rule.Step;
+            if (_climber.Apply(rule.Effect, signals.Now) is { } back && back < step.Concurrency)
+            {
+                step = step with { Concurrency = back, Reason = $"{step.Reason}; back to {back}, L={before} was not measured" };
+            }
         }
         else
         {
-            step = _climber.Climb(signals, before, limit);
+            step = _climber.Climb(signals, before, limit, queueing);
         }
         if (step.Concurrency > limit)
         {

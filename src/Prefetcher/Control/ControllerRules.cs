@@ -8,7 +8,7 @@ namespace Indexing.Prefetcher;
 /// <list type="number">
 /// <item>The first tick starts at the initial L. A live limit or the size ceiling below L clamps it at once.</item>
 /// <item>Foreground Gets slower than their target: halve L, cool down.</item>
-/// <item>Reads queueing in every size class (<see cref="ReadLatencyBaseline"/>) with no evidence
+/// <item>Reads queueing in most size classes (<see cref="ReadLatencyBaseline"/>) with no evidence
 /// that this L buys throughput: cut to where they would not queue, at most by the queueing factor
 /// and at least to half, and cool down.</item>
 /// <item>Hold while the indexer is the bottleneck, memory is high, a rate limit binds, or cooling down.</item>
@@ -20,7 +20,6 @@ internal sealed class ControllerRules(
     ControllerOptions options,
     ForegroundBaseline foreground,
     ConsumerWaitWindow consumerWaits,
-    ReadLatencyBaseline latency,
     HillClimber climber)
 {
     /// <summary>A queueing cut never goes below this share of L in one step, however inflated the reads.</summary>
@@ -39,7 +38,8 @@ internal sealed class ControllerRules(
     /// <param name="limit">The lowest of the configured, live and size limits.</param>
     /// <param name="sizeLimited">The limit is the size ceiling (recent large documents), not the configured or live limit.</param>
     /// <param name="changedAt">When L last changed.</param>
-    public (ControllerStep Step, ClimbEffect Effect)? Apply(in ControllerSignals s, int l, int limit, bool sizeLimited, TimeSpan changedAt)
+    /// <param name="queueing">What the reads of the last second say about queueing; null with too few.</param>
+    public (ControllerStep Step, ClimbEffect Effect)? Apply(in ControllerSignals s, int l, int limit, bool sizeLimited, TimeSpan changedAt, QueueingEvidence? queueing)
     {
         var now = s.Now;
         var lastLimit = _lastLimit;
@@ -75,9 +75,9 @@ internal sealed class ControllerRules(
                 return (new ControllerStep(CutTo(l, options.ForegroundCutFactor), Cut, $"cut: {text}", DecisionCause.Foreground), ClimbEffect.RestartAfterCut);
             }
         }
-        if (!inCooldown && QueueingCut(now, l, changedAt) is { } queueing)
+        if (!inCooldown && QueueingCut(now, l, changedAt, queueing) is { } cut)
         {
-            return (queueing, ClimbEffect.RestartProbingDown);
+            return (cut, ClimbEffect.RestartProbingDown);
         }
         if (IndexerBottleneck(s) is { } indexer)
         {
@@ -126,9 +126,9 @@ internal sealed class ControllerRules(
         $"recent documents up to {ByteSize.Format(s.LargestRecentDocumentBytes)}: L={ceiling} of them fill " +
         $"{ControlText.Percent(options.LargeDocumentBudgetFraction)} of the {ByteSize.Format(s.BudgetBytes)} budget";
 
-    private ControllerStep? QueueingCut(TimeSpan now, int l, TimeSpan changedAt)
+    private ControllerStep? QueueingCut(TimeSpan now, int l, TimeSpan changedAt, QueueingEvidence? queueing)
     {
-        if (l <= 1 || latency.Judge(now) is not { } evidence || !evidence.ShowsQueueing(options.LatencyInflationLimit)
+        if (l <= 1 || queueing is not { } evidence || !evidence.ShowsQueueing(options.LatencyInflationLimit)
             || climber.HigherConcurrencyPays(l, now, changedAt))
         {
             return null;

@@ -6,20 +6,47 @@ namespace Indexing.Prefetcher;
 // upward (multiplicative in slow start, else +1) or downward probe.
 internal sealed partial class HillClimber
 {
-    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit)
+    /// <summary>
+    /// Where a downward probe from the base goes: one step, or, when reads queue, to L / inflation,
+    /// where they would not (a device `depth` deep makes L readers take L / depth times the
+    /// un-queued time, a bandwidth cap the same): on a noisy device one step at a time takes a
+    /// minute. Not when a fresh measurement already showed an L in between delivering less: then
+    /// the latency rose for reads that pay (more streams), not for a queue.
+    /// </summary>
+    private (int L, string Note) ProbeDownTo(int l, TimeSpan now, QueueingEvidence? queueing)
+    {
+        if (queueing is not { } q || q.Inflation < QueuedInflation || !(q.MajorityClassInflation >= QueuedInflation))
+        {
+            return (l - 1, "");
+        }
+        var down = Math.Clamp((int)Math.Ceiling(l / q.Inflation), 1, l - 1);
+        for (var between = down; between < l; between++)
+        {
+            if (FreshThroughput(between, now) is { } measured && measured * (1 + _options.GrowthMinGain) <= _baseThroughput)
+            {
+                return (l - 1, "");
+            }
+        }
+        return (down, ControlText.Invariant($"; reads take {q.Inflation:0.0}x their un-queued time"));
+    }
+
+    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
     {
         SetBase(l, throughput);
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))
         {
             var next = _slowStart ? Math.Min(limit, 2 * l) : l + 1;
-            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero);
+            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
         if (l > 1)
         {
+            // Looking down means L is at a knee (or a limit held it there): no more doubling.
+            _slowStart = false;
+            var (down, note) = ProbeDownTo(l, now, queueing);
             BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
-            return new ControllerStep(l - 1, Cut, $"cut: probing L={l - 1} ({delivers})", DecisionCause.Probe);
+            return new ControllerStep(down, Cut, $"cut: probing L={down} ({delivers}{note})", DecisionCause.Probe);
         }
         EnterPlateau(now, probeUpNext: true);
         return Stay(l, $"hold: L=1 at limit 1 ({delivers})", DecisionCause.Plateau);
@@ -49,7 +76,7 @@ internal sealed partial class HillClimber
             EnterPlateau(now, probeUpNext: false);
             return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
         }
-        BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero);
+        BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
         if (_payingSteps >= PayingStepsForSlowStart)
         {
             _slowStart = true;
@@ -73,7 +100,7 @@ internal sealed partial class HillClimber
                 return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
             }
             var next = Math.Min(limit, 2 * l);
-            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero);
+            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
         }
 
@@ -100,7 +127,7 @@ internal sealed partial class HillClimber
         return new ControllerStep(knee, Hold, $"hold: {gained}, the knee is near {knee}: back to {knee}, growing by one from there", DecisionCause.Probe);
     }
 
-    private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit)
+    private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
     {
         var from = _baseConcurrency;
         var change = $"{ControlText.Change(Gain(throughput, _baseThroughput))} vs L={from}";
@@ -121,9 +148,10 @@ internal sealed partial class HillClimber
             EnterPlateau(now, probeUpNext: true);
             return Stay(l, $"hold: L=1 delivers {change}", DecisionCause.Plateau);
         }
+        var (down, note) = ProbeDownTo(l, now, queueing);
         BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
-        return new ControllerStep(l - 1, Cut,
-            $"cut: L={l} delivers {change}, +1 is not worth {ControlText.Percent(_options.GrowthMinGain)}, probing {l - 1}",
+        return new ControllerStep(down, Cut,
+            $"cut: L={l} delivers {change}, {from - l} more {(from - l == 1 ? "is" : "are")} not worth {ControlText.Percent(_options.GrowthMinGain)}, probing {down}{note}",
             DecisionCause.Probe);
     }
 }

@@ -28,6 +28,12 @@ internal sealed partial class HillClimber
     /// <summary>Paying +1 steps in a row after which growth turns multiplicative again: the knee has moved away.</summary>
     public const int PayingStepsForSlowStart = 3;
 
+    /// <summary>
+    /// Reads taking at least this multiple of their un-queued time (in most size classes) make a
+    /// downward probe go to where they would not queue, not one step down.
+    /// </summary>
+    public const double QueuedInflation = 1.25;
+
     private readonly ControllerOptions _options;
     private readonly ThroughputMeasurement _measurement = new();
 
@@ -44,8 +50,13 @@ internal sealed partial class HillClimber
     private bool _probeUpNext = true;
     private bool _slowStart = true;
     private int _payingSteps;
+    private TimeSpan _settle;
 
-    public HillClimber(ControllerOptions options) => _options = options.Validate();
+    public HillClimber(ControllerOptions options)
+    {
+        _options = options.Validate();
+        _settle = options.SettleTime;
+    }
 
     private enum Phase
     {
@@ -58,19 +69,25 @@ internal sealed partial class HillClimber
     /// <summary>Whether growth is multiplicative now.</summary>
     public bool InSlowStart => _slowStart;
 
-    /// <summary>Applies what a rule's decision means for the climb.</summary>
-    public void Apply(ClimbEffect effect, TimeSpan now)
+    /// <summary>
+    /// Applies what a rule's decision means for the climb. Returns the L to go back to when a hold
+    /// interrupted a doubling not yet measured: the hold says more readers cannot help now, and
+    /// kept, the doubling would stay unjudged for as long as the hold lasts (32 readers on a
+    /// device 16 deep while the indexer holds); null otherwise.
+    /// </summary>
+    public int? Apply(ClimbEffect effect, TimeSpan now)
     {
         switch (effect)
         {
             case ClimbEffect.None:
-                return;
+                return null;
             case ClimbEffect.Pause:
+                int? back = _phase == Phase.ProbeUp && _slowStart ? _baseConcurrency : null;
                 // What is measured now says nothing about L, so measuring starts over. L stays, so
                 // a plateau in progress does too: dropping it made an intermittent indexer
                 // bottleneck (one hold tick every few seconds) start a probe after every hold.
                 BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
-                return;
+                return back;
             case ClimbEffect.RestartInSlowStart:
                 _slowStart = true;
                 break;
@@ -80,25 +97,33 @@ internal sealed partial class HillClimber
         }
         _payingSteps = 0;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
+        // The whole settle time even at the start: the indexer's first second says whether it is
+        // the bottleneck (BusyConsumerWindow), and a first doubling before that overshoots it.
         BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero);
+        return null;
     }
 
-    /// <summary>One tick of climbing at <paramref name="l"/>, never past <paramref name="limit"/>.</summary>
-    public ControllerStep Climb(in ControllerSignals s, int l, int limit)
+    /// <summary>
+    /// One tick of climbing at <paramref name="l"/>, never past <paramref name="limit"/>;
+    /// <paramref name="queueing"/> (null: too few reads) guides downward probes.
+    /// </summary>
+    public ControllerStep Climb(in ControllerSignals s, int l, int limit, QueueingEvidence? queueing = null)
     {
         var now = s.Now;
         var tickStart = now - s.TickDuration;
-        if (!Reached(tickStart - _phaseStart, _options.SettleTime, s.TickDuration))
+        if (!Reached(tickStart - _phaseStart, _settle, s.TickDuration))
         {
             return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
-        _measurement.Add(s.BytesDelivered, s.TickDuration);
+        _measurement.Add(s.BytesDelivered, s.TickDuration, LargestRead(s.Reads.Span));
         // At least the ticks an error estimate needs: with long ticks a measurement of fewer has an
         // infinite error, and every probe would run to MaxMeasureTime. In slow start that is
         // enough: a doubling that pays is far clear of the thresholds, and one that is not clear
-        // yet measures on below.
+        // yet measures on below. Nothing delivered yet (a slow disk's first giants) is no
+        // measurement to compare with.
         if (_measurement.TickCount < ThroughputMeasurement.MinTicksForError
-            || (!_slowStart && !Reached(_measurement.Time, _options.MeasureTime, s.TickDuration)))
+            || (!_slowStart && !Reached(_measurement.Time, _options.MeasureTime, s.TickDuration))
+            || (_measurement.BytesPerSecond <= 0 && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)))
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
         }
@@ -122,8 +147,8 @@ internal sealed partial class HillClimber
         return _phase switch
         {
             Phase.ProbeUp => AfterProbeUp(now, throughput, l, limit),
-            Phase.ProbeDown => AfterProbeDown(now, throughput, l, limit),
-            _ => StartProbe(now, throughput, l, limit),
+            Phase.ProbeDown => AfterProbeDown(now, throughput, l, limit, queueing),
+            _ => StartProbe(now, throughput, l, limit, queueing),
         };
     }
 
@@ -142,6 +167,16 @@ internal sealed partial class HillClimber
             ? current >= lower * (1 + _options.GrowthMinGain)
             : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
 
+    private static long LargestRead(ReadOnlySpan<ReadSample> reads)
+    {
+        long largest = 0;
+        foreach (var read in reads)
+        {
+            largest = Math.Max(largest, read.Bytes);
+        }
+        return largest;
+    }
+
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
     private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
 
@@ -152,15 +187,20 @@ internal sealed partial class HillClimber
 
     /// <summary>
     /// Whether the step's gain (for a downward probe: the gain going back up would bring) is clear
-    /// of the threshold that decides it by two standard errors of the two measurements combined:
-    /// the minimum gain, or in slow start the gain that keeps doubling.
+    /// of the minimum gain by two standard errors of the two measurements combined. In slow start
+    /// a doubling that falls short of <see cref="SlowStartEfficiency"/> must fall clearly short
+    /// too: stopping at a knee that noise made up (one lumpy second of giants) costs many +1
+    /// steps, while doubling once too often costs one probe.
     /// </summary>
     private bool Decisive(double throughput, int l)
     {
         var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
-        var threshold = _phase == Phase.ProbeUp && _slowStart ? SlowStartGain(l) : _options.GrowthMinGain;
-        var error = Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
-        return Math.Abs(gain - threshold) >= 2 * error;
+        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        if (Math.Abs(gain - _options.GrowthMinGain) < error)
+        {
+            return false;
+        }
+        return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error;
     }
 
     /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
@@ -205,8 +245,12 @@ internal sealed partial class HillClimber
         BeginMeasuring(Phase.Baseline, now, _options.PlateauTime);
     }
 
-    private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau)
+    private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau, bool grew = false)
     {
+        // After a step up the reads in flight carry on and the new readers start at once: what
+        // needs to pass before measuring is their first reads (twice a task's I/O time), not
+        // the whole settle time that reads issued under a higher L need to drain after a cut.
+        _settle = grew ? TimeSpan.FromTicks(Math.Min(_options.SettleTime.Ticks, 2 * _options.TargetTaskDuration.Ticks)) : _options.SettleTime;
         _phase = phase;
         _phaseStart = now;
         _plateauUntil = now + plateau;

@@ -21,7 +21,8 @@ public sealed class ConcurrencyControllerTests
             MaxConcurrency = 32,
             ForegroundTarget = explicitTarget,
         });
-        driver.Run(TimeSpan.FromSeconds(1), Foreground(2));
+        // Held by a rate limit meanwhile, so that L is still the initial one afterwards.
+        driver.Run(TimeSpan.FromSeconds(1), s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(2), RateLimited = true });
         return driver;
     }
 
@@ -108,7 +109,7 @@ public sealed class ConcurrencyControllerTests
     {
         var driver = Driver(initial: 24);
         driver.BytesPerSecondAt = _ => 800e6;
-        driver.Run(TimeSpan.FromSeconds(1));
+        driver.Run(TimeSpan.FromSeconds(1), s => s with { RateLimited = true });
 
         // The judgement is over the last second of reads: the second tick of 12.4 ms reads tips it.
         var first = driver.Tick(s => s with { Reads = ControllerDriver.Reads(12.4) });
@@ -146,7 +147,7 @@ public sealed class ConcurrencyControllerTests
 
         var decisions = driver.Run(TimeSpan.FromSeconds(30), s => s with { Reads = ControllerDriver.Reads(latency(driver.Controller.Concurrency)) });
 
-        Assert.DoesNotContain(decisions, d => d.Decision.Reason.Contains("un-queued", StringComparison.Ordinal));
+        Assert.DoesNotContain(decisions, d => d.Decision.Reason.StartsWith("cut: reads take", StringComparison.Ordinal));
         Assert.True(driver.Controller.Concurrency >= 8, $"L={driver.Controller.Concurrency}");
     }
 
@@ -154,8 +155,9 @@ public sealed class ConcurrencyControllerTests
     public void Decide_QueueingWhileHeldAtANewL_CutsOnceTheMeasurementIsOverdue()
     {
         var options = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 };
-        var driver = new ControllerDriver(options);
-        while (driver.Tick().Kind != Grow || driver.Controller.Concurrency < 8)
+        // Slow start finds the knee at 12 and probes 13 by one (a doubling would go back when held).
+        var driver = new ControllerDriver(options) { BytesPerSecondAt = l => 50e6 * Math.Min(l, 12) };
+        while (!driver.Tick().Reason.StartsWith("grow: probing L=13", StringComparison.Ordinal))
         {
         }
         var grownAt = driver.Now;
@@ -166,7 +168,7 @@ public sealed class ConcurrencyControllerTests
 
         var firstCut = decisions.First(d => d.Decision.Kind == Cut);
         Assert.True(firstCut.At - grownAt <= options.SettleTime + options.MaxMeasureTime,
-            $"grew to 8 at {grownAt}, first cut at {firstCut.At}: {firstCut.Decision.Reason}");
+            $"grew to 13 at {grownAt}, first cut at {firstCut.At}: {firstCut.Decision.Reason}");
         Assert.StartsWith("cut: reads take 3.0x their un-queued time", firstCut.Decision.Reason, StringComparison.Ordinal);
     }
 
@@ -368,5 +370,21 @@ public sealed class ConcurrencyControllerTests
         Assert.Contains($"ForegroundP99 must be positive (was {TimeSpan.FromTicks(ticks)})", error.Message, StringComparison.Ordinal);
         Assert.Contains("pass null when the window has no samples", error.Message, StringComparison.Ordinal);
         Assert.Empty(driver.Controller.History);
+    }
+
+    [Fact]
+    public void Decide_HoldDuringADoublingNotYetMeasured_GoesBackToWhereItStarted()
+    {
+        var driver = Driver();
+        while (driver.Tick().Reason != "grow: +100% MB/s at L=4 over 2, slow start: probing 8")
+        {
+        }
+
+        var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
+        var after = driver.Run(TimeSpan.FromSeconds(5), s => s with { BufferedBytes = s.BudgetBytes });
+
+        Assert.Equal((Hold, 4), (held.Kind, held.Concurrency));
+        Assert.Equal("hold: indexer is the bottleneck (buffered 100% of budget); back to 4, L=8 was not measured", held.Reason);
+        Assert.All(after, d => Assert.Equal(4, d.Decision.Concurrency));
     }
 }

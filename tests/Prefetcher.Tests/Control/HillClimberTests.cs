@@ -104,8 +104,9 @@ public sealed class HillClimberTests
 
         Assert.True(grows.Count >= 3, $"{grows.Count} steps up in 12 s");
         Assert.Equal("grow: +50% MB/s at L=3 over 2, probing 4", grows[1].Step.Reason);
-        // Each step: one tick settling (500 ms), then three ticks measured.
-        Assert.Equal(4 * climb.TickDuration, grows[1].At - grows[0].At);
+        // Each step up: three ticks measured, after settling for twice a task's I/O time (75 ms),
+        // which the tick that follows the step already covers.
+        Assert.Equal(3 * climb.TickDuration, grows[1].At - grows[0].At);
     }
 
     [Fact]

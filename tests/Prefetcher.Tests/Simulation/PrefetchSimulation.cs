@@ -13,6 +13,7 @@ internal sealed class PrefetchSimulation
     private readonly SimulationSetup _setup;
     private readonly Random _random;
     private readonly NetworkDiskModelClock _disk;
+    private readonly NetworkDiskModelClock? _changedDisk;
     private readonly ConcurrencyController? _controller;
     private readonly ReadTaskSizer? _fixedSizer;
     private readonly PriorityQueue<SimEvent, (TimeSpan At, long Sequence)> _events = new();
@@ -56,6 +57,7 @@ internal sealed class PrefetchSimulation
         _random = new Random(setup.Seed);
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(TimeSpan.FromSeconds(10), setup.Tick);
         _disk = new NetworkDiskModelClock(setup.Disk);
+        _changedDisk = setup.DiskChange is { } change ? new NetworkDiskModelClock(change.Disk) : null;
         if (setup.FixedConcurrency is { } fixedConcurrency)
         {
             _fixedSizer = new ReadTaskSizer(setup.Controller);
@@ -79,6 +81,10 @@ internal sealed class PrefetchSimulation
     }
 
     private bool ReadBound => double.IsPositiveInfinity(_setup.IndexingBytesPerSecond);
+
+    // The device reads are submitted to now: after a scripted change, the new one (its slots free
+    // at the change; reads already submitted finish on the old one).
+    private NetworkDiskModelClock Disk => _changedDisk is not null && _now >= _setup.DiskChange!.Value.At ? _changedDisk : _disk;
 
     private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _peekedSize is null && _pendingTask is null;
 
@@ -189,7 +195,7 @@ internal sealed class PrefetchSimulation
                 return;
             }
             // The store's own work for each document (a MultiGet's per-key cost) happens outside the device's slots.
-            var completion = _disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
+            var completion = Disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
             Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
@@ -262,7 +268,7 @@ internal sealed class PrefetchSimulation
             InFlightBytes = _inFlightBytes,
             BudgetBytes = _setup.BudgetBytes,
             LargestRecentDocumentBytes = _setup.SizesEnterController ? _sizes.Snapshot().Max : 0,
-            ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, _disk.OutstandingAt(_now)),
+            ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, Disk.OutstandingAt(_now)),
             MaxConcurrency = _setup.LiveMaxConcurrency?.Invoke(_now),
         };
         var before = _concurrency;

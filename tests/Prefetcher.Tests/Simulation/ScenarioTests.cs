@@ -87,6 +87,32 @@ public sealed class ScenarioTests(ITestOutputHelper output)
         Assert.InRange(result.MeanConcurrency(TimeSpan.FromSeconds(40), setup.Duration), 1, 8);
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void Simulation_GiantsAmongMultiGetsWhenTheDeviceShrinks_NoCutBeforeAndAQueueingCutAfter(bool deviceCap)
+    {
+        // The default disk for 20 s (knee 16), then one 4 deep, or one whose 200 MB/s all
+        // streams share (knee near 4 readers): the reads L=16 keeps issuing now queue.
+        var change = TimeSpan.FromSeconds(20);
+        var setup = new SimulationSetup
+        {
+            Shape = DocumentShape.RareGiants,
+            DocumentReadCost = TimeSpan.FromMicroseconds(10),
+            Duration = TimeSpan.FromSeconds(60),
+            DiskChange = (change, deviceCap ? new NetworkDiskModelOptions { DeviceBandwidthBytesPerSecond = 200_000_000 } : new NetworkDiskModelOptions { UsefulQueueDepth = 4 }),
+        };
+        var result = PrefetchSimulation.Run(setup);
+        Print(result);
+
+        Assert.DoesNotContain(result.Decisions, d => d.At < change && d.Decision.Reason.StartsWith("cut: reads take", StringComparison.Ordinal));
+        Assert.True(result.MeanConcurrency(change - TimeSpan.FromSeconds(5), change) >= 12, "L did not reach the first device's depth");
+        var firstCut = result.Decisions.First(d => d.At >= change && d.Decision.Kind == ControllerDecisionKind.Cut);
+        Assert.StartsWith("cut: reads take", firstCut.Decision.Reason, StringComparison.Ordinal);
+        Assert.True(firstCut.At < change + TimeSpan.FromSeconds(2), $"first cut only at {firstCut.At}");
+        Assert.InRange(result.MeanConcurrency(TimeSpan.FromSeconds(40), setup.Duration), 2, 8);
+    }
+
     [Fact]
     public void Simulation_LiveLimitLoweredThenRaised_ClampsThenGrowsAgain()
     {

@@ -7,6 +7,9 @@ internal sealed record SimulationSetup
 
     public NetworkDiskModelOptions Disk { get; init; } = new();
 
+    /// <summary>From this time on, reads go to a device with these parameters (another tenant took part of it); null = none.</summary>
+    public (TimeSpan At, NetworkDiskModelOptions Disk)? DiskChange { get; init; }
+
     public DocumentShape Shape { get; init; } = DocumentShape.Uniform4K;
 
     /// <summary>Documents in the collection; null = endless (the run ends at <see cref="Duration"/>).</summary>
