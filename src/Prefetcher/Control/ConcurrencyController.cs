@@ -74,7 +74,8 @@ internal sealed class ConcurrencyController
         ControllerSignalChecks.Check(signals, _started ? _lastNow : null);
         Observe(signals);
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
-        var sizeCeiling = _rules.SizeCeiling(signals);
+        // A fixed L is for measuring that L: recent sizes do not lower it (the budget still bounds what is read).
+        var sizeCeiling = _options.FixedConcurrency is null ? _rules.SizeCeiling(signals) : int.MaxValue;
         var sizeLimited = sizeCeiling < limit;
         limit = Math.Min(limit, sizeCeiling);
         var before = _concurrency;

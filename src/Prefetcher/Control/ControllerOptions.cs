@@ -28,6 +28,13 @@ public sealed record ControllerOptions
     public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
 
     /// <summary>
+    /// When set, L stays at this value (at most <see cref="MaxConcurrency"/>; a live limit below it
+    /// still clamps): no growth, no cut, no probe. For measuring a fixed L through the same
+    /// pipeline (the BestFixed bound); tasks are still sized as the controller sizes them.
+    /// </summary>
+    public int? FixedConcurrency { get; init; }
+
+    /// <summary>
     /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
     /// doubling continues only with 75% of its proportional gain, and one gaining less than this
     /// goes back.
@@ -131,6 +138,8 @@ public sealed record ControllerOptions
         var problems = new OptionProblems(nameof(ControllerOptions));
         problems.InRange(MaxConcurrency, 1, AbsoluteMaxConcurrency, nameof(MaxConcurrency));
         problems.InRange(InitialConcurrency, 1, MaxConcurrency, nameof(InitialConcurrency));
+        problems.Require(FixedConcurrency is null || (FixedConcurrency >= 1 && FixedConcurrency <= MaxConcurrency),
+            $"{nameof(FixedConcurrency)} must be in [1, {nameof(MaxConcurrency)} = {MaxConcurrency}] when set (was {FixedConcurrency})");
         problems.InRange(GrowthMinGain, 0, 1, nameof(GrowthMinGain));
         problems.Positive(SettleTime, nameof(SettleTime));
         problems.Positive(MeasureTime, nameof(MeasureTime));
@@ -162,6 +171,12 @@ public sealed record ControllerOptions
         var foreground = ForegroundTarget is { } target
             ? $"foreground p99 target {ControlText.Duration(target)}"
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
+        if (FixedConcurrency is { } fixedL)
+        {
+            return $"controller: L fixed at {fixedL}; " +
+                $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
+                $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+        }
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +

@@ -6,6 +6,7 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// The rules that come before growth, in priority order:
 /// <list type="number">
+/// <item>A fixed L (<see cref="ControllerOptions.FixedConcurrency"/>) stays, clamped only by a live limit.</item>
 /// <item>The first tick starts at the initial L. A live limit or the size ceiling below L clamps it at once.</item>
 /// <item>Foreground Gets slower than their target: halve L, cool down.</item>
 /// <item>Reads queueing in most size classes (<see cref="ReadLatencyBaseline"/>) with no evidence
@@ -44,6 +45,13 @@ internal sealed class ControllerRules(
         var now = s.Now;
         var lastLimit = _lastLimit;
         _lastLimit = limit;
+        if (options.FixedConcurrency is { } fixedL)
+        {
+            var fixedStep = Math.Min(fixedL, limit);
+            var kind = !_started ? Start : fixedStep < l ? Cut : fixedStep > l ? Grow : Hold;
+            _started = true;
+            return (new ControllerStep(fixedStep, kind, $"{kind.Name()}: L fixed at {fixedL}{(fixedStep < fixedL ? $" (limit {fixedStep})" : "")}", DecisionCause.Limit), ClimbEffect.None);
+        }
         if (!_started)
         {
             _started = true;

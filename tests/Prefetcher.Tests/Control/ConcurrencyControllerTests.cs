@@ -387,4 +387,23 @@ public sealed class ConcurrencyControllerTests
         Assert.Equal("hold: indexer is the bottleneck (buffered 100% of budget); back to 4, L=8 was not measured", held.Reason);
         Assert.All(after, d => Assert.Equal(4, d.Decision.Concurrency));
     }
+
+    [Fact]
+    public void Decide_FixedConcurrency_NeitherGrowsNorCutsButAnOperatorLimitClamps()
+    {
+        var driver = new ControllerDriver(new ControllerOptions { FixedConcurrency = 8 });
+
+        var decisions = driver.Run(TimeSpan.FromSeconds(20), s => s with
+        {
+            Reads = ControllerDriver.Reads(20),
+            LargestRecentDocumentBytes = 1L << 30,
+        });
+        var limited = driver.Tick(s => s with { MaxConcurrency = 3 });
+        var released = driver.Tick();
+
+        Assert.Equal("start: L fixed at 8", decisions[0].Decision.Reason);
+        Assert.All(decisions, d => Assert.Equal(8, d.Decision.Concurrency));
+        Assert.Equal((Cut, 3, "cut: L fixed at 8 (limit 3)"), (limited.Kind, limited.Concurrency, limited.Reason));
+        Assert.Equal((Grow, 8), (released.Kind, released.Concurrency));
+    }
 }

@@ -61,6 +61,24 @@ public sealed class ControllerOptionsTests
         Assert.Contains("tasks 75.0 ms of I/O in [256 KiB, 64 MiB]", text);
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(9)]
+    public void Validate_FixedConcurrencyOutsideOneToMaximum_Throws(int fixedL)
+    {
+        var options = new ControllerOptions { MaxConcurrency = 8, FixedConcurrency = fixedL };
+
+        var error = Assert.Throws<ArgumentException>(() => options.Validate());
+
+        Assert.Contains($"FixedConcurrency must be in [1, MaxConcurrency = 8] when set (was {fixedL})", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ToString_FixedConcurrency_SaysSo()
+    {
+        Assert.StartsWith("controller: L fixed at 16;", new ControllerOptions { FixedConcurrency = 16 }.ToString(), StringComparison.Ordinal);
+    }
+
     [Fact]
     public void ToString_ExplicitForegroundTarget_IsStated()
     {
