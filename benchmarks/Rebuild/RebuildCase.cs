@@ -31,11 +31,18 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
             ? mb
             : megabytes;
 
-    /// <summary>Each of <paramref name="shapes"/> (every shape when none) at <paramref name="megabytes"/>, on each device.</summary>
+    /// <summary>
+    /// Each of <paramref name="shapes"/> (every shape when none) at <paramref name="megabytes"/>, on
+    /// each device; REBUILD_BENCH_SHAPES (comma-separated names, e.g. "rare-giants,uniform") keeps
+    /// only those shapes, to rerun part of a table.
+    /// </summary>
     public static IEnumerable<RebuildCase> Grid(long megabytes, IEnumerable<RebuildDevice> devices, params DatasetShape[] shapes)
     {
         var deviceList = devices.ToList();
-        foreach (var shape in shapes.Length == 0 ? Enum.GetValues<DatasetShape>() : shapes)
+        var only = Environment.GetEnvironmentVariable("REBUILD_BENCH_SHAPES") is { Length: > 0 } names
+            ? names.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(DatasetShapeNames.Parse).ToHashSet()
+            : null;
+        foreach (var shape in (shapes.Length == 0 ? Enum.GetValues<DatasetShape>() : shapes).Where(s => only is null || only.Contains(s)))
         {
             foreach (var device in deviceList)
             {

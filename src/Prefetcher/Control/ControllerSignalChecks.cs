@@ -39,6 +39,10 @@ internal static class ControllerSignalChecks
                 throw new ArgumentOutOfRangeException(nameof(signals), read.Latency, $"Reads[].Latency must not be negative (was {read.Latency}).");
             }
         }
+        if (s.ReadsInFlightTime < TimeSpan.Zero)
+        {
+            throw new ArgumentOutOfRangeException(nameof(signals), s.ReadsInFlightTime, $"ReadsInFlightTime must not be negative (was {s.ReadsInFlightTime}).");
+        }
         if (s.ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
         {
             // A summary of an empty window reports a p99 of zero; taken as a measurement it would

@@ -24,6 +24,13 @@ internal readonly record struct ControllerSignals
     /// </summary>
     public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
+    /// <summary>
+    /// The number of reads in flight integrated over the tick (two reads for the whole tick: twice
+    /// its length), counted over the same span as each read's latency. Little's law turns it and
+    /// the completed reads' bytes per second of latency into throughput; zero when not measured.
+    /// </summary>
+    public TimeSpan ReadsInFlightTime { get; init; }
+
     /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
     public double ConsumerWaitFraction { get; init; }
 

@@ -115,7 +115,7 @@ internal sealed partial class HillClimber
         {
             return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
-        _measurement.Add(s.BytesDelivered, s.TickDuration, LargestRead(s.Reads.Span));
+        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
         // At least the ticks an error estimate needs: with long ticks a measurement of fewer has an
         // infinite error, and every probe would run to MaxMeasureTime. In slow start that is
         // enough: a doubling that pays is far clear of the thresholds, and one that is not clear
@@ -131,11 +131,9 @@ internal sealed partial class HillClimber
         {
             return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
         }
-        // Mean over the measurement, not a windowed max: a +5% decision needs an estimate whose
-        // error is well below 5%. Per-tick rates are quantised by task completions (one 4 MiB task
-        // more or less in a 250 ms tick), and the max of a few such samples is biased upwards by
-        // an amount that depends on L; the mean integrates bytes over the whole interval. Holds
-        // restart the measurement, so app-limited ticks do not enter it.
+        // Over the whole measurement, not a windowed max: a +5% decision needs an estimate whose
+        // error is well below 5% (ThroughputMeasurement: from the reads by Little's law, or the
+        // mean bytes per tick). Holds restart the measurement, so app-limited ticks do not enter it.
         var throughput = _measurement.BytesPerSecond;
         if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
         {
@@ -166,16 +164,6 @@ internal sealed partial class HillClimber
         && (CurrentThroughput(l, now) is { } current
             ? current >= lower * (1 + _options.GrowthMinGain)
             : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
-
-    private static long LargestRead(ReadOnlySpan<ReadSample> reads)
-    {
-        long largest = 0;
-        foreach (var read in reads)
-        {
-            largest = Math.Max(largest, read.Bytes);
-        }
-        return largest;
-    }
 
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
     private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;

@@ -31,6 +31,7 @@ public sealed partial class AdaptivePrefetcher
             BytesDelivered = tick.BytesRead,
             DocumentsDelivered = tick.DocumentsRead,
             Reads = tick.Reads,
+            ReadsInFlightTime = tick.ReadsInFlightTime,
             ConsumerWaitFraction = tick.ConsumerWaitFraction,
             BufferedBytes = budget.BufferedBytes,
             InFlightBytes = budget.InFlightBytes,

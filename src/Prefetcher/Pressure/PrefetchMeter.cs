@@ -24,6 +24,12 @@ internal sealed partial class PrefetchMeter
     private int _recentLatencyCount;
     private int _recentLatencyNext;
 
+    // Reads inside the source now, and the integral of that count over time since the last tick
+    // (under _latencyLock): Little's law turns it and the completed reads' rate into throughput.
+    private int _readsInFlight;
+    private TimeSpan _inFlightSince;
+    private TimeSpan _readsInFlightTime;
+
     private long _documentsPlanned;
     private long _bytesPlanned;
     private int _planComplete;
@@ -76,6 +82,26 @@ internal sealed partial class PrefetchMeter
 
     public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
 
+    /// <summary>A read enters the source; <see cref="ReadEnded"/> follows it whatever happens.</summary>
+    public void ReadStarted()
+    {
+        lock (_latencyLock)
+        {
+            AccumulateInFlight();
+            _readsInFlight++;
+        }
+    }
+
+    /// <summary>The read begun by <see cref="ReadStarted"/> left the source (completed or failed).</summary>
+    public void ReadEnded()
+    {
+        lock (_latencyLock)
+        {
+            AccumulateInFlight();
+            _readsInFlight--;
+        }
+    }
+
     public void ReadCompleted(long bytes, int documents, TimeSpan latency)
     {
         Interlocked.Add(ref _bytesRead, bytes);
@@ -118,10 +144,14 @@ internal sealed partial class PrefetchMeter
         var consumerWait = ConsumerWait.Total;
         var rateLimitWait = RateLimitWait.Total;
         ReadSample[] reads;
+        TimeSpan inFlightTime;
         lock (_latencyLock)
         {
             reads = _tickReads.Count == 0 ? [] : [.. _tickReads];
             _tickReads.Clear();
+            AccumulateInFlight();
+            inFlightTime = _readsInFlightTime;
+            _readsInFlightTime = TimeSpan.Zero;
         }
 
         var tick = new MeterTick(
@@ -130,6 +160,7 @@ internal sealed partial class PrefetchMeter
             bytes - _lastTickBytes,
             documents - _lastTickDocuments,
             reads,
+            inFlightTime,
             duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
             rateLimitWait > _lastRateLimitWait);
         lock (_publishLock)
@@ -144,6 +175,14 @@ internal sealed partial class PrefetchMeter
         _lastConsumerWait = consumerWait;
         _lastRateLimitWait = rateLimitWait;
         return tick;
+    }
+
+    // Under _latencyLock.
+    private void AccumulateInFlight()
+    {
+        var now = Now;
+        _readsInFlightTime += (now - _inFlightSince) * _readsInFlight;
+        _inFlightSince = now;
     }
 
     private (TimeSpan? P50, TimeSpan? P99) RecentLatencyPercentiles()
@@ -171,5 +210,6 @@ internal readonly record struct MeterTick(
     long BytesRead,
     long DocumentsRead,
     ReadSample[] Reads,
+    TimeSpan ReadsInFlightTime,
     double ConsumerWaitFraction,
     bool RateLimited);

@@ -50,6 +50,7 @@ internal sealed class PrefetchSimulation
     private long _tickBytes;
     private long _tickDocuments;
     private TimeSpan _tickWaitedAtStart;
+    private TimeSpan _tickInFlight;
 
     private PrefetchSimulation(SimulationSetup setup)
     {
@@ -133,6 +134,7 @@ internal sealed class PrefetchSimulation
     private void Consume(TimeSpan until)
     {
         var span = until - _now;
+        _tickInFlight += span * _readsInFlight;
         var elapsed = span.TotalSeconds;
         _now = until;
         if (ReadBound)
@@ -263,6 +265,7 @@ internal sealed class PrefetchSimulation
             BytesDelivered = _tickBytes,
             DocumentsDelivered = _tickDocuments,
             Reads = _tickReads.ToArray(),
+            ReadsInFlightTime = _setup.LittlesLaw ? _tickInFlight : TimeSpan.Zero,
             ConsumerWaitFraction = Math.Clamp(waited / duration, 0, 1),
             BufferedBytes = (long)_bufferedBytes,
             InFlightBytes = _inFlightBytes,
@@ -295,6 +298,7 @@ internal sealed class PrefetchSimulation
         _tickBytes = 0;
         _tickDocuments = 0;
         _tickReads.Clear();
+        _tickInFlight = TimeSpan.Zero;
         _tickWaitedAtStart = _consumerWaited;
         ScheduleNextTick();
     }

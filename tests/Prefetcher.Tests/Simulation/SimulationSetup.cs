@@ -45,6 +45,9 @@ internal sealed record SimulationSetup
     /// <summary>Whether the largest recent document reaches the controller, as in the pipeline (off: as before sizes were an input).</summary>
     public bool SizesEnterController { get; init; } = true;
 
+    /// <summary>Whether the ticks say how many reads were in flight (as the pipeline's do), so the controller measures throughput by Little's law.</summary>
+    public bool LittlesLaw { get; init; } = true;
+
     /// <summary>Each tick lasts Tick x (1 ± this), drawn from the seeded random source.</summary>
     public double TickJitter { get; init; } = 0.1;
 
