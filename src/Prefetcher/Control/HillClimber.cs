@@ -34,6 +34,9 @@ internal sealed partial class HillClimber
     /// </summary>
     public const double QueuedInflation = 1.25;
 
+    /// <summary>In slow start, this many reads issued since a step (their rate by Little's law) decide it before three ticks are in.</summary>
+    public const int MinReadsForEarlyCall = 8;
+
     private readonly ControllerOptions _options;
     private readonly ThroughputMeasurement _measurement = new();
 
@@ -118,10 +121,10 @@ internal sealed partial class HillClimber
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
         // At least the ticks an error estimate needs: with long ticks a measurement of fewer has an
         // infinite error, and every probe would run to MaxMeasureTime. In slow start that is
-        // enough: a doubling that pays is far clear of the thresholds, and one that is not clear
-        // yet measures on below. Nothing delivered yet (a slow disk's first giants) is no
-        // measurement to compare with.
-        if (_measurement.TickCount < ThroughputMeasurement.MinTicksForError
+        // enough, and so are a tick or two whose reads alone give the rate: a doubling that pays
+        // is far clear of the thresholds, and one that is not clear yet measures on below.
+        // Nothing delivered yet (a slow disk's first giants) is no measurement to compare with.
+        if (!(_measurement.TickCount >= ThroughputMeasurement.MinTicksForError || (_slowStart && _measurement.FromReads && _measurement.ReadCount >= MinReadsForEarlyCall))
             || (!_slowStart && !Reached(_measurement.Time, _options.MeasureTime, s.TickDuration))
             || (_measurement.BytesPerSecond <= 0 && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)))
         {

@@ -50,6 +50,9 @@ internal sealed class ThroughputMeasurement
 
     public int TickCount => _rates.Count;
 
+    /// <summary>Completed reads the rate from the reads is taken from.</summary>
+    public int ReadCount => _reads;
+
     /// <summary>Whether the reads themselves (Little's law) give the throughput.</summary>
     public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
 
@@ -58,18 +61,15 @@ internal sealed class ThroughputMeasurement
         : FromReads ? _inFlight / Time * (_readBytes / _readSeconds)
         : _bytes / Time.TotalSeconds;
 
-    /// <summary>Standard error of the throughput relative to it; infinite until <see cref="MinTicksForError"/> ticks are in.</summary>
-    public double RelativeError
-    {
-        get
-        {
-            if (_rates.Count < MinTicksForError || BytesPerSecond <= 0)
-            {
-                return double.PositiveInfinity;
-            }
-            return FromReads ? RatioError() : TickError();
-        }
-    }
+    /// <summary>
+    /// Standard error of the throughput relative to it: from the reads' spread when
+    /// <see cref="FromReads"/>, else infinite until <see cref="MinTicksForError"/> ticks are in.
+    /// </summary>
+    public double RelativeError =>
+        BytesPerSecond <= 0 ? double.PositiveInfinity
+        : FromReads ? RatioError()
+        : _rates.Count < MinTicksForError ? double.PositiveInfinity
+        : TickError();
 
     /// <param name="bytes">Bytes delivered in the tick.</param>
     /// <param name="tickDuration">Its length.</param>
