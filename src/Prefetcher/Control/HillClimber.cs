@@ -100,9 +100,10 @@ internal sealed partial class HillClimber
         }
         _payingSteps = 0;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
-        // The whole settle time even at the start: the indexer's first second says whether it is
-        // the bottleneck (BusyConsumerWindow), and a first doubling before that overshoots it.
-        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero);
+        // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
+        // step up. A first doubling that comes before the indexer shows it is the bottleneck is
+        // undone by the hold that follows (Pause).
+        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero, grew: effect == ClimbEffect.RestartInSlowStart);
         return null;
     }
 
