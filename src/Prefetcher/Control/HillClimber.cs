@@ -120,14 +120,7 @@ internal sealed partial class HillClimber
             return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
-        // At least the ticks an error estimate needs: with long ticks a measurement of fewer has an
-        // infinite error, and every probe would run to MaxMeasureTime. In slow start that is
-        // enough, and so are a tick or two whose reads alone give the rate: a doubling that pays
-        // is far clear of the thresholds, and one that is not clear yet measures on below.
-        // Nothing delivered yet (a slow disk's first giants) is no measurement to compare with.
-        if (!(_measurement.TickCount >= ThroughputMeasurement.MinTicksForError || (_slowStart && _measurement.FromReads && _measurement.ReadCount >= MinReadsForEarlyCall))
-            || (!_slowStart && !Reached(_measurement.Time, _options.MeasureTime, s.TickDuration))
-            || (_measurement.BytesPerSecond <= 0 && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)))
+        if (!MeasuredEnough(s.TickDuration))
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
         }
@@ -152,6 +145,28 @@ internal sealed partial class HillClimber
             Phase.ProbeDown => AfterProbeDown(now, throughput, l, limit, queueing),
             _ => StartProbe(now, throughput, l, limit, queueing),
         };
+    }
+
+    /// <summary>
+    /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
+    /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
+    /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
+    /// except in slow start when the reads themselves give the rate (Little's law): three ticks,
+    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads, are enough there, as a
+    /// doubling that pays is far clear of the thresholds. Bytes per tick over a short window are
+    /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
+    /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
+    /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
+    /// measurement to compare with.
+    /// </summary>
+    private bool MeasuredEnough(TimeSpan tick)
+    {
+        var fromReads = _measurement.FromReads;
+        var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
+            || (_slowStart && fromReads && _measurement.ReadCount >= MinReadsForEarlyCall);
+        var time = (_slowStart && fromReads) || Reached(_measurement.Time, _options.MeasureTime, tick);
+        var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
+        return ticks && time && delivered;
     }
 
     /// <summary>
