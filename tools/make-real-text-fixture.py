@@ -13,6 +13,9 @@ The output is committed, so tests do not depend on what a machine has installed.
 refresh it:  python3 tools/make-real-text-fixture.py
 A bigger file of the same kind, for trying `measure` (every distinct copyright file, uncompressed):
   python3 tools/make-real-text-fixture.py --target-bytes 0 --out texts.ndjson
+Scaled up by repeating the collection (ids copyright/0001/<package>, ... so each copy is read in key
+order like the original), e.g. about 2 GiB for the controller's read-bound figures:
+  python3 tools/make-real-text-fixture.py --target-bytes 0 --copies 200 --out texts.ndjson
 """
 import argparse, glob, gzip, hashlib, io, json, os, re
 
@@ -21,6 +24,8 @@ parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..
                     help="output file; gzip-compressed when it ends in .gz")
 parser.add_argument("--target-bytes", type=int, default=3_500_000,
                     help="text of copyright files to take, the largest included (0: every distinct file)")
+parser.add_argument("--copies", type=int, default=1,
+                    help="write the copyright collection this many times, ids copyright/0001/<package>... (1: ids copyright/<package>)")
 ARGS = parser.parse_args()
 OUT = ARGS.out
 TARGET_BYTES = ARGS.target_bytes or 1 << 62
@@ -90,14 +95,19 @@ def main():
                 total += len(text)
     os.makedirs(os.path.dirname(os.path.abspath(OUT)), exist_ok=True)
     opener = (lambda: io.TextIOWrapper(gzip.GzipFile(OUT, "wb", compresslevel=9, mtime=0), encoding="utf-8")) if OUT.endswith(".gz") else (lambda: open(OUT, "w", encoding="utf-8"))
+    if ARGS.copies < 1:
+        parser.error(f"--copies is {ARGS.copies}; it must be at least 1")
     with opener() as out:
-        for package, text in chosen:
-            out.write(json.dumps({"id": f"copyright/{package}", "doc": copyright_document(package, text)}, ensure_ascii=False) + "\n")
+        lines = [(package, json.dumps(copyright_document(package, text), ensure_ascii=False)) for package, text in chosen]
+        for copy in range(1, ARGS.copies + 1):
+            for package, doc in lines:
+                key = package if ARGS.copies == 1 else f"{copy:04d}/{package}"
+                out.write(json.dumps({"id": f"copyright/{key}"}, ensure_ascii=False)[:-1] + ', "doc": ' + doc + "}\n")
         for path in sorted(glob.glob("/usr/share/common-licenses/*")):
             if os.path.isfile(path) and not os.path.islink(path):
                 text = open(path, encoding="utf-8", errors="replace").read()
                 out.write(json.dumps({"id": f"licenses/{os.path.basename(path)}", "doc": {"name": os.path.basename(path), "text": text}}, ensure_ascii=False) + "\n")
-    print(f"{len(chosen)} copyright documents, {total + len(distinct[giant][1]):,} bytes of text -> {OUT}")
+    print(f"{len(chosen)} copyright documents x {ARGS.copies}, {(total + len(distinct[giant][1])) * ARGS.copies:,} bytes of text -> {OUT}")
 
 
 main()

@@ -8,11 +8,12 @@ using Indexing.Storage;
 namespace Indexing.Benchmarks.Rebuild;
 
 /// <summary>
-/// The rebuild benchmarks' common setup: the store for a shape is generated and loaded once per
-/// process into a temp directory and reused by every strategy, bound and device (same snapshot
-/// contents for all); the runs go through the measurement engine (<see cref="RebuildWorkload"/>).
-/// Stores live until the process exits: BenchmarkDotNet runs these benchmarks in process (see
-/// <see cref="RebuildConfig"/>), and loading 30-60 MB per benchmark case would dwarf the runs.
+/// The rebuild benchmarks' common setup: the store for a shape and size is generated and loaded
+/// once per process into a temp directory (REBUILD_BENCH_DIR, else the system's temp directory) and
+/// reused by every strategy, bound, device and benchmark class (same snapshot contents for all);
+/// the runs go through the measurement engine (<see cref="RebuildWorkload"/>). Stores live until
+/// the process exits: BenchmarkDotNet runs these benchmarks in process (see <see cref="RebuildConfig"/>),
+/// and loading hundreds of MB per benchmark case would dwarf the runs.
 /// </summary>
 public abstract class RebuildBenchmarkBase
 {
@@ -34,6 +35,12 @@ public abstract class RebuildBenchmarkBase
 
     protected abstract RebuildCase CurrentCase { get; }
 
+    /// <summary>The index rebuilt (default <see cref="Orders"/>).</summary>
+    protected virtual IndexDefinition Definition => Orders;
+
+    /// <summary>The indexer's options (default: the product's own).</summary>
+    protected virtual IndexOptions IndexOptions => new();
+
     // The benchmark class's own name: the in-process toolchain runs a type it emits deriving from
     // it, so GetType() alone would name the emitted type.
     private string TableName
@@ -54,8 +61,9 @@ public abstract class RebuildBenchmarkBase
     public void LoadStore()
     {
         var loaded = _stores.GetOrAdd((CurrentCase.Shape, CurrentCase.TargetBytes), key => new Lazy<LoadedStore>(() => LoadedStore.Create(key.Item1, key.Item2))).Value;
-        Workload = loaded.Workload;
-        // The in-memory copy (IndexOnly's input, the foreground ids) is read before any timing.
+        Workload = loaded.Workload(Definition, IndexOptions);
+        // The collection's size (and, within the in-memory limit, IndexOnly's copy and the
+        // foreground ids) are read before any timing.
         Workload.LoadIntoMemoryAsync().GetAwaiter().GetResult();
     }
 
@@ -71,16 +79,33 @@ public abstract class RebuildBenchmarkBase
         return figures;
     }
 
+    /// <summary>Writes the median run (by wall time) of each adaptive mode of this case: its timeline as CSV and SVG, its decisions as text.</summary>
+    protected void WriteMedianRuns(params RebuildMode[] modes)
+    {
+        foreach (var mode in modes)
+        {
+            var runs = RebuildResults.Get(TableName, CurrentCase.ToString(), mode.ToString());
+            if (runs.Count == 0)
+            {
+                continue;
+            }
+
+            var run = runs.OrderBy(r => r.Elapsed).ElementAt((runs.Count - 1) / 2);
+            RebuildResults.WriteRun(TableName, CurrentCase, run, $"{mode} of {CurrentCase}, median of {runs.Count} ({CurrentCase.Device})");
+        }
+    }
+
     // A generated shape in a store of its own: loaded with buffered writes, then closed and reopened
     // with direct reads so the rebuilds read SST files from the disk (reopening flushes the memtables
     // replayed from the log) rather than from memtables or the page cache.
     private sealed class LoadedStore
     {
+        private readonly ConcurrentDictionary<(IndexDefinition, IndexOptions), RebuildWorkload> _workloads = new();
+
         private LoadedStore(string root, DocumentStore store)
         {
             Root = root;
             Store = store;
-            Workload = new RebuildWorkload(store, Orders, Path.Combine(root, "indexes"), RebuildWorkload.SmallTakes);
             AppDomain.CurrentDomain.ProcessExit += (_, _) => Dispose();
         }
 
@@ -88,11 +113,13 @@ public abstract class RebuildBenchmarkBase
 
         public DocumentStore Store { get; }
 
-        public RebuildWorkload Workload { get; }
+        public RebuildWorkload Workload(IndexDefinition definition, IndexOptions indexOptions) =>
+            _workloads.GetOrAdd((definition, indexOptions), key => new RebuildWorkload(Store, key.Item1, Path.Combine(Root, "indexes"), key.Item2));
 
         public static LoadedStore Create(DatasetShape shape, long targetBytes)
         {
-            var root = Path.Combine(Path.GetTempPath(), "indexing-rebuild-bench", $"{shape.ToName()}-{Guid.NewGuid():N}");
+            var parent = Environment.GetEnvironmentVariable("REBUILD_BENCH_DIR") is { Length: > 0 } configured ? configured : Path.GetTempPath();
+            var root = Path.Combine(parent, "indexing-rebuild-bench", $"{shape.ToName()}-{targetBytes / 1_000_000}MB-{Guid.NewGuid():N}");
             var storePath = Path.Combine(root, "store");
             using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
             {

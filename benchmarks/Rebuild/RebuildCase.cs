@@ -1,38 +1,53 @@
 using System.Globalization;
 using Indexing.Datasets;
 using Indexing.Measurement;
+using Indexing.Prefetcher;
 
 namespace Indexing.Benchmarks.Rebuild;
 
 /// <summary>
 /// One cell of the rebuild tables: a dataset shape at a size, on a device. Its ToString is the
-/// table's label, e.g. "rare-giants 60 MB, network-disk".
+/// table's label, e.g. "rare-giants 256 MB, slow-disk".
 /// </summary>
 public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDevice Device)
 {
-    // Sizes that make one rebuild take several seconds on a 2-core machine; rare-giants is larger
-    // so that its handful of 2-20 MiB giants (one document in 200) is not one or two documents.
-    // REBUILD_BENCH_MB overrides every shape (CI's dry run uses a few MB).
-    private static readonly Dictionary<DatasetShape, long> _megabytes = new()
-    {
-        [DatasetShape.Uniform] = 30,
-        [DatasetShape.LogNormal] = 30,
-        [DatasetShape.Growing] = 30,
-        [DatasetShape.RareGiants] = 60,
-    };
+    /// <summary>
+    /// The read-bound device: the modelled disk at 8 MB/s per stream and 4 ms per request (depth
+    /// 16). Two streams read slower than the indexer indexes, so the controller has to leave L=2.
+    /// </summary>
+    public static RebuildDevice SlowDisk { get; } = RebuildDevice.ModelledNetworkDisk(
+        new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) }, "slow-disk");
 
-    public static long MegabytesFor(DatasetShape shape) =>
+    /// <summary>The default modelled disk with a device-wide cap of 200 MB/s, shared by every stream (knee near 4 readers).</summary>
+    public static RebuildDevice CappedDisk { get; } = RebuildDevice.ModelledNetworkDisk(
+        new NetworkDiskModelOptions { DeviceBandwidthBytesPerSecond = 200_000_000 }, "capped-disk");
+
+    /// <summary>
+    /// <paramref name="megabytes"/> (decimal MB) unless REBUILD_BENCH_MB overrides every size (CI's
+    /// dry run uses a few MB).
+    /// </summary>
+    public static long Megabytes(long megabytes) =>
         long.TryParse(Environment.GetEnvironmentVariable("REBUILD_BENCH_MB"), NumberStyles.Integer, CultureInfo.InvariantCulture, out var mb) && mb > 0
             ? mb
-            : _megabytes[shape];
+            : megabytes;
 
-    /// <summary>Every shape, each on the local disk and on the modelled network disk (default parameters).</summary>
-    public static IEnumerable<RebuildCase> All(params DatasetShape[] shapes)
+    /// <summary>
+    /// Each of <paramref name="shapes"/> (every shape when none) at <paramref name="megabytes"/>, on
+    /// each device; REBUILD_BENCH_SHAPES (comma-separated names, e.g. "rare-giants,uniform") keeps
+    /// only those shapes, to rerun part of a table.
+    /// </summary>
+    public static IEnumerable<RebuildCase> Grid(long megabytes, IEnumerable<RebuildDevice> devices, params DatasetShape[] shapes)
     {
-        foreach (var shape in shapes.Length == 0 ? Enum.GetValues<DatasetShape>() : shapes)
+        var deviceList = devices.ToList();
+        var only = Environment.GetEnvironmentVariable("REBUILD_BENCH_SHAPES") is { Length: > 0 } names
+            ? names.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(DatasetShapeNames.Parse).ToHashSet()
+            : null;
+        foreach (var shape in (shapes.Length == 0 ? Enum.GetValues<DatasetShape>() : shapes).Where(s => only is null || only.Contains(s)))
         {
-            yield return new RebuildCase(shape, MegabytesFor(shape) * 1_000_000, RebuildDevice.Local);
-            yield return new RebuildCase(shape, MegabytesFor(shape) * 1_000_000, RebuildDevice.ModelledNetworkDisk());
+            foreach (var device in deviceList)
+            {
+                yield return new RebuildCase(shape, Megabytes(megabytes) * 1_000_000, device);
+            }
         }
     }
 

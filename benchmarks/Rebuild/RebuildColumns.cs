@@ -16,7 +16,10 @@ internal static class RebuildColumns
     public static readonly IColumn StallPercent = new FigureColumn("Stall %", "Share of the run the indexing threads waited for input", f => f.IndexerStallPercent, "0.0");
     public static readonly IColumn PeakInFlightAndBuffered = new FigureColumn(
         "Peak in flight+buffered MiB", "Prefetch high-water mark of bytes in flight + buffered (budget 256 MiB; a lone oversized admission is not counted)", f => f.PeakInFlightAndBufferedBytes / 1048576.0, "0.0");
-    public static readonly IColumn MeanConcurrency = new FigureColumn("Mean L", "Time-weighted mean concurrency limit of the prefetcher", f => f.MeanConcurrency, "0.00");
+    public static readonly IColumn MeanConcurrency = new FigureColumn("Mean L", "Time-weighted mean concurrency limit of the prefetcher (BestFixed: the fixed L that won)", f => f.MeanConcurrency, "0.00");
+    public static readonly IColumn RampSeconds = new FigureColumn(
+        "80% at s", "Seconds until a second of the run delivered 80% of its final MB/s (the mean from 50% to 90% of the run)", f => f.TimeTo80PercentOfFinalRate?.TotalSeconds, "0.0");
+    public static readonly IColumn VersusBestFixed = new BestFixedRatioColumn();
     public static readonly IColumn PeakRss = new FigureColumn("Peak RSS MiB", "Peak working set of the benchmark process during the run (all loaded datasets included)", f => f.PeakWorkingSetBytes / 1048576.0, "0");
     public static readonly IColumn ForegroundP50Idle = new FigureColumn("Get p50 idle ms", "Foreground Get p50 before the rebuild (3 s, same readers)", f => f.ForegroundIdle?.P50.TotalMilliseconds, "0.000");
     public static readonly IColumn ForegroundP99Idle = new FigureColumn("Get p99 idle ms", "Foreground Get p99 before the rebuild", f => f.ForegroundIdle?.P99.TotalMilliseconds, "0.000");
@@ -24,7 +27,6 @@ internal static class RebuildColumns
     public static readonly IColumn ForegroundP99During = new FigureColumn("Get p99 during ms", "Foreground Get p99 during the rebuild", f => f.ForegroundDuringRebuild?.P99.TotalMilliseconds, "0.000");
     public static readonly IColumn ForegroundP99Ratio = new FigureColumn(
         "p99 during/idle", "Foreground Get p99 during the rebuild over p99 idle (target <= 1.3 for Adaptive)", f => f.ForegroundDuringRebuild?.P99 / f.ForegroundIdle?.P99, "0.00");
-    public static readonly IColumn MegabytesPerSecondVersusUnloaded = new UnloadedRatioColumn();
 
     public static string CaseOf(BenchmarkCase benchmarkCase) => benchmarkCase.Parameters["Case"]?.ToString() ?? "";
 
@@ -41,45 +43,46 @@ internal static class RebuildColumns
         }
     }
 
-    // The live run's MB/s over the same strategy's MB/s without foreground load (RebuildBenchmarks,
-    // same case), when both ran in this process; target >= 0.8 for Adaptive.
-    private sealed class UnloadedRatioColumn() : RebuildColumn(
-        nameof(UnloadedRatioColumn),
-        "MB/s vs unloaded",
-        "MB/s under the foreground load over the same strategy's MB/s without it (RebuildBenchmarks in the same run)",
+    // MB/s over the same case's BestFixed MB/s (medians): for ReadOnly, how close the controller
+    // gets to the best fixed L when reading is all there is.
+    private sealed class BestFixedRatioColumn() : RebuildColumn(
+        nameof(BestFixedRatioColumn),
+        "x BestFixed MB/s",
+        "ReadOnly's median MB/s over the median MB/s of BestFixed (reading alone at the fastest fixed L) of the same case",
         priority: 1)
     {
         protected override string Value(Summary summary, BenchmarkCase benchmarkCase)
         {
-            var loaded = RebuildResults.Median(RebuildResults.Get(benchmarkCase.Descriptor.Type.Name, CaseOf(benchmarkCase), ModeOf(benchmarkCase)), f => f.MegabytesPerSecond);
-            var unloaded = RebuildResults.Median(RebuildResults.Get(nameof(RebuildBenchmarks), CaseOf(benchmarkCase), ModeOf(benchmarkCase)), f => f.MegabytesPerSecond);
-            return loaded is { } l && unloaded is { } u && u > 0 ? (l / u).ToString("0.00", CultureInfo.InvariantCulture) : "-";
+            if (ModeOf(benchmarkCase) is not (nameof(RebuildMode.ReadOnly) or nameof(RebuildMode.BestFixed)))
+            {
+                return "-";
+            }
+
+            var table = benchmarkCase.Descriptor.Type.Name;
+            var own = RebuildResults.Median(RebuildResults.Get(table, CaseOf(benchmarkCase), ModeOf(benchmarkCase)), f => f.MegabytesPerSecond);
+            var best = RebuildResults.Median(RebuildResults.Get(table, CaseOf(benchmarkCase), nameof(RebuildMode.BestFixed)), f => f.MegabytesPerSecond);
+            return own is { } o && best is { } b && b > 0 ? (o / b).ToString("0.00", CultureInfo.InvariantCulture) : "-";
         }
     }
 }
 
-// Wall time over the bound max(ReadOnly, IndexOnly) of the same case: medians of BenchmarkDotNet's
-// own measurements, so the ratio agrees with the Median column.
+// Wall time over the bound max(BestFixed, IndexOnly) of the same case: medians of the engine's
+// wall times (for BestFixed, its winning run's; BenchmarkDotNet's own time for it is the whole sweep).
 internal sealed class RatioToBoundColumn() : RebuildColumn(
     nameof(RatioToBoundColumn),
     "Ratio to bound",
-    "Median wall time over max(ReadOnly, IndexOnly) median of the same case (no strategy can go below 1)",
+    "Median wall time over max(BestFixed, IndexOnly) median of the same case (no strategy can go below 1)",
     priority: 1)
 {
     protected override string Value(Summary summary, BenchmarkCase benchmarkCase)
     {
+        var table = benchmarkCase.Descriptor.Type.Name;
         var caseName = RebuildColumns.CaseOf(benchmarkCase);
-        double? Median(string mode) => summary.BenchmarksCases
-            .Where(c => RebuildColumns.ModeOf(c) == mode && RebuildColumns.CaseOf(c) == caseName)
-            .Select(c => summary[c]?.ResultStatistics?.Median)
-            .FirstOrDefault();
+        double? Wall(string mode) => RebuildResults.Median(RebuildResults.Get(table, caseName, mode), f => f.Elapsed.TotalSeconds);
 
-        var own = summary[benchmarkCase]?.ResultStatistics?.Median;
-        var readOnly = Median(nameof(RebuildBenchmarks.ReadOnly));
-        var indexOnly = Median(nameof(RebuildBenchmarks.IndexOnly));
-        return own is { } o && readOnly is { } r && indexOnly is { } i && Math.Max(r, i) > 0
-            ? (o / Math.Max(r, i)).ToString("0.00", CultureInfo.InvariantCulture)
-            : "-";
+        var own = Wall(RebuildColumns.ModeOf(benchmarkCase));
+        var bound = new[] { Wall(nameof(RebuildMode.BestFixed)), Wall(nameof(RebuildMode.IndexOnly)) }.OfType<double>().DefaultIfEmpty().Max();
+        return own is { } o && bound > 0 ? (o / bound).ToString("0.00", CultureInfo.InvariantCulture) : "-";
     }
 }
 

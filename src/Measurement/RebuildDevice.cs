@@ -18,15 +18,21 @@ public sealed record RebuildDevice
     /// <summary>The local disk, as the store was opened.</summary>
     public static RebuildDevice Local { get; } = new("local", null);
 
-    /// <summary>Short label: "local" or "network-disk".</summary>
+    /// <summary>Short label: "local", "network-disk", or the name given to a modelled disk.</summary>
     public string Name { get; }
 
     /// <summary>The modelled disk's parameters; null on the local disk.</summary>
     public NetworkDiskModelOptions? NetworkDisk { get; }
 
-    /// <summary>The store under the modelled network disk with these parameters (validated now).</summary>
-    public static RebuildDevice ModelledNetworkDisk(NetworkDiskModelOptions? options = null) =>
-        new("network-disk", (options ?? new NetworkDiskModelOptions()).Validate());
+    /// <summary>
+    /// The store under the modelled network disk with these parameters (validated now), labelled
+    /// <paramref name="name"/> (e.g. "slow-disk" for a read-bound one).
+    /// </summary>
+    public static RebuildDevice ModelledNetworkDisk(NetworkDiskModelOptions? options = null, string name = "network-disk")
+    {
+        ArgumentException.ThrowIfNullOrWhiteSpace(name);
+        return new(name, (options ?? new NetworkDiskModelOptions()).Validate());
+    }
 
     public override string ToString() => NetworkDisk is null ? Name : $"{Name} ({NetworkDisk})";
 }

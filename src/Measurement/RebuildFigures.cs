@@ -22,6 +22,13 @@ namespace Indexing.Measurement;
 /// memory before the clock started (<see cref="IndexOnlyChunks"/> is 1): nothing was loaded during
 /// the run. <see cref="Elapsed"/> plus it is the time on the run's clock, loads included.
 /// </param>
+/// <param name="FixedConcurrency">
+/// <see cref="RebuildMode.BestFixed"/> only (null for the other modes): the fixed L that won.
+/// </param>
+/// <param name="BestFixedSweep">
+/// <see cref="RebuildMode.BestFixed"/> only (empty for the other modes): every fixed L run, in the
+/// order run, with its wall time and MB/s.
+/// </param>
 public sealed record RebuildFigures(
     RebuildMode Mode,
     string Device,
@@ -39,14 +46,54 @@ public sealed record RebuildFigures(
     ForegroundLatency? ForegroundIdle,
     ForegroundLatency? ForegroundDuringRebuild,
     int? IndexOnlyChunks = null,
-    TimeSpan? IndexOnlyLoadingTime = null)
+    TimeSpan? IndexOnlyLoadingTime = null,
+    int? FixedConcurrency = null,
+    ImmutableArray<FixedConcurrencyRun> BestFixedSweep = default)
 {
+    /// <summary>Every fixed L the BestFixed sweep ran (empty for the other modes).</summary>
+    public ImmutableArray<FixedConcurrencyRun> BestFixedSweep { get; init; } = BestFixedSweep.IsDefault ? [] : BestFixedSweep;
+
     public double DocumentsPerSecond => Documents / Elapsed.TotalSeconds;
 
     public double MegabytesPerSecond => Bytes / 1e6 / Elapsed.TotalSeconds;
 
+    /// <summary>
+    /// How long the run took to deliver 80% of its final rate: the end of the first second of its
+    /// timeline whose mean MB/s reaches 0.8 x the mean MB/s from 50% to 90% of the run (the final
+    /// rate, before the last reads drain). Null without a timeline of at least two seconds, or when
+    /// it never got there.
+    /// </summary>
+    public TimeSpan? TimeTo80PercentOfFinalRate => RampTime(0.8);
+
     /// <summary>Share of the wall time the indexing threads waited for input, in percent; null without an indexer.</summary>
     public double? IndexerStallPercent => IndexerStall is { } stall ? stall / Elapsed * 100 : null;
+
+    /// <summary>See <see cref="TimeTo80PercentOfFinalRate"/>, for another fraction.</summary>
+    public TimeSpan? RampTime(double fraction)
+    {
+        var samples = Timeline;
+        if (samples.Length < 2 || samples[^1].Elapsed < TimeSpan.FromSeconds(2))
+        {
+            return null;
+        }
+        var end = samples[^1].Elapsed;
+        var final = samples.Where(p => p.Elapsed >= end * 0.5 && p.Elapsed <= end * 0.9).Select(p => p.MegabytesPerSecond).DefaultIfEmpty(0).Average();
+        if (final <= 0)
+        {
+            return null;
+        }
+        // Each sample covers the interval before it; a second is the samples within one second back.
+        for (var i = 0; i < samples.Length; i++)
+        {
+            var from = samples[i].Elapsed - TimeSpan.FromSeconds(1);
+            var second = samples.Where(p => p.Elapsed > from && p.Elapsed <= samples[i].Elapsed).ToList();
+            if (samples[i].Elapsed >= TimeSpan.FromSeconds(1) && second.Average(p => p.MegabytesPerSecond) >= fraction * final)
+            {
+                return samples[i].Elapsed;
+            }
+        }
+        return null;
+    }
 
     /// <summary>
     /// The median of one figure over runs, as the benchmarks' columns and measure's report give it:
@@ -60,6 +107,9 @@ public sealed record RebuildFigures(
         return sorted.Length == 0 ? null : sorted.Length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
     }
 }
+
+/// <summary>One run of the BestFixed sweep: reading alone with L pinned.</summary>
+public readonly record struct FixedConcurrencyRun(int Concurrency, TimeSpan Elapsed, double MegabytesPerSecond);
 
 /// <summary>One sample of a run's timeline (every <see cref="RebuildWorkload.SampleInterval"/>).</summary>
 /// <param name="ConsumerWaitPercent">Share of the interval the consumer (the indexer's feeder, or the dropping sink) waited for documents.</param>

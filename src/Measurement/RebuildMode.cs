@@ -12,7 +12,11 @@ public enum RebuildMode
     /// <summary>The adaptive prefetcher.</summary>
     Adaptive,
 
-    /// <summary>Bound: the adaptive prefetcher into a sink that drops every batch (reading alone).</summary>
+    /// <summary>
+    /// The adaptive prefetcher into a sink that drops every batch: reading alone, with the
+    /// controller choosing L. Judged against <see cref="BestFixed"/>; no longer a bound itself (a
+    /// slow controller would lower the bound it is judged against).
+    /// </summary>
     ReadOnly,
 
     /// <summary>
@@ -20,4 +24,11 @@ public enum RebuildMode
     /// loading timed out, over <see cref="RebuildWorkload.InMemoryLimitBytes"/>.
     /// </summary>
     IndexOnly,
+
+    /// <summary>
+    /// Bound: reading alone at the fastest fixed L of <see cref="RebuildWorkload.BestFixedConcurrencies"/>
+    /// (the same pipeline and dropping sink as <see cref="ReadOnly"/>, L pinned), on the same
+    /// snapshot contents and device. Its figures are the winning run's.
+    /// </summary>
+    BestFixed,
 }

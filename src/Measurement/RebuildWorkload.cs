@@ -75,6 +75,18 @@ public sealed partial class RebuildWorkload
     /// </summary>
     public static IndexOptions SmallTakes { get; } = new() { TakeMaxBytes = 1L << 20, TakeMaxDocuments = 256 };
 
+    /// <summary>
+    /// The fixed L the BestFixed bound tries, in the order it tries them: from the most readers
+    /// down, stopping once two in a row are each more than <see cref="BestFixedStopMargin"/> slower
+    /// than the best so far. Below the knee fewer readers only deliver less (each reader adds a
+    /// stream until the device or the CPU is full), so the rest could not win, and they are the
+    /// longest runs (L=1 on a slow disk takes 16 times as long as L=16).
+    /// </summary>
+    public static IReadOnlyList<int> BestFixedConcurrencies { get; } = [64, 32, 16, 8, 4, 2, 1];
+
+    /// <summary>See <see cref="BestFixedConcurrencies"/>: 10%.</summary>
+    public const double BestFixedStopMargin = 0.10;
+
     /// <summary>How often a run samples its timeline and the process working set.</summary>
     public static TimeSpan SampleInterval { get; } = TimeSpan.FromMilliseconds(250);
 
@@ -225,7 +237,17 @@ public sealed partial class RebuildWorkload
         ArgumentOutOfRangeException.ThrowIfNegative(foregroundReaders);
         if (!Enum.IsDefined(mode))
         {
-            throw new ArgumentOutOfRangeException(nameof(mode), mode, $"mode {(int)mode} is not a RebuildMode; use Sequential, FixedBatch, Adaptive, ReadOnly or IndexOnly.");
+            throw new ArgumentOutOfRangeException(nameof(mode), mode, $"mode {(int)mode} is not a RebuildMode; use Sequential, FixedBatch, Adaptive, ReadOnly, IndexOnly or BestFixed.");
+        }
+
+        if (mode == RebuildMode.BestFixed)
+        {
+            if (foregroundReaders > 0)
+            {
+                throw new ArgumentOutOfRangeException(nameof(foregroundReaders), foregroundReaders, "BestFixed measures reading alone at fixed L; run it without foreground readers (0).");
+            }
+
+            return await RunBestFixedAsync(device, cancellationToken).ConfigureAwait(false);
         }
 
         if (mode == RebuildMode.IndexOnly || foregroundReaders > 0)
@@ -334,7 +356,42 @@ public sealed partial class RebuildWorkload
         }
     }
 
-    // The ReadOnly bound's sink: takes as the indexer would and drops every batch.
+    // ReadOnly at each fixed L in turn (see BestFixedConcurrencies); the fastest run's figures.
+    private async Task<RebuildFigures> RunBestFixedAsync(RebuildDevice device, CancellationToken cancellationToken)
+    {
+        var sweep = new List<(RebuildFigures Figures, int L)>();
+        var slowerInARow = 0;
+        foreach (var l in BestFixedConcurrencies)
+        {
+            var controller = PrefetchOptions.Controller with
+            {
+                MaxConcurrency = Math.Max(l, PrefetchOptions.Controller.MaxConcurrency),
+                InitialConcurrency = l,
+                FixedConcurrency = l,
+            };
+            var disk = device.NetworkDisk is { } parameters ? new NetworkDiskModel(parameters) : null;
+            var indexDirectory = Path.Combine(WorkDirectory, $"index-{Guid.NewGuid():N}");
+            var figures = await MeasureAsync(RebuildMode.ReadOnly, device, disk, PrefetchOptions with { Controller = controller }, indexDirectory, null, null, cancellationToken)
+                .ConfigureAwait(false);
+            sweep.Add((figures, l));
+            var best = sweep.Max(r => r.Figures.MegabytesPerSecond);
+            slowerInARow = figures.MegabytesPerSecond < (1 - BestFixedStopMargin) * best ? slowerInARow + 1 : 0;
+            if (slowerInARow == 2)
+            {
+                break;
+            }
+        }
+
+        var (winner, winnerL) = sweep.MaxBy(r => r.Figures.MegabytesPerSecond);
+        return winner with
+        {
+            Mode = RebuildMode.BestFixed,
+            FixedConcurrency = winnerL,
+            BestFixedSweep = [.. sweep.Select(r => new FixedConcurrencyRun(r.L, r.Figures.Elapsed, r.Figures.MegabytesPerSecond))],
+        };
+    }
+
+    // The ReadOnly sink: takes as the indexer would and drops every batch.
     private async Task<(long Documents, long Bytes)> DropAllAsync(IBatchSource source, CancellationToken cancellationToken)
     {
         long documents = 0;

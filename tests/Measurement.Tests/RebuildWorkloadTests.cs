@@ -42,7 +42,9 @@ public sealed class RebuildWorkloadTests
         Assert.Equal(environment.Written.Bytes, figures.Bytes);
         Assert.Equal(mode, figures.Mode);
         Assert.Equal(device.Name, figures.Device);
-        Assert.Equal(mode == RebuildMode.ReadOnly, figures.IndexerStall is null);
+        Assert.Equal(mode is RebuildMode.ReadOnly or RebuildMode.BestFixed, figures.IndexerStall is null);
+        Assert.Equal(mode == RebuildMode.BestFixed, figures.FixedConcurrency is not null);
+        Assert.Equal(mode == RebuildMode.BestFixed, !figures.BestFixedSweep.IsEmpty);
         Assert.Equal(mode == RebuildMode.IndexOnly, figures.PeakInFlightAndBufferedBytes is null);
         // The collection is within the default in-memory limit: IndexOnly held it before the clock, loading nothing.
         Assert.Equal(mode == RebuildMode.IndexOnly ? TimeSpan.Zero : null, figures.IndexOnlyLoadingTime);
@@ -57,6 +59,35 @@ public sealed class RebuildWorkloadTests
         Assert.Null(figures.ForegroundIdle);
         Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
         environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_BestFixed_TriesLFromTheMostDownAndKeepsTheFastestPinnedRun()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 4_000_000);
+
+        var figures = await environment.Workload.RunAsync(RebuildMode.BestFixed, RebuildDevice.ModelledNetworkDisk()).WaitAsync(TimeSpan.FromMinutes(5));
+
+        var sweep = figures.BestFixedSweep;
+        Assert.Equal(RebuildWorkload.BestFixedConcurrencies.Take(sweep.Length), sweep.Select(r => r.Concurrency));
+        Assert.True(sweep.Length >= 3, $"stopped after {sweep.Length} runs");
+        var winner = sweep.MaxBy(r => r.MegabytesPerSecond);
+        Assert.Equal(winner.Concurrency, figures.FixedConcurrency);
+        Assert.Equal(winner.Elapsed, figures.Elapsed);
+        // L was pinned for the whole run: its mean is the fixed L itself.
+        Assert.Equal(figures.FixedConcurrency, figures.MeanConcurrency);
+        Assert.Equal(environment.Written.Documents, figures.Documents);
+        environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_BestFixedWithForegroundReaders_Throws()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 200_000);
+
+        var error = await Assert.ThrowsAsync<ArgumentOutOfRangeException>(() => environment.Workload.RunAsync(RebuildMode.BestFixed, RebuildDevice.Local, foregroundReaders: 1));
+
+        Assert.Contains("BestFixed measures reading alone", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

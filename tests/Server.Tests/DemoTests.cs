@@ -23,11 +23,11 @@ public sealed class DemoTests : IDisposable
     public async Task Demo_SmallDataset_RebuildsUnderTrafficAndVerifies_ThenReusesTheData()
     {
         var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchStrategy.Adaptive,
-            DirectReads: false, ModelNetworkDisk: true, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+            DirectReads: false, PrefetchDisk: new NetworkDiskModelOptions(), Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
 
         var (first, firstOutput) = await RunAsync(settings, timeout.Token);
-        var (second, secondOutput) = await RunAsync(settings with { ModelNetworkDisk = false }, timeout.Token);
+        var (second, secondOutput) = await RunAsync(settings with { PrefetchDisk = null }, timeout.Token);
 
         Assert.True(first == 0, firstOutput);
         Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);
@@ -45,7 +45,7 @@ public sealed class DemoTests : IDisposable
     public async Task Demo_StoppedWhileTheServerStarts_Returns130AndClosesTheStore()
     {
         var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchStrategy.Adaptive,
-            DirectReads: false, ModelNetworkDisk: false, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+            DirectReads: false, PrefetchDisk: null, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
         using var stopped = new CancellationTokenSource();
         await stopped.CancelAsync();
 
@@ -64,5 +64,17 @@ public sealed class DemoTests : IDisposable
         var recording = new RecordingConsole();
         var code = await new DemoRunner(settings, recording.Console).RunAsync(cancellationToken);
         return (code, recording.Output);
+    }
+
+    [Theory]
+    [InlineData("--model-network-disk false --disk-stream-mbps 3", "--disk-stream-mbps describes the modelled network disk, but --model-network-disk is false; drop one of them.")]
+    [InlineData("--disk-queue-depth 0", "--disk-queue-depth is 0; it must be from 1 to 4096.")]
+    [InlineData("--disk-stream-mbps 0", "--disk-stream-mbps is 0; it must be a positive number.")]
+    public void CommandLine_BadDiskOptions_AreRefusedNamingTheOptionAndRule(string options, string expected)
+    {
+        var parse = Cli.CommandLine.Build().Parse(["demo", "--data", _directory, .. options.Split(' ')]);
+
+        Assert.Contains(parse.Errors, e => e.Message == expected);
+        Assert.False(Directory.Exists(_directory));
     }
 }

@@ -6,9 +6,9 @@ namespace Indexing.Server.Tests;
 // The statistics of the measure command's table: medians per figure, ratios from median wall times.
 public sealed class MeasureResultsTests
 {
-    private static RebuildFigures Run(RebuildMode mode, double seconds, double? stallSeconds = null, long? peak = null, double? meanL = null) => new(
+    private static RebuildFigures Run(RebuildMode mode, double seconds, double? stallSeconds = null, long? peak = null, double? meanL = null, int? fixedL = null) => new(
         mode, "local", TimeSpan.FromSeconds(seconds), Documents: 100, Bytes: 10_000_000,
-        stallSeconds is { } s ? TimeSpan.FromSeconds(s) : null, peak, null, null, meanL, PeakWorkingSetBytes: 1 << 20, [], [], null, null);
+        stallSeconds is { } s ? TimeSpan.FromSeconds(s) : null, peak, null, null, meanL, PeakWorkingSetBytes: 1 << 20, [], [], null, null, FixedConcurrency: fixedL);
 
     private static Dictionary<RebuildMode, List<RebuildFigures>> Runs() => new()
     {
@@ -17,6 +17,7 @@ public sealed class MeasureResultsTests
         [RebuildMode.Adaptive] = [Run(RebuildMode.Adaptive, 6, 0.5, peak: 200, meanL: 4), Run(RebuildMode.Adaptive, 7, 0.5, peak: 400, meanL: 2), Run(RebuildMode.Adaptive, 5, 0.5, peak: 100, meanL: 3)],
         [RebuildMode.ReadOnly] = [Run(RebuildMode.ReadOnly, 2, peak: 50, meanL: 8)],
         [RebuildMode.IndexOnly] = [Run(RebuildMode.IndexOnly, 4, 0), Run(RebuildMode.IndexOnly, 5, 0), Run(RebuildMode.IndexOnly, 6, 0)],
+        [RebuildMode.BestFixed] = [Run(RebuildMode.BestFixed, 1.5, meanL: 16, fixedL: 16), Run(RebuildMode.BestFixed, 1.8, meanL: 32, fixedL: 32)],
     };
 
     [Fact]
@@ -28,11 +29,13 @@ public sealed class MeasureResultsTests
         Assert.Equal(12, summaries[RebuildMode.Sequential].WallSeconds);        // odd count: the middle one, not the mean (17.3)
         Assert.Equal(9, summaries[RebuildMode.FixedBatch].WallSeconds);         // even count: the mean of the two middle ones
         Assert.Equal(6, summaries[RebuildMode.Adaptive].WallSeconds);
-        Assert.Equal(6.0 / 9, summaries[RebuildMode.Adaptive].RatioToFixedBatch, 12);
-        // The bound is the slower of ReadOnly (2 s) and IndexOnly (median 5 s).
-        Assert.Equal(6.0 / 5, summaries[RebuildMode.Adaptive].RatioToBound, 12);
-        Assert.Equal(1.0, summaries[RebuildMode.IndexOnly].RatioToBound, 12);
-        Assert.Equal(0.4, summaries[RebuildMode.ReadOnly].RatioToBound, 12);
+        Assert.Equal(6.0 / 9, summaries[RebuildMode.Adaptive].RatioToFixedBatch!.Value, 12);
+        // The bound is the slower of BestFixed (1.65 s) and IndexOnly (median 5 s); ReadOnly is no part of it.
+        Assert.Equal(6.0 / 5, summaries[RebuildMode.Adaptive].RatioToBound!.Value, 12);
+        Assert.Equal(1.0, summaries[RebuildMode.IndexOnly].RatioToBound!.Value, 12);
+        Assert.Equal(0.4, summaries[RebuildMode.ReadOnly].RatioToBound!.Value, 12);
+        Assert.Equal(16, summaries[RebuildMode.BestFixed].FixedConcurrency);
+        Assert.True(summaries[RebuildMode.BestFixed].IsBound && summaries[RebuildMode.ReadOnly].IsReference && !summaries[RebuildMode.ReadOnly].IsBound);
         Assert.Equal(10, summaries[RebuildMode.Sequential].MinWallSeconds);
         Assert.Equal(30, summaries[RebuildMode.Sequential].MaxWallSeconds);
         Assert.Equal(200, summaries[RebuildMode.Adaptive].PeakInFlightAndBufferedBytes);
@@ -46,6 +49,17 @@ public sealed class MeasureResultsTests
     }
 
     [Fact]
+    public void Summarise_OnlyReadingMeasured_RatiosToWhatWasNotMeasuredAreUnknown()
+    {
+        var summaries = MeasureResults.Summarise(Runs(), [RebuildMode.ReadOnly, RebuildMode.BestFixed]);
+
+        Assert.Equal([RebuildMode.ReadOnly, RebuildMode.BestFixed], summaries.Select(s => s.Mode));
+        Assert.All(summaries, s => Assert.Null(s.RatioToFixedBatch));
+        // The bound is BestFixed alone now.
+        Assert.Equal(2 / 1.65, summaries[0].RatioToBound!.Value, 12);
+    }
+
+    [Fact]
     public void Summarise_AModeWithoutRuns_IsRefusedNamingIt()
     {
         var runs = Runs();
@@ -53,6 +67,6 @@ public sealed class MeasureResultsTests
 
         var error = Assert.Throws<ArgumentException>(() => MeasureResults.Summarise(runs));
 
-        Assert.Contains("mode ReadOnly has no run", error.Message, StringComparison.Ordinal);
+        Assert.Contains("mode ReadOnly has no run; every mode measured needs at least one", error.Message, StringComparison.Ordinal);
     }
 }

@@ -15,7 +15,7 @@ namespace Indexing.Server.Tests;
 // in it, and real text nobody shaped for the indexer (Debian's copyright files, see
 // tools/make-real-text-fixture.py). Asserts what was loaded, profiled, defined and reported, never
 // how fast.
-public sealed class MeasureTests : IDisposable
+public sealed partial class MeasureTests : IDisposable
 {
     private readonly string _root = Path.Combine(Path.GetTempPath(), "indexing-measure-tests", Guid.NewGuid().ToString("N"));
 
@@ -88,7 +88,7 @@ public sealed class MeasureTests : IDisposable
         Assert.All(fields, f => Assert.Equal("text", f.GetProperty("type").GetString()));
 
         var results = root.GetProperty("results").EnumerateArray().ToDictionary(r => r.GetProperty("mode").GetString()!);
-        Assert.Equal(["Sequential", "FixedBatch", "Adaptive", "ReadOnly", "IndexOnly"], results.Keys);
+        Assert.Equal(["Sequential", "FixedBatch", "Adaptive", "ReadOnly", "IndexOnly", "BestFixed"], results.Keys);
         foreach (var result in results.Values)
         {
             var runs = result.GetProperty("runs").EnumerateArray().Select(r => r.GetProperty("wallSeconds").GetDouble()).ToList();
@@ -98,12 +98,21 @@ public sealed class MeasureTests : IDisposable
 
         // The ratios, recomputed from the runs themselves.
         double MedianOfRuns(string mode) => results[mode].GetProperty("runs").EnumerateArray().Average(r => r.GetProperty("wallSeconds").GetDouble());
-        var boundSeconds = Math.Max(MedianOfRuns("ReadOnly"), MedianOfRuns("IndexOnly"));
+        var boundSeconds = Math.Max(MedianOfRuns("BestFixed"), MedianOfRuns("IndexOnly"));
         Assert.Equal(MedianOfRuns("Adaptive") / MedianOfRuns("FixedBatch"), results["Adaptive"].GetProperty("ratioToFixedBatch").GetDouble(), 9);
         Assert.Equal(MedianOfRuns("Adaptive") / boundSeconds, results["Adaptive"].GetProperty("ratioToBound").GetDouble(), 9);
         Assert.Equal(MedianOfRuns("Sequential") / boundSeconds, results["Sequential"].GetProperty("ratioToBound").GetDouble(), 9);
-        Assert.Equal(MedianOfRuns("ReadOnly") >= MedianOfRuns("IndexOnly") ? "ReadOnly" : "IndexOnly", root.GetProperty("bound").GetString());
+        Assert.Equal(MedianOfRuns("BestFixed") >= MedianOfRuns("IndexOnly") ? "BestFixed" : "IndexOnly", root.GetProperty("bound").GetString());
         Assert.Equal(JsonValueKind.Null, results["ReadOnly"].GetProperty("indexerStallPercent").ValueKind);
+        // BestFixed: reading alone at the fixed L that won its sweep, which every run records.
+        Assert.All(results["BestFixed"].GetProperty("runs").EnumerateArray(), r =>
+        {
+            var sweep = r.GetProperty("bestFixedSweep").EnumerateArray().ToList();
+            Assert.Equal(64, sweep[0].GetProperty("concurrency").GetInt32());
+            Assert.Contains(sweep, f => f.GetProperty("concurrency").GetInt32() == r.GetProperty("fixedConcurrency").GetInt32());
+        });
+        Assert.Equal(results["ReadOnly"].GetProperty("megabytesPerSecond").GetDouble() / results["BestFixed"].GetProperty("megabytesPerSecond").GetDouble(),
+            root.GetProperty("readOnlyToBestFixed").GetDouble(), 9);
         Assert.Equal(JsonValueKind.Null, results["IndexOnly"].GetProperty("meanConcurrency").ValueKind);
         Assert.True(results["Adaptive"].GetProperty("peakInFlightAndBufferedBytes").GetInt64() > 0);
         Assert.True(results["Adaptive"].GetProperty("meanConcurrency").GetDouble() >= 1);
@@ -401,6 +410,7 @@ public sealed class MeasureTests : IDisposable
     [InlineData("--repeat 0", "--repeat is 0; it must be from 1 to 100")]
     [InlineData("--max-document-size 12parsecs", "--max-document-size '12parsecs' is not a size from 1 KiB to 1 GiB")]
     [InlineData("--device tape", "tape")]
+    [InlineData("--modes ReadOnly,Fastest", "--modes names 'Fastest', which is not a mode; use Sequential, FixedBatch, Adaptive, ReadOnly, IndexOnly, BestFixed.")]
     public async Task CommandLine_BadOptions_AreRefusedNamingTheOptionAndRule(string options, string expected)
     {
         var input = await GeneratedFileAsync("orders.ndjson", DatasetShape.Uniform, 10_000);
@@ -425,7 +435,7 @@ public sealed class MeasureTests : IDisposable
         Assert.NotEqual(0, missing);
         Assert.Contains("nope.ndjson", missingOutput, StringComparison.Ordinal);
         Assert.Equal(0, help);
-        foreach (var option in new[] { "--definition", "--collection", "--device", "--disk-latency-ms", "--repeat", "--json", "--timeline", "--work", "--keep-store" })
+        foreach (var option in new[] { "--definition", "--collection", "--device", "--disk-latency-ms", "--modes", "--repeat", "--json", "--timeline", "--work", "--keep-store" })
         {
             Assert.Contains(option, helpOutput, StringComparison.Ordinal);
         }

@@ -5,15 +5,16 @@ internal enum ControllerDecisionKind
     /// <summary>The first decision: concurrency is the configured initial value (the limit, if that is lower).</summary>
     Start,
 
-    /// <summary>Concurrency went up by one: a probe upwards.</summary>
+    /// <summary>Concurrency went up: a probe upwards (doubling in slow start, else by one).</summary>
     Grow,
 
     /// <summary>Concurrency went down: a limit, the foreground, queueing, or a downward probe.</summary>
     Cut,
 
     /// <summary>
-    /// Concurrency stays, or steps back to where a probe started because the probe did not pay:
-    /// down after an upward probe, up after a downward one (never above the limit).
+    /// Concurrency stays, or steps back towards where a probe started because the probe did not pay
+    /// (fully): down after an upward probe (to the knee it showed, in slow start), up after a
+    /// downward one (never above the limit).
     /// </summary>
     Hold,
 }

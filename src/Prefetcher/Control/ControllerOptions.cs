@@ -27,7 +27,18 @@ public sealed record ControllerOptions
 
     public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
 
-    /// <summary>Relative throughput gain a +1 step must show to be kept (0.05 = +5%).</summary>
+    /// <summary>
+    /// When set, L stays at this value (at most <see cref="MaxConcurrency"/>; a live limit below it
+    /// still clamps): no growth, no cut, no probe. For measuring a fixed L through the same
+    /// pipeline (the BestFixed bound); tasks are still sized as the controller sizes them.
+    /// </summary>
+    public int? FixedConcurrency { get; init; }
+
+    /// <summary>
+    /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
+    /// doubling continues only with 75% of its proportional gain, and one gaining less than this
+    /// goes back.
+    /// </summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
@@ -45,16 +56,23 @@ public sealed record ControllerOptions
     /// <summary>How long to stay at a concurrency that neighbours did not beat before probing again.</summary>
     public TimeSpan PlateauTime { get; init; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Read latency per MiB above this multiple of its windowed minimum means reads are queueing.</summary>
+    /// <summary>
+    /// Reads taking more than this multiple of their un-queued time (each read compared with reads
+    /// of its own size class) are queueing: L readers on a device that serves `depth` at once take
+    /// L / depth times it.
+    /// </summary>
     public double LatencyInflationLimit { get; init; } = 2.0;
 
     /// <summary>
-    /// Window of the minimum latency per MiB (the un-queued baseline). Also how long a throughput
-    /// measured at some concurrency is trusted when the queueing rule compares against it.
+    /// Window of each size class's minimum latency per byte (its un-queued baseline). Also how long
+    /// a throughput measured at some concurrency is trusted when the queueing rule compares against it.
     /// </summary>
     public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>Multiplier applied to concurrency on a queueing cut.</summary>
+    /// <summary>
+    /// Multiplier applied to concurrency on a queueing cut, at most: the cut goes to L / inflation
+    /// (where reads would stop queueing) when that is lower, but never below half of L at once.
+    /// </summary>
     public double QueueingCutFactor { get; init; } = 0.75;
 
     /// <summary>Foreground target = this factor x the learned idle foreground p99 (unless <see cref="ForegroundTarget"/> is set).</summary>
@@ -120,6 +138,8 @@ public sealed record ControllerOptions
         var problems = new OptionProblems(nameof(ControllerOptions));
         problems.InRange(MaxConcurrency, 1, AbsoluteMaxConcurrency, nameof(MaxConcurrency));
         problems.InRange(InitialConcurrency, 1, MaxConcurrency, nameof(InitialConcurrency));
+        problems.Require(FixedConcurrency is null || (FixedConcurrency >= 1 && FixedConcurrency <= MaxConcurrency),
+            $"{nameof(FixedConcurrency)} must be in [1, {nameof(MaxConcurrency)} = {MaxConcurrency}] when set (was {FixedConcurrency})");
         problems.InRange(GrowthMinGain, 0, 1, nameof(GrowthMinGain));
         problems.Positive(SettleTime, nameof(SettleTime));
         problems.Positive(MeasureTime, nameof(MeasureTime));
@@ -151,11 +171,18 @@ public sealed record ControllerOptions
         var foreground = ForegroundTarget is { } target
             ? $"foreground p99 target {ControlText.Duration(target)}"
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
+        if (FixedConcurrency is { } fixedL)
+        {
+            return $"controller: L fixed at {fixedL}; " +
+                $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
+                $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+        }
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
-            $"cut to {ControlText.Factor(QueueingCutFactor)} when latency/MiB > {ControlText.Factor(LatencyInflationLimit)} its {ControlText.Duration(LatencyBaselineWindow)} minimum; " +
+            $"slow start doubles while it pays; " +
+            $"cut to <= {ControlText.Factor(QueueingCutFactor)} when reads take > {ControlText.Factor(LatencyInflationLimit)} their un-queued time (per size class, {ControlText.Duration(LatencyBaselineWindow)} minimum); " +
             $"{foreground}, cut to {ControlText.Factor(ForegroundCutFactor)}; " +
             $"L x largest recent document <= {ControlText.Percent(LargeDocumentBudgetFraction)} of budget; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +

@@ -19,13 +19,17 @@ internal readonly record struct ControllerSignals
     public long DocumentsDelivered { get; init; }
 
     /// <summary>
-    /// Median over the reads completed during the tick of (read latency / MiB read); null when no
-    /// read completed. Per MiB so that tasks of different sizes compare; the median so that a
-    /// page-cache hit or a stray slow read does not move it.
+    /// Every read that completed during the tick: its bytes, documents and latency. The queueing
+    /// signal compares each with reads of its own size class (<see cref="ReadLatencyBaseline"/>).
     /// </summary>
-    public TimeSpan? ReadLatencyPerMiB { get; init; }
+    public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
-    public int ReadsCompleted { get; init; }
+    /// <summary>
+    /// The number of reads in flight integrated over the tick (two reads for the whole tick: twice
+    /// its length), counted over the same span as each read's latency. Little's law turns it and
+    /// the completed reads' bytes per second of latency into throughput; zero when not measured.
+    /// </summary>
+    public TimeSpan ReadsInFlightTime { get; init; }
 
     /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
     public double ConsumerWaitFraction { get; init; }

@@ -1,17 +1,28 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Throughput over a run of ticks at one concurrency: the mean (bytes over time) and how
-/// uncertain that mean is. Not thread-safe: part of the controller's tick loop.
+/// Throughput over a run of ticks at one concurrency, and how uncertain it is. Not thread-safe:
+/// part of the controller's tick loop.
 /// <para>
-/// The uncertainty needs care. Much of the per-tick noise is a task completing just before or
-/// just after a tick edge: one tick's surplus is the next one's deficit, so over an interval it
-/// cancels and the error of the mean shrinks like 1/n, not 1/sqrt(n). Genuine rate fluctuations
-/// (a neighbour on the disk) do not cancel. The estimate therefore uses the lag-1 autocovariance
-/// (negative for edge effects, zero for independent noise, positive for drifts):
-/// Var(mean) ~ (var + 2 cov1) / n, never below var / n^2, the pure edge-effect case. Treating all
-/// noise as independent made lumpy workloads (20 MB documents, each one 300 ms completion)
-/// measure four times longer than needed.
+/// <b>From the reads themselves</b> (Little's law), when the ticks say how many reads were in
+/// flight: throughput = mean reads in flight x bytes per second of latency of the reads that
+/// completed (Σ bytes / Σ latency). A read counts with its whole latency, so it does not matter on
+/// which side of a tick edge a 20 MB document read completes; and since a read's bytes and its
+/// latency grow together, their ratio varies far less than bytes per tick do. Counting bytes per
+/// tick, a slow disk's giants (a few completions a second) moved the mean by ±40% from one second to
+/// the next. Its error is the ratio estimator's: the spread of bytes - ratio x latency over the reads.
+/// Only reads issued since the measurement began count: right after L grew, the reads completing
+/// are the old L's, whose shorter latencies times the new (larger) number in flight would promise
+/// throughput that queueing takes back (Little's law holds in a steady state, not across a step).
+/// </para>
+/// <para>
+/// <b>From bytes per tick</b> otherwise (no in-flight measure, or fewer than
+/// <see cref="MinReadsForRate"/> reads). Much of the per-tick noise is a task completing just
+/// before or just after a tick edge: one tick's surplus is the next one's deficit, so over an
+/// interval it cancels and the error of the mean shrinks like 1/n, not 1/sqrt(n). The estimate
+/// therefore uses the lag-1 autocovariance (negative for edge effects, zero for independent noise,
+/// positive for drifts): Var(mean) ~ (var + 2 cov1) / n, never below var / n^2, the pure
+/// edge-effect case, and never below the largest read's share of the bytes.
 /// </para>
 /// </summary>
 internal sealed class ThroughputMeasurement
@@ -19,56 +30,125 @@ internal sealed class ThroughputMeasurement
     /// <summary>Fewest ticks the error of the mean can be estimated from (a variance and a lag-1 covariance).</summary>
     public const int MinTicksForError = 3;
 
+    /// <summary>Fewest completed reads the rate per second of latency is taken from.</summary>
+    public const int MinReadsForRate = 3;
+
     private readonly List<double> _rates = [];
     private long _bytes;
+    private long _largestRead;
+    private TimeSpan _inFlight;
+
+    // Σ over completed reads of bytes, latency (seconds), and the squares and product, for the ratio.
+    private int _reads;
+    private double _readBytes;
+    private double _readSeconds;
+    private double _bytesSquared;
+    private double _secondsSquared;
+    private double _bytesTimesSeconds;
 
     public TimeSpan Time { get; private set; }
 
     public int TickCount => _rates.Count;
 
-    public double BytesPerSecond => Time > TimeSpan.Zero ? _bytes / Time.TotalSeconds : 0;
+    /// <summary>Completed reads the rate from the reads is taken from.</summary>
+    public int ReadCount => _reads;
 
-    /// <summary>Standard error of the mean relative to it; infinite until <see cref="MinTicksForError"/> ticks are in.</summary>
-    public double RelativeError
-    {
-        get
-        {
-            var n = _rates.Count;
-            var mean = BytesPerSecond;
-            if (n < MinTicksForError || mean <= 0)
-            {
-                return double.PositiveInfinity;
-            }
-            var rateMean = _rates.Average();
-            double variance = 0;
-            double lag1 = 0;
-            for (var i = 0; i < n; i++)
-            {
-                var deviation = _rates[i] - rateMean;
-                variance += deviation * deviation;
-                if (i > 0)
-                {
-                    lag1 += deviation * (_rates[i - 1] - rateMean);
-                }
-            }
-            variance /= n - 1;
-            lag1 /= n - 1;
-            var longRunVariance = Math.Max(variance + (2 * lag1), variance / n);
-            return Math.Sqrt(longRunVariance / n) / mean;
-        }
-    }
+    /// <summary>Whether the reads themselves (Little's law) give the throughput.</summary>
+    public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
 
-    public void Add(long bytes, TimeSpan tickDuration)
+    public double BytesPerSecond =>
+        Time <= TimeSpan.Zero ? 0
+        : FromReads ? _inFlight / Time * (_readBytes / _readSeconds)
+        : _bytes / Time.TotalSeconds;
+
+    /// <summary>
+    /// Standard error of the throughput relative to it: from the reads' spread when
+    /// <see cref="FromReads"/>, else infinite until <see cref="MinTicksForError"/> ticks are in.
+    /// </summary>
+    public double RelativeError =>
+        BytesPerSecond <= 0 ? double.PositiveInfinity
+        : FromReads ? RatioError()
+        : _rates.Count < MinTicksForError ? double.PositiveInfinity
+        : TickError();
+
+    /// <param name="bytes">Bytes delivered in the tick.</param>
+    /// <param name="tickDuration">Its length.</param>
+    /// <param name="reads">The reads that completed in it.</param>
+    /// <param name="readsInFlightTime">Reads in flight integrated over it (zero: not measured).</param>
+    /// <param name="issuedFrom">
+    /// When given, with <paramref name="tickEnd"/>: only reads issued from this time on count for the rate (a
+    /// read counts as issued at the tick's end less its latency, so one issued just after it may
+    /// be left out, never one issued before).
+    /// </param>
+    /// <param name="tickEnd">The tick's end.</param>
+    public void Add(
+        long bytes, TimeSpan tickDuration, ReadOnlySpan<ReadSample> reads = default, TimeSpan readsInFlightTime = default,
+        TimeSpan? issuedFrom = null, TimeSpan tickEnd = default)
     {
         _bytes += bytes;
         Time += tickDuration;
         _rates.Add(bytes / tickDuration.TotalSeconds);
+        _inFlight += readsInFlightTime;
+        foreach (var read in reads)
+        {
+            _largestRead = Math.Max(_largestRead, read.Bytes);
+            if (read.Latency <= TimeSpan.Zero || (issuedFrom is { } from && tickEnd - read.Latency < from))
+            {
+                continue;
+            }
+            double b = read.Bytes;
+            var t = read.Latency.TotalSeconds;
+            _reads++;
+            _readBytes += b;
+            _readSeconds += t;
+            _bytesSquared += b * b;
+            _secondsSquared += t * t;
+            _bytesTimesSeconds += b * t;
+        }
     }
 
     public void Reset()
     {
         _rates.Clear();
         _bytes = 0;
+        _largestRead = 0;
+        _inFlight = TimeSpan.Zero;
         Time = TimeSpan.Zero;
+        _reads = 0;
+        _readBytes = _readSeconds = _bytesSquared = _secondsSquared = _bytesTimesSeconds = 0;
+    }
+
+    // The ratio estimator R = Σb / Σt: Var(R) ~ Σ(b - R t)² / (n (n - 1) t̄²).
+    private double RatioError()
+    {
+        var n = _reads;
+        var ratio = _readBytes / _readSeconds;
+        var residuals = Math.Max(0, _bytesSquared - (2 * ratio * _bytesTimesSeconds) + (ratio * ratio * _secondsSquared));
+        var meanSeconds = _readSeconds / n;
+        return Math.Sqrt(residuals / (n * (n - 1.0))) / meanSeconds / ratio;
+    }
+
+    private double TickError()
+    {
+        var n = _rates.Count;
+        var mean = BytesPerSecond;
+        var rateMean = _rates.Average();
+        double variance = 0;
+        double lag1 = 0;
+        for (var i = 0; i < n; i++)
+        {
+            var deviation = _rates[i] - rateMean;
+            variance += deviation * deviation;
+            if (i > 0)
+            {
+                lag1 += deviation * (_rates[i - 1] - rateMean);
+            }
+        }
+        variance /= n - 1;
+        lag1 /= n - 1;
+        var longRunVariance = Math.Max(variance + (2 * lag1), variance / n);
+        // Never below one read's share of the bytes: whether the largest read ends just inside or
+        // just outside the measurement moves the mean by that much, however regular the ticks.
+        return Math.Max(Math.Sqrt(longRunVariance / n) / mean, _bytes > 0 ? (double)_largestRead / _bytes : 0);
     }
 }

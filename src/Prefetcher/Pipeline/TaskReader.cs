@@ -24,10 +24,25 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
     {
         var documents = new List<PrefetchedDocument>(task.DocumentCount);
         var started = Stopwatch.GetTimestamp();
-        long bytes;
+        meter.ReadStarted();
+        TimeSpan latency;
         try
         {
             source.Read(task, documents, cancellationToken);
+        }
+        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
+        {
+            throw PrefetchReadException.ForTask(task, exception);
+        }
+        finally
+        {
+            latency = Stopwatch.GetElapsedTime(started);
+            meter.ReadEnded();
+        }
+
+        long bytes;
+        try
+        {
             bytes = Check(task, documents);
         }
         catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
@@ -35,7 +50,6 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             throw PrefetchReadException.ForTask(task, exception);
         }
 
-        var latency = Stopwatch.GetElapsedTime(started);
         RecordSizes(task, documents);
         meter.Budget.CompleteRead(task.Bytes, bytes);
         meter.ReadCompleted(bytes, documents.Count, latency);

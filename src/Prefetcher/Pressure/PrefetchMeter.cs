@@ -19,10 +19,16 @@ internal sealed partial class PrefetchMeter
 
     private readonly Stopwatch _clock = Stopwatch.StartNew();
     private readonly Lock _latencyLock = new();
-    private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly List<ReadSample> _tickReads = [];
     private readonly double[] _recentLatenciesPerMiB = new double[RecentLatencyCount];
     private int _recentLatencyCount;
     private int _recentLatencyNext;
+
+    // Reads inside the source now, and the integral of that count over time since the last tick
+    // (under _latencyLock): Little's law turns it and the completed reads' rate into throughput.
+    private int _readsInFlight;
+    private TimeSpan _inFlightSince;
+    private TimeSpan _readsInFlightTime;
 
     private long _documentsPlanned;
     private long _bytesPlanned;
@@ -76,6 +82,26 @@ internal sealed partial class PrefetchMeter
 
     public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
 
+    /// <summary>A read enters the source; <see cref="ReadEnded"/> follows it whatever happens.</summary>
+    public void ReadStarted()
+    {
+        lock (_latencyLock)
+        {
+            AccumulateInFlight();
+            _readsInFlight++;
+        }
+    }
+
+    /// <summary>The read begun by <see cref="ReadStarted"/> left the source (completed or failed).</summary>
+    public void ReadEnded()
+    {
+        lock (_latencyLock)
+        {
+            AccumulateInFlight();
+            _readsInFlight--;
+        }
+    }
+
     public void ReadCompleted(long bytes, int documents, TimeSpan latency)
     {
         Interlocked.Add(ref _bytesRead, bytes);
@@ -88,7 +114,7 @@ internal sealed partial class PrefetchMeter
         var perMiB = latency.Ticks * BytesPerMiB / bytes;
         lock (_latencyLock)
         {
-            _tickLatenciesPerMiB.Add(perMiB);
+            _tickReads.Add(new ReadSample(bytes, documents, latency));
             _recentLatenciesPerMiB[_recentLatencyNext] = perMiB;
             _recentLatencyNext = (_recentLatencyNext + 1) % RecentLatencyCount;
             _recentLatencyCount = Math.Min(_recentLatencyCount + 1, RecentLatencyCount);
@@ -117,17 +143,15 @@ internal sealed partial class PrefetchMeter
         var documents = Interlocked.Read(ref _documentsRead);
         var consumerWait = ConsumerWait.Total;
         var rateLimitWait = RateLimitWait.Total;
-        TimeSpan? median = null;
-        int reads;
+        ReadSample[] reads;
+        TimeSpan inFlightTime;
         lock (_latencyLock)
         {
-            reads = _tickLatenciesPerMiB.Count;
-            if (reads > 0)
-            {
-                _tickLatenciesPerMiB.Sort();
-                median = TimeSpan.FromTicks((long)_tickLatenciesPerMiB[reads / 2]);
-                _tickLatenciesPerMiB.Clear();
-            }
+            reads = _tickReads.Count == 0 ? [] : [.. _tickReads];
+            _tickReads.Clear();
+            AccumulateInFlight();
+            inFlightTime = _readsInFlightTime;
+            _readsInFlightTime = TimeSpan.Zero;
         }
 
         var tick = new MeterTick(
@@ -135,8 +159,8 @@ internal sealed partial class PrefetchMeter
             duration,
             bytes - _lastTickBytes,
             documents - _lastTickDocuments,
-            median,
             reads,
+            inFlightTime,
             duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
             rateLimitWait > _lastRateLimitWait);
         lock (_publishLock)
@@ -151,6 +175,14 @@ internal sealed partial class PrefetchMeter
         _lastConsumerWait = consumerWait;
         _lastRateLimitWait = rateLimitWait;
         return tick;
+    }
+
+    // Under _latencyLock.
+    private void AccumulateInFlight()
+    {
+        var now = Now;
+        _readsInFlightTime += (now - _inFlightSince) * _readsInFlight;
+        _inFlightSince = now;
     }
 
     private (TimeSpan? P50, TimeSpan? P99) RecentLatencyPercentiles()
@@ -177,7 +209,7 @@ internal readonly record struct MeterTick(
     TimeSpan Duration,
     long BytesRead,
     long DocumentsRead,
-    TimeSpan? MedianLatencyPerMiB,
-    int ReadsCompleted,
+    ReadSample[] Reads,
+    TimeSpan ReadsInFlightTime,
     double ConsumerWaitFraction,
     bool RateLimited);

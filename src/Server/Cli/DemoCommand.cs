@@ -7,8 +7,9 @@ using Indexing.Storage;
 namespace Indexing.Server.Cli;
 
 // `demo`: generate a skewed dataset into the data directory (unless it is there), load it through
-// PutMany, prefetch the whole collection with the chosen strategy into a counting sink, and
-// print the store status and the pressure summary.
+// PutMany, prefetch the whole collection with the chosen strategy into a counting sink (by default
+// through a slow modelled disk with direct reads, so the controller has work to do), and print the
+// store status and the pressure summary; then the side-by-side rebuild.
 internal static class DemoCommand
 {
     public const string DefaultSize = "1GiB";
@@ -43,14 +44,35 @@ internal static class DemoCommand
             DefaultValueFactory = _ => "adaptive",
         };
         strategy.AcceptOnlyFromAmong([.. PrefetchStrategyNames.All]);
+        var defaultDisk = DemoSettings.DefaultPrefetchDisk;
         var directReads = new Option<bool>("--direct-reads")
         {
-            Description = "Open the store with RocksDB's DB-wide use_direct_reads, so the OS page cache does not hide I/O.",
+            Description = "Open the store with RocksDB's DB-wide use_direct_reads, so the OS page cache does not hide I/O (--direct-reads false: through the page cache).",
+            DefaultValueFactory = _ => true,
         };
         var networkDisk = new Option<bool>("--model-network-disk")
         {
-            Description = "Read through the modelled network disk (2 ms per request, 60 MB/s per stream, useful depth 16).",
+            Description = "Read the prefetch pass through a modelled network disk, where reading is the hard part (--model-network-disk false: the local disk as it is).",
+            DefaultValueFactory = _ => true,
         };
+        var streamMbps = new Option<double>("--disk-stream-mbps")
+        {
+            Description = "Modelled disk: bandwidth of one request stream, in MB/s.",
+            DefaultValueFactory = _ => defaultDisk.StreamBandwidthBytesPerSecond / 1e6,
+        };
+        var latency = new Option<double>("--disk-latency-ms")
+        {
+            Description = "Modelled disk: fixed cost of every request, in ms.",
+            DefaultValueFactory = _ => defaultDisk.RequestLatency.TotalMilliseconds,
+        };
+        var queueDepth = new Option<int>("--disk-queue-depth")
+        {
+            Description = "Modelled disk: requests serviced at once; more wait in line.",
+            DefaultValueFactory = _ => defaultDisk.UsefulQueueDepth,
+        };
+        OptionRules.Positive(streamMbps);
+        OptionRules.Positive(latency, allowZero: true);
+        OptionRules.InRange(queueDepth, 1, 4096);
 
         var noRebuild = new Option<bool>("--no-rebuild")
         {
@@ -76,8 +98,17 @@ internal static class DemoCommand
 
         var command = new Command("demo", "Start the server, generate a skewed dataset (unless present) and load it, prefetch it with the adaptive prefetcher, then rebuild an index over it side by side while writers and queries run; keeps serving until Ctrl+C.")
         {
-            data, shape, size, seed, strategy, directReads, networkDisk, noRebuild, writers, port, exitWhenDone,
+            data, shape, size, seed, strategy, directReads, networkDisk, streamMbps, latency, queueDepth, noRebuild, writers, port, exitWhenDone,
         };
+        Option[] diskOptions = [streamMbps, latency, queueDepth];
+        command.Validators.Add(result =>
+        {
+            if (result.GetResult(networkDisk) is { Tokens.Count: > 0 } given && !result.GetValue(networkDisk)
+                && diskOptions.FirstOrDefault(o => result.GetResult(o) is { Tokens.Count: > 0 }) is { } disk)
+            {
+                result.AddError($"{disk.Name} describes the modelled network disk, but {given.Option.Name} is false; drop one of them.");
+            }
+        });
         CommandLine.SetCancellableAction(command, (parse, cancellationToken) =>
         {
             ByteSize.TryParse(parse.GetValue(size), out var bytes);
@@ -88,7 +119,14 @@ internal static class DemoCommand
                 parse.GetValue(seed),
                 PrefetchStrategyNames.Parse(parse.GetValue(strategy)!),
                 parse.GetValue(directReads),
-                parse.GetValue(networkDisk),
+                parse.GetValue(networkDisk)
+                    ? new NetworkDiskModelOptions
+                    {
+                        StreamBandwidthBytesPerSecond = (long)(parse.GetValue(streamMbps) * 1e6),
+                        RequestLatency = TimeSpan.FromMilliseconds(parse.GetValue(latency)),
+                        UsefulQueueDepth = parse.GetValue(queueDepth),
+                    }
+                    : null,
                 Rebuild: !parse.GetValue(noRebuild),
                 Writers: parse.GetValue(writers),
                 Port: parse.GetValue(port),

@@ -8,7 +8,8 @@ using Indexing.Storage;
 namespace Indexing.Server.Cli;
 
 // `measure FILE`: load the user's NDJSON into a fresh store, rebuild an index over it with each
-// strategy and both bounds, and print and save the comparison (Measure/MeasureRunner.cs).
+// strategy, read it alone (ReadOnly) and measure both bounds, and print and save the comparison
+// (Measure/MeasureRunner.cs). --modes picks a subset.
 internal static class MeasureCommand
 {
     public const string LocalDevice = "local";
@@ -54,6 +55,23 @@ internal static class MeasureCommand
         {
             Description = "Modelled disk: cap on the whole device's bandwidth, in MB/s, shared by the requests in service (default: none).",
         };
+        var modes = new Option<string[]>("--modes")
+        {
+            Description = $"Strategies and bounds to run, comma-separated (default: all of {string.Join(", ", MeasureResults.Modes)}). " +
+                "ReadOnly,BestFixed measures reading alone: the controller against the best fixed L.",
+            AllowMultipleArgumentsPerToken = true,
+            CustomParser = result => [.. result.Tokens.SelectMany(t => t.Value.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries))],
+        };
+        modes.Validators.Add(result =>
+        {
+            foreach (var name in result.GetValueOrDefault<string[]>() ?? [])
+            {
+                if (!Enum.TryParse<RebuildMode>(name, ignoreCase: true, out var mode) || !Enum.IsDefined(mode) || int.TryParse(name, out _))
+                {
+                    result.AddError($"--modes names {MessageText.Quote(name)}, which is not a mode; use {string.Join(", ", MeasureResults.Modes)}.");
+                }
+            }
+        });
         var repeat = new Option<int>("--repeat")
         {
             Description = "Runs of each strategy and bound; the table reports medians.",
@@ -106,9 +124,10 @@ internal static class MeasureCommand
         var command = new Command(
             "measure",
             "Measure an index rebuild on your own documents: load an NDJSON file into a fresh store, rebuild the index with each prefetch strategy " +
-            "(Sequential, FixedBatch, Adaptive) and both bounds (ReadOnly, IndexOnly), and print and save the comparison with the file's size profile.")
+            "(Sequential, FixedBatch, Adaptive), reading alone with the controller (ReadOnly) and both bounds (BestFixed: reading at the fastest fixed L; " +
+            "IndexOnly), and print and save the comparison with the file's size profile.")
         {
-            file, definition, collection, device, latency, streamMbps, queueDepth, deviceMbps, repeat, json, timeline, work, keepStore, maxDocumentSize, inMemoryLimit,
+            file, definition, collection, device, latency, streamMbps, queueDepth, deviceMbps, modes, repeat, json, timeline, work, keepStore, maxDocumentSize, inMemoryLimit,
         };
         Option[] diskOptions = [latency, streamMbps, queueDepth, deviceMbps];
         command.Validators.Add(result =>
@@ -144,9 +163,17 @@ internal static class MeasureCommand
                 parse.GetValue(work)!.FullName,
                 parse.GetValue(keepStore),
                 maxDocumentBytes,
-                inMemoryLimitBytes);
+                inMemoryLimitBytes,
+                parse.GetValue(modes) is { Length: > 0 } chosenModes ? Chosen(chosenModes) : null);
             return new MeasureRunner(settings).RunAsync(cancellationToken);
         });
         return command;
+    }
+
+    // The named modes, each once, in the order the report lists them.
+    private static IReadOnlyList<RebuildMode> Chosen(string[] names)
+    {
+        var chosen = names.Select(n => Enum.Parse<RebuildMode>(n, ignoreCase: true)).ToHashSet();
+        return [.. MeasureResults.Modes.Where(chosen.Contains)];
     }
 }

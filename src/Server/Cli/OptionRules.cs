@@ -34,6 +34,16 @@ internal static class OptionRules
         }
     });
 
+    /// <summary>The value must be a finite number above 0 (or 0 too, with <paramref name="allowZero"/>).</summary>
+    public static void Positive(Option<double> option, bool allowZero = false) => option.Validators.Add(result =>
+    {
+        var value = result.GetValueOrDefault<double>();
+        if (!double.IsFinite(value) || value < 0 || (value == 0 && !allowZero))
+        {
+            result.AddError($"{option.Name} is {value}; it must be a {(allowZero ? "non-negative" : "positive")} number.");
+        }
+    });
+
     /// <summary>The value must be a size (<see cref="ByteSize.TryParse"/>) from <paramref name="min"/> to <paramref name="max"/> bytes (no upper bound at long.MaxValue).</summary>
     public static void Size(Option<string> option, long min, long max, string examples) => option.Validators.Add(result =>
     {

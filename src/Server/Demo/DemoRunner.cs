@@ -104,9 +104,11 @@ internal sealed class DemoRunner
     {
         var store = host.Store;
         var options = new PrefetchOptions { ForegroundLatency = store.ForegroundReadLatency };
-        var model = _settings.ModelNetworkDisk ? new NetworkDiskModel(new NetworkDiskModelOptions()) : null;
+        var model = _settings.PrefetchDisk is { } disk ? new NetworkDiskModel(disk) : null;
+        var device = model is null ? "from the local disk" : $"through the {model.Options}";
+        var reads = _settings.DirectReads ? ", direct reads" : "";
         _console.MarkupLineInterpolated(
-            $"Prefetching collection [bold]{collection}[/] with [bold]{_settings.Strategy.ToName()}[/]{(model is null ? string.Empty : " through the modelled network disk")}; budget {ByteSize.Format(options.BudgetBytes)}");
+            $"Prefetching collection [bold]{collection}[/] with [bold]{_settings.Strategy.ToName()}[/] {device}{reads}; budget {ByteSize.Format(options.BudgetBytes)}");
         var sink = new CountingSink();
         var started = Stopwatch.GetTimestamp();
         await using var source = Prefetch.Start(store, collection, _settings.Strategy, options, model, cancellationToken: cancellationToken);
@@ -117,6 +119,7 @@ internal sealed class DemoRunner
             .StartAsync(async context =>
             {
                 var task = context.AddTask("prefetch", maxValue: Math.Max(1, store.GetStatus().EstimatedLiveDataBytes));
+                var shown = TimeSpan.MinValue;
                 var draining = sink.DrainAsync(source, cancellationToken);
                 // Not the run's token: once cancelled, a cancelled delay would spin this loop until the drain ends.
                 while (await Task.WhenAny(draining, Task.Delay(250, CancellationToken.None)).ConfigureAwait(false) != draining)
@@ -125,12 +128,34 @@ internal sealed class DemoRunner
                     task.MaxValue = Math.Max(now.BytesPlanned, 1);
                     task.Value = now.BytesDone;
                     task.Description = $"prefetch L={now.ConcurrencyLimit,2} {now.MegabytesPerSecondLastSecond,6:0} MB/s buffered {ByteSize.Format(now.BufferedBytes + now.InFlightBytes),9}";
+                    shown = WriteNewDecisions(now, shown);
                 }
+
+                WriteNewDecisions(source.Pressure, shown);
 
                 await draining.ConfigureAwait(false);
                 task.MaxValue = Math.Max(sink.Bytes, 1);
                 task.Value = sink.Bytes;
             }).ConfigureAwait(false);
         return (sink, source.Pressure, Stopwatch.GetElapsedTime(started));
+    }
+
+    // The controller's decisions kept since the last call (grow, hold, cut, with their reasons),
+    // one line each above the progress bar; returns the time of the last one written.
+    private TimeSpan WriteNewDecisions(PrefetchPressure pressure, TimeSpan shown)
+    {
+        if (pressure.RecentDecisions.IsDefaultOrEmpty)
+        {
+            return shown;
+        }
+
+        foreach (var decision in pressure.RecentDecisions.Where(d => d.Elapsed > shown))
+        {
+            var colour = decision.Kind switch { "grow" => "green", "cut" => "yellow", _ => "grey" };
+            _console.MarkupLineInterpolated($"  [grey]{decision.Elapsed.TotalSeconds,5:0.0} s[/]  L={decision.ConcurrencyLimit,-2} [{colour}]{decision.Kind,-5}[/] {decision.Reason}");
+            shown = decision.Elapsed;
+        }
+
+        return shown;
     }
 }

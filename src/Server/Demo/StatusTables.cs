@@ -47,8 +47,10 @@ internal static class StatusTables
 
         if (!pressure.RecentDecisions.IsDefaultOrEmpty)
         {
-            var decisions = new Table().Title("Controller decisions (most recent)").AddColumn("t").AddColumn("L").AddColumn("kind").AddColumn("reason");
-            foreach (var decision in pressure.RecentDecisions.TakeLast(12))
+            // Every kept decision (the controller keeps the last 50, steady holds collapsed): the
+            // climb from L=2, where it settled, and why.
+            var decisions = new Table().Title("Controller decisions: why L went where it went").AddColumn("t").AddColumn("L").AddColumn("kind").AddColumn("reason");
+            foreach (var decision in pressure.RecentDecisions)
             {
                 decisions.AddRow($"{decision.Elapsed.TotalSeconds:0.0} s", $"{decision.ConcurrencyLimit}", Markup.Escape(decision.Kind), Markup.Escape(decision.Reason));
             }

@@ -12,7 +12,8 @@ using Spectre.Console;
 namespace Indexing.Server.Measure;
 
 /// <summary>
-/// The comparison: a console table (medians, ratios to FixedBatch and to the bound), the JSON file
+/// The comparison: a console table (medians, ratios to FixedBatch and to the bound max(BestFixed,
+/// IndexOnly); ReadOnly judged against BestFixed), the JSON file
 /// (everything in the table, every run, the load's bad lines, the size profile, the definition and
 /// the settings), and the adaptive median run's timeline as CSV and SVG when asked.
 /// </summary>
@@ -38,30 +39,51 @@ internal sealed class MeasureReport(
     public void Write(IAnsiConsole console)
     {
         console.Write(Table());
-        var bound = summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)!;
-        var adaptive = summaries.Single(s => s.Mode == RebuildMode.Adaptive);
-        console.MarkupLineInterpolated(
-            $"Bound: [bold]{bound.Mode}[/] ({bound.WallSeconds:0.00} s) — {(bound.Mode == RebuildMode.IndexOnly ? "indexing" : "reading")} is the slower half on this data and device. Adaptive took {adaptive.RatioToBound:0.00}x the bound and {adaptive.RatioToFixedBatch:0.00}x FixedBatch.");
+        var bound = summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds);
+        var adaptive = Summary(RebuildMode.Adaptive);
+        if (bound is not null)
+        {
+            var fixedL = bound.FixedConcurrency is { } l ? $", L={l}" : "";
+            var judged = adaptive is null ? "" : $" Adaptive took {adaptive.RatioToBound:0.00}x the bound{(adaptive.RatioToFixedBatch is { } toFixed ? $" and {toFixed:0.00}x FixedBatch" : "")}.";
+            console.MarkupLineInterpolated(
+                $"Bound: [bold]{bound.Mode}[/] ({bound.WallSeconds:0.00} s{fixedL}) — {(bound.Mode == RebuildMode.IndexOnly ? "indexing" : "reading")} is the slower half on this data and device.{judged}");
+        }
+
+        if (ReadingAgainstBestFixed() is { } reading)
+        {
+            var ramp = reading.ReadOnly.MedianRun.TimeTo80PercentOfFinalRate is { } time ? $"; 80% of its final MB/s after {time.TotalSeconds:0.0} s" : "";
+            console.MarkupLineInterpolated(
+                $"Reading alone: the controller (ReadOnly) delivered [bold]{reading.ReadOnly.MegabytesPerSecond:0.0} MB/s[/], {reading.Ratio:0.00}x BestFixed's {reading.BestFixed.MegabytesPerSecond:0.0} MB/s at L={reading.BestFixed.FixedConcurrency}{ramp}.");
+        }
 
         WriteJson(settings.JsonFile, ToJson());
         console.MarkupLineInterpolated($"Results written to [bold]{settings.JsonFile}[/]");
-        if (settings.TimelineFile is { } csv)
+        if (settings.TimelineFile is { } csv && (adaptive ?? Summary(RebuildMode.ReadOnly)) is { } timed)
         {
-            var run = adaptive.MedianRun;
+            var run = timed.MedianRun;
             var svg = TimelineSvgPath(csv);
+            var what = timed.Mode == RebuildMode.Adaptive ? "Adaptive rebuild" : "Adaptive reading alone (ReadOnly)";
             AtomicFile.ReplaceByPath(csv, temp => RebuildTimelineFiles.WriteCsv(temp, run.Timeline));
             AtomicFile.ReplaceByPath(svg, temp => RebuildTimelineFiles.WriteSvg(temp,
-                $"Adaptive rebuild of {collection.Name} from {Path.GetFileName(settings.InputFile)} on {settings.Device.Name}: " +
-                $"{run.Elapsed.TotalSeconds:0.0} s, median of {adaptive.Runs.Count}", run.Timeline));
-            console.MarkupLineInterpolated($"Timeline of the median adaptive run: [bold]{csv}[/] and [bold]{svg}[/]");
+                $"{what} of {collection.Name} from {Path.GetFileName(settings.InputFile)} on {settings.Device.Name}: " +
+                $"{run.Elapsed.TotalSeconds:0.0} s, median of {timed.Runs.Count}", run.Timeline));
+            console.MarkupLineInterpolated($"Timeline of the median {timed.Mode} run: [bold]{csv}[/] and [bold]{svg}[/]");
         }
     }
+
+    private ModeSummary? Summary(RebuildMode mode) => summaries.SingleOrDefault(s => s.Mode == mode);
+
+    // ReadOnly's median MB/s over BestFixed's, when both were measured.
+    private (ModeSummary ReadOnly, ModeSummary BestFixed, double Ratio)? ReadingAgainstBestFixed() =>
+        Summary(RebuildMode.ReadOnly) is { } readOnly && Summary(RebuildMode.BestFixed) is { } bestFixed
+            ? (readOnly, bestFixed, readOnly.MegabytesPerSecond / bestFixed.MegabytesPerSecond)
+            : null;
 
     /// <summary>The JSON file when nothing could be measured: the settings, the load and its bad lines, and why.</summary>
     public static void WriteUnmeasured(MeasureSettings settings, LoadOutcome load, string reason) =>
         WriteJson(settings.JsonFile, new MeasureJson(
             DateTimeOffset.UtcNow, Machine(), Settings(settings), Input(settings, load), reason,
-            null, null, null, null, null, null, null, null, null, null));
+            null, null, null, null, null, null, null, null, null, null, null, null, null));
 
     private static void WriteJson(string path, MeasureJson json) =>
         AtomicFile.Replace(path, stream => JsonSerializer.Serialize(stream, json, _json));
@@ -98,8 +120,9 @@ internal sealed class MeasureReport(
         var table = new Table()
             .Title($"{Markup.Escape(collection.Name)}: {workload.Documents:N0} documents, {ByteSize.Format(workload.Bytes)}, on {settings.Device.Name}; medians of {settings.Repeat}")
             .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "wall range s")
-            .Caption("x bound: wall time over max(ReadOnly, IndexOnly). stall: time the indexer waited for documents. " +
-                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds in grey.");
+            .Caption("x bound: wall time over max(BestFixed, IndexOnly). BestFixed: reading alone at the fastest fixed L (in mean L); " +
+                "ReadOnly: reading alone, the controller choosing L. stall: time the indexer waited for documents. " +
+                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds and ReadOnly in grey.");
         foreach (var column in table.Columns.Skip(1))
         {
             column.RightAligned();
@@ -108,15 +131,15 @@ internal sealed class MeasureReport(
         foreach (var s in summaries)
         {
             table.AddRow(
-                s.IsBound ? $"[grey]{s.Mode}[/]" : $"[bold]{s.Mode}[/]",
+                s.IsReference ? $"[grey]{s.Mode}[/]" : $"[bold]{s.Mode}[/]",
                 $"{s.WallSeconds:0.00}",
-                $"{s.RatioToFixedBatch:0.00}",
-                $"{s.RatioToBound:0.00}",
+                s.RatioToFixedBatch is { } toFixed ? $"{toFixed:0.00}" : "-",
+                s.RatioToBound is { } toBound ? $"{toBound:0.00}" : "-",
                 $"{s.DocumentsPerSecond:N0}",
                 $"{s.MegabytesPerSecond:0.0}",
                 s.IndexerStallPercent is { } stall ? $"{stall:0.0}%" : "-",
                 s.PeakInFlightAndBufferedBytes is { } peak ? ByteSize.Format(peak) : "-",
-                s.MeanConcurrency is { } mean ? $"{mean:0.0}" : "-",
+                s.FixedConcurrency is { } fixedL ? $"{fixedL} fixed" : s.MeanConcurrency is { } mean ? $"{mean:0.0}" : "-",
                 $"{s.MinWallSeconds:0.00}-{s.MaxWallSeconds:0.00}");
         }
 
@@ -139,12 +162,15 @@ internal sealed class MeasureReport(
                 profile.MeanBytes, profile.PercentileRelativeError, profile.DecileMeanBytes, profile.KeyOrderGrowth),
             survey is null ? Path.GetFullPath(settings.DefinitionFile!) : "default: every string field of the collection as text",
             JsonNode.Parse(definition.ToJson())!,
-            summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)!.Mode,
-            [.. summaries.Single(s => s.Mode == RebuildMode.Adaptive).MedianRun.Decisions
-                .Select(d => new DecisionJson(d.Elapsed.TotalSeconds, d.ConcurrencyLimit, d.Kind, d.Reason))],
+            summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)?.Mode,
+            ReadingAgainstBestFixed()?.Ratio,
+            Summary(RebuildMode.ReadOnly)?.MedianRun.TimeTo80PercentOfFinalRate?.TotalSeconds,
+            Decisions(RebuildMode.Adaptive),
+            Decisions(RebuildMode.ReadOnly),
             [.. summaries.Select(s => new ModeJson(
                 s.Mode,
                 s.IsBound,
+                s.FixedConcurrency,
                 s.WallSeconds,
                 s.RatioToFixedBatch,
                 s.RatioToBound,
@@ -156,8 +182,16 @@ internal sealed class MeasureReport(
                 s.PeakWorkingSetBytes,
                 [.. s.Runs.Select(r => new RunJson(
                     r.Elapsed.TotalSeconds, r.DocumentsPerSecond, r.MegabytesPerSecond, r.IndexerStallPercent, r.PeakInFlightAndBufferedBytes,
-                    r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks, r.IndexOnlyLoadingTime?.TotalSeconds))]))]);
+                    r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks, r.IndexOnlyLoadingTime?.TotalSeconds,
+                    r.TimeTo80PercentOfFinalRate?.TotalSeconds, r.FixedConcurrency,
+                    r.BestFixedSweep.IsEmpty ? null : [.. r.BestFixedSweep.Select(f => new FixedRunJson(f.Concurrency, f.Elapsed.TotalSeconds, f.MegabytesPerSecond))]))]))]);
     }
+
+    // The controller's recent decisions in the mode's median run, when it was measured: why L went where it went.
+    private IReadOnlyList<DecisionJson>? Decisions(RebuildMode mode) =>
+        Summary(mode) is { } summary
+            ? [.. summary.MedianRun.Decisions.Select(d => new DecisionJson(d.Elapsed.TotalSeconds, d.ConcurrencyLimit, d.Kind, d.Reason))]
+            : null;
 
     // The JSON file's shape; property names are camelCase.
     // Error is null when the runs were made; otherwise it says why not, and everything after it is null.
@@ -176,10 +210,12 @@ internal sealed class MeasureReport(
         string? DefinitionSource,
         JsonNode? Definition,
         RebuildMode? Bound,
+        double? ReadOnlyToBestFixed,
+        double? ReadOnlySecondsTo80PercentOfFinalRate,
         IReadOnlyList<DecisionJson>? AdaptiveDecisions,
+        IReadOnlyList<DecisionJson>? ReadOnlyDecisions,
         IReadOnlyList<ModeJson>? Results);
 
-    // The controller's recent decisions in the median adaptive run: why L went where it went.
     private sealed record DecisionJson(double ElapsedSeconds, int ConcurrencyLimit, string Kind, string Reason);
 
     private sealed record MachineJson(int ProcessorCount, string Os, string Runtime);
@@ -203,11 +239,14 @@ internal sealed class MeasureReport(
         double PercentileRelativeError, IReadOnlyList<double> DecileMeanBytes, double KeyOrderGrowth);
 
     private sealed record ModeJson(
-        RebuildMode Mode, bool IsBound, double WallSeconds, double RatioToFixedBatch, double RatioToBound, double DocumentsPerSecond,
+        RebuildMode Mode, bool IsBound, int? FixedConcurrency, double WallSeconds, double? RatioToFixedBatch, double? RatioToBound, double DocumentsPerSecond,
         double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes, double? MeanConcurrency,
         long PeakWorkingSetBytes, IReadOnlyList<RunJson> Runs);
 
     private sealed record RunJson(
         double WallSeconds, double DocumentsPerSecond, double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes,
-        double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks, double? IndexOnlyLoadingSeconds);
+        double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks, double? IndexOnlyLoadingSeconds,
+        double? SecondsTo80PercentOfFinalRate, int? FixedConcurrency, IReadOnlyList<FixedRunJson>? BestFixedSweep);
+
+    private sealed record FixedRunJson(int Concurrency, double WallSeconds, double MegabytesPerSecond);
 }

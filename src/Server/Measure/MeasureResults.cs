@@ -4,8 +4,9 @@ namespace Indexing.Server.Measure;
 
 /// <summary>
 /// The medians of one strategy's (or bound's) runs, and its ratios to FixedBatch and to the bound
-/// max(ReadOnly, IndexOnly) computed from median wall times. Every figure is the median of that
-/// figure over the runs, taken on its own (so a row is not necessarily one run's figures).
+/// max(BestFixed, IndexOnly) computed from median wall times (null when what they divide by was not
+/// measured). Every figure is the median of that figure over the runs, taken on its own (so a row
+/// is not necessarily one run's figures).
 /// </summary>
 internal sealed record ModeSummary(
     RebuildMode Mode,
@@ -13,8 +14,8 @@ internal sealed record ModeSummary(
     double WallSeconds,
     double MinWallSeconds,
     double MaxWallSeconds,
-    double RatioToFixedBatch,
-    double RatioToBound,
+    double? RatioToFixedBatch,
+    double? RatioToBound,
     double DocumentsPerSecond,
     double MegabytesPerSecond,
     double? IndexerStallPercent,
@@ -22,35 +23,47 @@ internal sealed record ModeSummary(
     double? MeanConcurrency,
     long PeakWorkingSetBytes)
 {
-    /// <summary>The bounds are not strategies: they are what reading alone and indexing alone take.</summary>
-    public bool IsBound => Mode is RebuildMode.ReadOnly or RebuildMode.IndexOnly;
+    /// <summary>The bounds are not strategies: they are what reading alone (at the best fixed L) and indexing alone take.</summary>
+    public bool IsBound => Mode is RebuildMode.BestFixed or RebuildMode.IndexOnly;
+
+    /// <summary>Not a rebuild: a bound, or ReadOnly (reading alone with the controller choosing L, judged against BestFixed).</summary>
+    public bool IsReference => IsBound || Mode == RebuildMode.ReadOnly;
 
     /// <summary>The run whose wall time is the median (the lower middle one for an even count): the run whose timeline is written.</summary>
     public RebuildFigures MedianRun => Runs.OrderBy(r => r.Elapsed).ElementAt((Runs.Count - 1) / 2);
+
+    /// <summary>BestFixed: the fixed L of its median run; null for the other modes.</summary>
+    public int? FixedConcurrency => MedianRun.FixedConcurrency;
 }
 
 /// <summary>Medians and ratios over every mode's runs.</summary>
 internal static class MeasureResults
 {
-    /// <summary>The modes in the order they run and are reported: the three strategies, then the two bounds.</summary>
+    /// <summary>Every mode, in the order they run and are reported: the three strategies, ReadOnly, then the two bounds.</summary>
     public static IReadOnlyList<RebuildMode> Modes { get; } =
-        [RebuildMode.Sequential, RebuildMode.FixedBatch, RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.IndexOnly];
+        [RebuildMode.Sequential, RebuildMode.FixedBatch, RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.IndexOnly, RebuildMode.BestFixed];
 
-    /// <summary>One summary per mode, in <see cref="Modes"/> order; every mode needs at least one run.</summary>
-    public static IReadOnlyList<ModeSummary> Summarise(IReadOnlyDictionary<RebuildMode, List<RebuildFigures>> runs)
+    /// <summary>
+    /// One summary per mode of <paramref name="modes"/> (default: <see cref="Modes"/>), in that
+    /// order; every one of them needs at least one run.
+    /// </summary>
+    public static IReadOnlyList<ModeSummary> Summarise(IReadOnlyDictionary<RebuildMode, List<RebuildFigures>> runs, IReadOnlyList<RebuildMode>? modes = null)
     {
-        foreach (var mode in Modes)
+        modes ??= Modes;
+        foreach (var mode in modes)
         {
             if (!runs.TryGetValue(mode, out var list) || list.Count == 0)
             {
-                throw new ArgumentException($"mode {mode} has no run; every strategy and bound needs at least one.", nameof(runs));
+                throw new ArgumentException($"mode {mode} has no run; every mode measured needs at least one.", nameof(runs));
             }
         }
 
         double Wall(RebuildMode mode) => Median(runs[mode].Select(r => r.Elapsed.TotalSeconds));
-        var fixedBatch = Wall(RebuildMode.FixedBatch);
-        var bound = Math.Max(Wall(RebuildMode.ReadOnly), Wall(RebuildMode.IndexOnly));
-        return [.. Modes.Select(mode =>
+        double? Measured(RebuildMode mode) => modes.Contains(mode) ? Wall(mode) : null;
+        var fixedBatch = Measured(RebuildMode.FixedBatch);
+        var bounds = new[] { Measured(RebuildMode.BestFixed), Measured(RebuildMode.IndexOnly) }.OfType<double>().ToList();
+        double? bound = bounds.Count > 0 ? bounds.Max() : null;
+        return [.. modes.Select(mode =>
         {
             var list = runs[mode];
             var wall = Wall(mode);

@@ -128,7 +128,7 @@ internal sealed partial class MeasureRunner
 
         var workload = new RebuildWorkload(store, definition, work.IndexesPath, RebuildWorkload.SmallTakes) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
         var runs = await RunAllAsync(workload, cancellationToken).ConfigureAwait(false);
-        var summaries = MeasureResults.Summarise(runs);
+        var summaries = MeasureResults.Summarise(runs, _settings.Modes);
         var report = new MeasureReport(_settings, load, collections, collection, profile, definition, survey, workload, summaries);
         report.Write(_console);
         return 0;
@@ -330,28 +330,33 @@ internal sealed partial class MeasureRunner
     // Round robin: repeat r runs every mode once before repeat r + 1 starts.
     private async Task<Dictionary<RebuildMode, List<RebuildFigures>>> RunAllAsync(RebuildWorkload workload, CancellationToken cancellationToken)
     {
+        // Also counts the collection, which every run's figures are checked against.
         await _console.Status().StartAsync("Preparing the IndexOnly bound's input (held in memory up to --in-memory-limit, else in chunks)",
             _ => workload.LoadIntoMemoryAsync(cancellationToken)).ConfigureAwait(false);
-        var runs = MeasureResults.Modes.ToDictionary(m => m, _ => new List<RebuildFigures>());
-        var total = _settings.Repeat * MeasureResults.Modes.Count;
+        var modes = _settings.Modes;
+        var runs = modes.ToDictionary(m => m, _ => new List<RebuildFigures>());
+        var total = _settings.Repeat * modes.Count;
         var done = 0;
-        _console.MarkupLineInterpolated($"Measuring on [bold]{_settings.Device}[/]: {total} runs ({MeasureResults.Modes.Count} modes x {_settings.Repeat}), round robin");
+        _console.MarkupLineInterpolated($"Measuring on [bold]{_settings.Device}[/]: {total} runs ({modes.Count} modes x {_settings.Repeat}), round robin");
         if (workload.Bytes <= WarmUpLimitBytes)
         {
-            var warmUp = await RunOneAsync(workload, RebuildMode.Adaptive, "warm-up run (not counted)", cancellationToken).ConfigureAwait(false);
-            _console.MarkupLineInterpolated($"  [grey]warm-up  Adaptive   {warmUp.Elapsed.TotalSeconds,8:0.00} s (not counted: JIT and Lucene start-up)[/]");
+            // A rebuild when one is measured, else reading alone (JIT and start-up either way).
+            var warmUpMode = modes.Contains(RebuildMode.Adaptive) || !modes.Contains(RebuildMode.ReadOnly) ? RebuildMode.Adaptive : RebuildMode.ReadOnly;
+            var warmUp = await RunOneAsync(workload, warmUpMode, "warm-up run (not counted)", cancellationToken).ConfigureAwait(false);
+            _console.MarkupLineInterpolated($"  [grey]warm-up  {warmUpMode,-10} {warmUp.Elapsed.TotalSeconds,8:0.00} s (not counted: JIT and start-up)[/]");
         }
 
         for (var repeat = 0; repeat < _settings.Repeat; repeat++)
         {
             // Each repeat starts one mode later, so no mode always follows the same one.
-            foreach (var mode in MeasureResults.Modes.Skip(repeat % MeasureResults.Modes.Count).Concat(MeasureResults.Modes.Take(repeat % MeasureResults.Modes.Count)))
+            foreach (var mode in modes.Skip(repeat % modes.Count).Concat(modes.Take(repeat % modes.Count)))
             {
                 done++;
                 var figures = await RunOneAsync(workload, mode, $"run {done}/{total}: {mode}", cancellationToken).ConfigureAwait(false);
                 runs[mode].Add(figures);
+                var fixedL = figures.FixedConcurrency is { } l ? $"  at L={l} (of {string.Join(", ", figures.BestFixedSweep.Select(r => $"{r.Concurrency}: {r.MegabytesPerSecond:0}"))} MB/s)" : "";
                 _console.MarkupLineInterpolated(
-                    $"  [grey]{done,3}/{total}[/] {mode,-10} {figures.Elapsed.TotalSeconds,8:0.00} s  {figures.MegabytesPerSecond,8:0.0} MB/s{(figures.IndexerStallPercent is { } stall ? $"  stall {stall:0.0}%" : "")}");
+                    $"  [grey]{done,3}/{total}[/] {mode,-10} {figures.Elapsed.TotalSeconds,8:0.00} s  {figures.MegabytesPerSecond,8:0.0} MB/s{(figures.IndexerStallPercent is { } stall ? $"  stall {stall:0.0}%" : "")}{fixedL}");
             }
         }
 

@@ -14,6 +14,7 @@ namespace Indexing.Server.Measure;
 /// <param name="KeepStore">Leave the loaded store in the work directory afterwards.</param>
 /// <param name="MaxDocumentBytes">Largest document the store accepts; longer lines are reported and skipped.</param>
 /// <param name="InMemoryLimitBytes">Most document bytes the IndexOnly bound holds in memory at once.</param>
+/// <param name="Modes">The strategies and bounds to run, in <see cref="MeasureResults.Modes"/> order (default: all).</param>
 internal sealed record MeasureSettings(
     string InputFile,
     string? DefinitionFile,
@@ -25,4 +26,9 @@ internal sealed record MeasureSettings(
     string WorkDirectory,
     bool KeepStore,
     long MaxDocumentBytes,
-    long InMemoryLimitBytes);
+    long InMemoryLimitBytes,
+    IReadOnlyList<RebuildMode>? Modes = null)
+{
+    /// <summary>The strategies and bounds to run, in <see cref="MeasureResults.Modes"/> order.</summary>
+    public IReadOnlyList<RebuildMode> Modes { get; init; } = Modes ?? MeasureResults.Modes;
+}

@@ -2,11 +2,14 @@ namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
 /// Feeds a <see cref="ConcurrencyController"/> one tick (250 ms unless set) at a time from a simple model of
-/// the readers: by default each of L readers delivers 50 MB/s at 4 ms per MiB, the indexer is
-/// starved (waits the whole tick) and nothing else is going on. Tests adjust the signals per tick.
+/// the readers: by default each of L readers delivers 50 MB/s, ten reads of 1 MiB (64 documents)
+/// complete per tick at 4 ms each, the indexer is starved (waits the whole tick) and nothing else
+/// is going on. Tests adjust the signals per tick.
 /// </summary>
 internal sealed class ControllerDriver(ControllerOptions options)
 {
+    public const long MiB = 1024 * 1024;
+
     public static readonly TimeSpan TickLength = TimeSpan.FromMilliseconds(250);
 
     public ConcurrencyController Controller { get; } = new(options);
@@ -21,6 +24,13 @@ internal sealed class ControllerDriver(ControllerOptions options)
 
     public List<(TimeSpan At, ControllerDecision Decision)> Decisions { get; } = [];
 
+    /// <summary><paramref name="count"/> reads of <paramref name="bytes"/> in <paramref name="documents"/> documents, each taking <paramref name="latency"/>.</summary>
+    public static ReadSample[] Reads(int count, long bytes, TimeSpan latency, int documents = 64) =>
+        [.. Enumerable.Repeat(new ReadSample(bytes, documents, latency), count)];
+
+    /// <summary>Ten 1 MiB reads taking <paramref name="milliseconds"/> each.</summary>
+    public static ReadSample[] Reads(double milliseconds) => Reads(10, MiB, TimeSpan.FromMilliseconds(milliseconds));
+
     public ControllerDecision Tick(Func<ControllerSignals, ControllerSignals>? adjust = null)
     {
         Now += TickDuration;
@@ -29,8 +39,7 @@ internal sealed class ControllerDriver(ControllerOptions options)
             Now = Now,
             TickDuration = TickDuration,
             BytesDelivered = (long)(BytesPerSecondAt(Controller.Concurrency) * TickDuration.TotalSeconds),
-            ReadLatencyPerMiB = TimeSpan.FromMilliseconds(4),
-            ReadsCompleted = 10,
+            Reads = Reads(4),
             ConsumerWaitFraction = 1,
             BudgetBytes = 1L << 30,
         };

@@ -54,10 +54,29 @@ public sealed class ControllerOptionsTests
 
         Assert.Contains("L 2..8", text);
         Assert.Contains("keep +1 if it adds >= 5% throughput,", text);
-        Assert.Contains("latency/MiB > 2.0x its 30.0 s minimum", text);
+        Assert.Contains("slow start doubles while it pays;", text);
+        Assert.Contains("cut to <= 0.75x when reads take > 2.0x their un-queued time (per size class, 30.0 s minimum)", text);
         Assert.Contains("foreground p99 target 1.3x its 10 min minimum", text);
         Assert.Contains("cooldown 2.0 s", text);
         Assert.Contains("tasks 75.0 ms of I/O in [256 KiB, 64 MiB]", text);
+    }
+
+    [Theory]
+    [InlineData(0)]
+    [InlineData(9)]
+    public void Validate_FixedConcurrencyOutsideOneToMaximum_Throws(int fixedL)
+    {
+        var options = new ControllerOptions { MaxConcurrency = 8, FixedConcurrency = fixedL };
+
+        var error = Assert.Throws<ArgumentException>(() => options.Validate());
+
+        Assert.Contains($"FixedConcurrency must be in [1, MaxConcurrency = 8] when set (was {fixedL})", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void ToString_FixedConcurrency_SaysSo()
+    {
+        Assert.StartsWith("controller: L fixed at 16;", new ControllerOptions { FixedConcurrency = 16 }.ToString(), StringComparison.Ordinal);
     }
 
     [Fact]

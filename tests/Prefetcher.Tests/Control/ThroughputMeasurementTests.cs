@@ -60,4 +60,58 @@ public sealed class ThroughputMeasurementTests
 
         Assert.Equal((TimeSpan.Zero, 0.0), (measurement.Time, measurement.BytesPerSecond));
     }
+
+    private static ReadSample Read(double megabytes, double milliseconds) =>
+        new((long)(megabytes * 1e6), 1, TimeSpan.FromMilliseconds(milliseconds));
+
+    [Fact]
+    public void BytesPerSecond_ReadsAndReadsInFlight_IsLittlesLaw()
+    {
+        var measurement = new ThroughputMeasurement();
+        // Four reads in flight throughout; the reads completed take 1 s per 60 MB.
+        measurement.Add(0, Tick, [Read(6, 100), Read(12, 200)], 4 * Tick);
+        measurement.Add(120_000_000, Tick, [Read(18, 300)], 4 * Tick);
+        measurement.Add(0, Tick, [], 4 * Tick);
+
+        Assert.True(measurement.FromReads);
+        Assert.Equal(4 * 60e6, measurement.BytesPerSecond, 6);
+    }
+
+    [Fact]
+    public void RelativeError_GiantsCompletingInLumps_SmallFromTheReadsLargeFromTheTicks()
+    {
+        // 20 MB and 2 MB documents at 60 MB/s plus 2 ms: a tick sees one, several or none complete.
+        var random = new Random(3);
+        var fromReads = new ThroughputMeasurement();
+        var fromTicks = new ThroughputMeasurement();
+        for (var tick = 0; tick < 8; tick++)
+        {
+            var reads = Enumerable.Range(0, random.Next(0, 3)).Select(_ => random.Next(2) == 0 ? Read(20, 335.33) : Read(2, 35.33)).ToArray();
+            var bytes = reads.Sum(r => r.Bytes);
+            fromReads.Add(bytes, Tick, reads, 8 * Tick);
+            fromTicks.Add(bytes, Tick, reads);
+        }
+
+        Assert.True(fromReads.FromReads);
+        Assert.False(fromTicks.FromReads);
+        Assert.InRange(fromReads.BytesPerSecond, 8 * 59e6, 8 * 60e6);
+        Assert.True(fromReads.RelativeError < 0.01, $"from the reads: {fromReads.RelativeError:P1}");
+        Assert.True(fromTicks.RelativeError > 0.1, $"from the ticks: {fromTicks.RelativeError:P1}");
+    }
+
+    [Fact]
+    public void Add_ReadsIssuedBeforeTheMeasurementBegan_LeaveTheRateAlone()
+    {
+        // L grew at 10 s: reads issued before it (short, un-queued) must not set the new L's rate.
+        var measurement = new ThroughputMeasurement();
+        var growth = TimeSpan.FromSeconds(10);
+        for (var tick = 1; tick <= 3; tick++)
+        {
+            var end = growth + (tick * Tick);
+            measurement.Add(0, Tick, [Read(6, 100 + (tick * 250)), Read(6, 200)], 8 * Tick, issuedFrom: growth, tickEnd: end);
+        }
+
+        // The old reads (issued 100 ms before the growth) are out; the new ones take 200 ms per 6 MB.
+        Assert.Equal(8 * 30e6, measurement.BytesPerSecond, 6);
+    }
 }

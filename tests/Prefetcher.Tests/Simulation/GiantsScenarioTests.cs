@@ -34,9 +34,10 @@ public sealed class GiantsScenarioTests(ITestOutputHelper output)
             output.WriteLine($"{at.TotalSeconds:0.00} L={decision.Concurrency} {decision.Kind} {decision.Reason}");
         }
 
-        // Fixed L=2 stalls ~32% and fixed L=4 ~4%: an adaptive run that grows past 2 within the
-        // first half and spends the rest near 3-4 stalls well under half of L=2's stall.
-        Assert.True(atTwo.StallFraction > 0.25, atTwo.Summary("fixed L=2 no longer starves the indexer; the scenario tests nothing"));
+        // Fixed L=2 stalls ~21% and fixed L=4 ~0.4% (giants read alone, the small documents between
+        // them in short reads, as the planner cuts them): an adaptive run that grows past 2 within
+        // the first half and spends the rest near 3-4 stalls well under L=2's stall.
+        Assert.True(atTwo.StallFraction > 0.15, atTwo.Summary("fixed L=2 no longer starves the indexer; the scenario tests nothing"));
         Assert.True(adaptive.MaxConcurrency(TimeSpan.Zero, TimeSpan.FromSeconds(10)) > 2, adaptive.Summary("stayed at L=2"));
         Assert.True(adaptive.MeanConcurrency(TimeSpan.FromSeconds(30), setup.Duration) > 2.5, adaptive.Summary("did not stay above L=2"));
         Assert.True(adaptive.StallFraction < 0.15, adaptive.Summary("the indexer still stalls"));

@@ -10,11 +10,10 @@ namespace Indexing.Prefetcher.Tests;
 /// </summary>
 internal sealed class PrefetchSimulation
 {
-    private const double BytesPerMiB = 1024 * 1024;
-
     private readonly SimulationSetup _setup;
     private readonly Random _random;
     private readonly NetworkDiskModelClock _disk;
+    private readonly NetworkDiskModelClock? _changedDisk;
     private readonly ConcurrencyController? _controller;
     private readonly ReadTaskSizer? _fixedSizer;
     private readonly PriorityQueue<SimEvent, (TimeSpan At, long Sequence)> _events = new();
@@ -22,7 +21,7 @@ internal sealed class PrefetchSimulation
     private readonly List<(TimeSpan, int)> _concurrencySteps = [];
     private readonly List<(TimeSpan, double)> _consumedAtTicks = [(TimeSpan.Zero, 0)];
     private readonly List<(TimeSpan, ControllerDecision)> _decisions = [];
-    private readonly List<double> _tickLatenciesPerMiB = [];
+    private readonly List<ReadSample> _tickReads = [];
     private readonly List<(TimeSpan, long)> _taskBytesAtTicks = [];
 
     // Fed like the pipeline's meter (sizes of documents read), decayed every tick; only its recent
@@ -35,6 +34,7 @@ internal sealed class PrefetchSimulation
     private int _concurrency;
     private long _taskBytes;
     private long _nextDocument;
+    private long? _peekedSize;
     private (long Bytes, int Documents, long LargestDocument)? _pendingTask;
     private int _readsInFlight;
     private long _inFlightBytes;
@@ -50,6 +50,7 @@ internal sealed class PrefetchSimulation
     private long _tickBytes;
     private long _tickDocuments;
     private TimeSpan _tickWaitedAtStart;
+    private TimeSpan _tickInFlight;
 
     private PrefetchSimulation(SimulationSetup setup)
     {
@@ -57,6 +58,7 @@ internal sealed class PrefetchSimulation
         _random = new Random(setup.Seed);
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(TimeSpan.FromSeconds(10), setup.Tick);
         _disk = new NetworkDiskModelClock(setup.Disk);
+        _changedDisk = setup.DiskChange is { } change ? new NetworkDiskModelClock(change.Disk) : null;
         if (setup.FixedConcurrency is { } fixedConcurrency)
         {
             _fixedSizer = new ReadTaskSizer(setup.Controller);
@@ -81,7 +83,11 @@ internal sealed class PrefetchSimulation
 
     private bool ReadBound => double.IsPositiveInfinity(_setup.IndexingBytesPerSecond);
 
-    private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _pendingTask is null;
+    // The device reads are submitted to now: after a scripted change, the new one (its slots free
+    // at the change; reads already submitted finish on the old one).
+    private NetworkDiskModelClock Disk => _changedDisk is not null && _now >= _setup.DiskChange!.Value.At ? _changedDisk : _disk;
+
+    private bool CollectionRead => _setup.DocumentCount is { } count && _nextDocument >= count && _peekedSize is null && _pendingTask is null;
 
     public static SimulationResult Run(SimulationSetup setup) => new PrefetchSimulation(setup).Run();
 
@@ -128,6 +134,7 @@ internal sealed class PrefetchSimulation
     private void Consume(TimeSpan until)
     {
         var span = until - _now;
+        _tickInFlight += span * _readsInFlight;
         var elapsed = span.TotalSeconds;
         _now = until;
         if (ReadBound)
@@ -156,7 +163,7 @@ internal sealed class PrefetchSimulation
         _documentsRead += read.Documents;
         _tickBytes += read.Bytes;
         _tickDocuments += read.Documents;
-        _tickLatenciesPerMiB.Add((_now - read.SubmittedAt).Ticks * BytesPerMiB / read.Bytes);
+        _tickReads.Add(new ReadSample(read.Bytes, read.Documents, _now - read.SubmittedAt));
         _sizes.Record(read.LargestDocument, "simulated");
         if (ReadBound)
         {
@@ -189,7 +196,8 @@ internal sealed class PrefetchSimulation
                 WakeWhenBudgetFrees(reserved + task.Bytes - _setup.BudgetBytes);
                 return;
             }
-            var completion = _disk.Submit(_now, task.Bytes);
+            // The store's own work for each document (a MultiGet's per-key cost) happens outside the device's slots.
+            var completion = Disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
             Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
@@ -197,19 +205,38 @@ internal sealed class PrefetchSimulation
         }
     }
 
+    /// <summary>
+    /// Cuts the next task as the planner does: before a document that would take it past the
+    /// target (a task holds at least one document), or at 4096 documents. So a giant is a read of
+    /// its own and the small documents between two giants a short read, as in the pipeline.
+    /// </summary>
     private (long Bytes, int Documents, long LargestDocument) NextTask()
     {
         long bytes = 0;
         long largest = 0;
         var documents = 0;
-        while (bytes < _taskBytes && !(_setup.DocumentCount is { } count && _nextDocument >= count))
+        while (documents < PlanOptions.DefaultMaxDocumentsPerTask && NextSize() is { } size)
         {
-            var size = _setup.Shape.NextSize(_random, _nextDocument++);
+            if (documents > 0 && bytes + size > _taskBytes)
+            {
+                break;
+            }
+            _peekedSize = null;
             bytes += size;
             largest = Math.Max(largest, size);
             documents++;
         }
         return (bytes, documents, largest);
+    }
+
+    // The next document's size, drawn once and kept until a task takes it; null when none is left.
+    private long? NextSize()
+    {
+        if (_peekedSize is null && !(_setup.DocumentCount is { } count && _nextDocument >= count))
+        {
+            _peekedSize = _setup.Shape.NextSize(_random, _nextDocument++);
+        }
+        return _peekedSize;
     }
 
     private void WakeWhenBudgetFrees(double bytesNeeded)
@@ -237,14 +264,14 @@ internal sealed class PrefetchSimulation
             TickDuration = duration,
             BytesDelivered = _tickBytes,
             DocumentsDelivered = _tickDocuments,
-            ReadLatencyPerMiB = MedianLatencyPerMiB(),
-            ReadsCompleted = _tickLatenciesPerMiB.Count,
+            Reads = _tickReads.ToArray(),
+            ReadsInFlightTime = _setup.LittlesLaw ? _tickInFlight : TimeSpan.Zero,
             ConsumerWaitFraction = Math.Clamp(waited / duration, 0, 1),
             BufferedBytes = (long)_bufferedBytes,
             InFlightBytes = _inFlightBytes,
             BudgetBytes = _setup.BudgetBytes,
             LargestRecentDocumentBytes = _setup.SizesEnterController ? _sizes.Snapshot().Max : 0,
-            ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, _disk.OutstandingAt(_now)),
+            ForegroundP99 = _setup.ForegroundP99?.Invoke(_now, Disk.OutstandingAt(_now)),
             MaxConcurrency = _setup.LiveMaxConcurrency?.Invoke(_now),
         };
         var before = _concurrency;
@@ -270,19 +297,10 @@ internal sealed class PrefetchSimulation
         _lastTick = _now;
         _tickBytes = 0;
         _tickDocuments = 0;
-        _tickLatenciesPerMiB.Clear();
+        _tickReads.Clear();
+        _tickInFlight = TimeSpan.Zero;
         _tickWaitedAtStart = _consumerWaited;
         ScheduleNextTick();
-    }
-
-    private TimeSpan? MedianLatencyPerMiB()
-    {
-        if (_tickLatenciesPerMiB.Count == 0)
-        {
-            return null;
-        }
-        _tickLatenciesPerMiB.Sort();
-        return TimeSpan.FromTicks((long)_tickLatenciesPerMiB[_tickLatenciesPerMiB.Count / 2]);
     }
 
     private void ScheduleNextTick()

@@ -36,9 +36,14 @@ public sealed class ShapeSummaryTests(ITestOutputHelper output)
         output.WriteLine(readBound.Summary($"{documentShape}, read-bound"));
         output.WriteLine(indexed.Summary($"{documentShape}, indexer {IndexerBytesPerSecond / 1e6:0} MB/s"));
 
-        // The ramp from L=2 (slower for lumpy shapes) costs part of the first ~30 s of a ~2 min run, hence 75%.
-        Assert.True(readBound.BytesPerSecond >= 0.75 * diskCeiling, readBound.Summary("read-bound"));
+        // Slow start reaches the device's depth in a few seconds of a ~2 min run (it took ~30 s one
+        // step at a time, and this bound was 75%).
+        Assert.True(readBound.BytesPerSecond >= 0.9 * diskCeiling, readBound.Summary("read-bound"));
         Assert.True(indexed.BytesPerSecond >= 0.85 * IndexerBytesPerSecond, indexed.Summary("indexer"));
-        Assert.True(indexed.MeanConcurrency(TimeSpan.Zero, indexed.Elapsed) < readBound.MeanConcurrency(TimeSpan.Zero, readBound.Elapsed));
+        // Doubling overshoots what the indexer needs (16 readers for 500 MB/s where 9 would do)
+        // before the buffer shows it; from then on the indexer holds L, and the budget, not L,
+        // bounds what is read ahead.
+        Assert.Contains(indexed.Decisions, d => d.Decision.Reason.StartsWith("hold: indexer is the bottleneck", StringComparison.Ordinal));
+        Assert.True(indexed.MeanConcurrency(TimeSpan.Zero, indexed.Elapsed) <= readBound.MeanConcurrency(TimeSpan.Zero, readBound.Elapsed) + 1);
     }
 }

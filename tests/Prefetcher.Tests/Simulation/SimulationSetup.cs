@@ -7,6 +7,9 @@ internal sealed record SimulationSetup
 
     public NetworkDiskModelOptions Disk { get; init; } = new();
 
+    /// <summary>From this time on, reads go to a device with these parameters (another tenant took part of it); null = none.</summary>
+    public (TimeSpan At, NetworkDiskModelOptions Disk)? DiskChange { get; init; }
+
     public DocumentShape Shape { get; init; } = DocumentShape.Uniform4K;
 
     /// <summary>Documents in the collection; null = endless (the run ends at <see cref="Duration"/>).</summary>
@@ -15,6 +18,12 @@ internal sealed record SimulationSetup
     public TimeSpan Duration { get; init; } = TimeSpan.FromSeconds(60);
 
     public long BudgetBytes { get; init; } = 512 * MiB;
+
+    /// <summary>
+    /// The store's own time per document read, added to each read's latency outside the device's
+    /// slots: what makes a MultiGet of many small documents cost more per byte than one large Get.
+    /// </summary>
+    public TimeSpan DocumentReadCost { get; init; }
 
     /// <summary>How fast the indexer consumes bytes; infinity = the run is read-bound.</summary>
     public double IndexingBytesPerSecond { get; init; } = double.PositiveInfinity;
@@ -35,6 +44,9 @@ internal sealed record SimulationSetup
 
     /// <summary>Whether the largest recent document reaches the controller, as in the pipeline (off: as before sizes were an input).</summary>
     public bool SizesEnterController { get; init; } = true;
+
+    /// <summary>Whether the ticks say how many reads were in flight (as the pipeline's do), so the controller measures throughput by Little's law.</summary>
+    public bool LittlesLaw { get; init; } = true;
 
     /// <summary>Each tick lasts Tick x (1 ± this), drawn from the seeded random source.</summary>
     public double TickJitter { get; init; } = 0.1;

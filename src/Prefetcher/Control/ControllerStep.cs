@@ -1,0 +1,43 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>One tick's choice inside the controller: L, the kind and reason shown to people, and its cause.</summary>
+internal readonly record struct ControllerStep(int Concurrency, ControllerDecisionKind Kind, string Reason, DecisionCause Cause);
+
+/// <summary>Why a decision was made, coarser than its reason text: decides what the history keeps.</summary>
+internal enum DecisionCause
+{
+    Start,
+    Limit,
+    Sizes,
+    Foreground,
+    Queueing,
+    Indexer,
+    Memory,
+    RateLimit,
+    Cooldown,
+    Measure,
+    Plateau,
+    Probe,
+}
+
+/// <summary>What a rule's decision does to the hill climb (see <see cref="HillClimber.Apply"/>).</summary>
+internal enum ClimbEffect
+{
+    /// <summary>Nothing: the climb itself decided.</summary>
+    None,
+
+    /// <summary>A hold for an outside reason: measuring starts over, a plateau in progress stays.</summary>
+    Pause,
+
+    /// <summary>L changed for a reason that says nothing about the device (a limit): measure afresh, probe upwards.</summary>
+    Restart,
+
+    /// <summary>The first tick, or a limit that pinned L was raised: measure afresh and grow multiplicatively.</summary>
+    RestartInSlowStart,
+
+    /// <summary>A foreground cut: measure afresh, probe upwards one step at a time.</summary>
+    RestartAfterCut,
+
+    /// <summary>A queueing cut: L may still be too high, so the next probe looks downwards.</summary>
+    RestartProbingDown,
+}

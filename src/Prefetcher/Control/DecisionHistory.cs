@@ -1,0 +1,40 @@
+using System.Collections.Immutable;
+using System.Runtime.InteropServices;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The controller's recent decisions for the admin page. Keeps every change of L and the first of
+/// a run of holds with the same cause, so ~50 entries cover minutes instead of 12 s of identical
+/// ticks; settling/measuring holds are implied by the step before them and not kept.
+/// <para>Threading: <see cref="Remember"/> from the tick loop; <see cref="Entries"/> is an immutable snapshot any thread may read.</para>
+/// </summary>
+internal sealed class DecisionHistory
+{
+    public const int Capacity = 50;
+
+    private ControllerHistoryEntry[] _entries = [];
+    private DecisionCause? _lastCause;
+
+    /// <summary>Oldest first.</summary>
+    public ImmutableArray<ControllerHistoryEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
+
+    /// <param name="now">When the decision was made.</param>
+    /// <param name="step">The decision.</param>
+    /// <param name="before">L before it.</param>
+    public void Remember(TimeSpan now, ControllerStep step, int before)
+    {
+        if (step.Cause == DecisionCause.Measure
+            || (step.Kind == ControllerDecisionKind.Hold && step.Concurrency == before && step.Cause == _lastCause))
+        {
+            return;
+        }
+        _lastCause = step.Cause;
+        var old = _entries;
+        var keep = Math.Min(old.Length, Capacity - 1);
+        var next = new ControllerHistoryEntry[keep + 1];
+        Array.Copy(old, old.Length - keep, next, 0, keep);
+        next[keep] = new ControllerHistoryEntry(now, step.Concurrency, step.Kind, step.Reason);
+        Volatile.Write(ref _entries, next);
+    }
+}

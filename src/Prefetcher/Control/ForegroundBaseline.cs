@@ -1,0 +1,59 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The foreground Gets' target: <see cref="ControllerOptions.ForegroundTarget"/> when set, else
+/// <see cref="ControllerOptions.ForegroundTargetFactor"/> x the idle p99 learned as the windowed
+/// minimum of the p99s seen. Not thread-safe: owned by the controller's tick loop.
+/// </summary>
+internal sealed class ForegroundBaseline(ControllerOptions options)
+{
+    private readonly WindowedMin _idleP99 = new(options.ForegroundBaselineWindow);
+    private readonly RecentMedian _recent = new();
+
+    /// <summary>Learns from one tick's p99 (null: no foreground Gets this tick).</summary>
+    public void Observe(TimeSpan now, TimeSpan? p99)
+    {
+        // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
+        // target ever stricter; the median of the last three samples drops single low outliers.
+        // Nothing enters it before three samples are in: a first low reading (a window with a few
+        // cache hits) would otherwise set the target for the whole baseline window.
+        if (p99 is { } value && _recent.Add(value.Ticks) is { } median)
+        {
+            _idleP99.Add(now, median);
+        }
+    }
+
+    /// <summary>The target at <paramref name="now"/>; <see cref="TimeSpan.MaxValue"/> while nothing is learned.</summary>
+    public TimeSpan Target(TimeSpan now) =>
+        options.ForegroundTarget
+        ?? (_idleP99.Current(now) is { } idle ? TimeSpan.FromTicks((long)(idle * options.ForegroundTargetFactor)) : TimeSpan.MaxValue);
+
+    /// <summary>Whether <paramref name="p99"/> (null: no signal, never over) misses the target.</summary>
+    public bool IsOver(TimeSpan now, TimeSpan? p99, out TimeSpan value, out TimeSpan target)
+    {
+        value = p99 ?? TimeSpan.Zero;
+        target = Target(now);
+        return p99 is not null && value > target;
+    }
+
+    /// <summary>Median of the last three values; null until three are in (one or two say nothing about outliers).</summary>
+    private sealed class RecentMedian
+    {
+        private readonly double[] _last = new double[3];
+        private int _next;
+        private int _filled;
+
+        public double? Add(double value)
+        {
+            _last[_next] = value;
+            _next = (_next + 1) % 3;
+            _filled = Math.Min(_filled + 1, 3);
+            if (_filled < 3)
+            {
+                return null;
+            }
+            var (a, b, c) = (_last[0], _last[1], _last[2]);
+            return Math.Max(Math.Min(a, b), Math.Min(Math.Max(a, b), c));
+        }
+    }
+}

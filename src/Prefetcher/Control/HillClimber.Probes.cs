@@ -1,0 +1,157 @@
+using static Indexing.Prefetcher.ControllerDecisionKind;
+
+namespace Indexing.Prefetcher;
+
+// What a finished measurement decides: the first probe from a measured L, and the verdict on an
+// upward (multiplicative in slow start, else +1) or downward probe.
+internal sealed partial class HillClimber
+{
+    /// <summary>
+    /// Where a downward probe from the base goes: one step, or, when reads queue, to L / inflation,
+    /// where they would not (a device `depth` deep makes L readers take L / depth times the
+    /// un-queued time, a bandwidth cap the same): on a noisy device one step at a time takes a
+    /// minute. Not when a fresh measurement already showed an L in between delivering less: then
+    /// the latency rose for reads that pay (more streams), not for a queue.
+    /// </summary>
+    private (int L, string Note) ProbeDownTo(int l, TimeSpan now, QueueingEvidence? queueing)
+    {
+        if (queueing is not { } q || q.Inflation < QueuedInflation || !(q.MajorityClassInflation >= QueuedInflation))
+        {
+            return (l - 1, "");
+        }
+        var down = Math.Clamp((int)Math.Ceiling(l / q.Inflation), 1, l - 1);
+        for (var between = down; between < l; between++)
+        {
+            if (FreshThroughput(between, now) is { } measured && measured * (1 + _options.GrowthMinGain) <= _baseThroughput)
+            {
+                return (l - 1, "");
+            }
+        }
+        return (down, ControlText.Invariant($"; reads take {q.Inflation:0.0}x their un-queued time"));
+    }
+
+    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
+    {
+        SetBase(l, throughput);
+        var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
+        if (l < limit && (_probeUpNext || l == 1))
+        {
+            var next = _slowStart ? Math.Min(limit, 2 * l) : l + 1;
+            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
+            return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
+        }
+        if (l > 1)
+        {
+            // Looking down means L is at a knee (or a limit held it there): no more doubling.
+            _slowStart = false;
+            var (down, note) = ProbeDownTo(l, now, queueing);
+            BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
+            return new ControllerStep(down, Cut, $"cut: probing L={down} ({delivers}{note})", DecisionCause.Probe);
+        }
+        EnterPlateau(now, probeUpNext: true);
+        return Stay(l, $"hold: L=1 at limit 1 ({delivers})", DecisionCause.Plateau);
+    }
+
+    private ControllerStep AfterProbeUp(TimeSpan now, double throughput, int l, int limit)
+    {
+        if (_slowStart)
+        {
+            return AfterSlowStartStep(now, throughput, l, limit);
+        }
+        var from = _baseConcurrency;
+        var gain = Gain(throughput, _baseThroughput);
+        if (gain < _options.GrowthMinGain)
+        {
+            _payingSteps = 0;
+            EnterPlateau(now, probeUpNext: false);
+            return new ControllerStep(from, Hold,
+                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)}, back to {from}",
+                DecisionCause.Plateau);
+        }
+        SetBase(l, throughput);
+        _payingSteps++;
+        var gained = $"{ControlText.Change(gain)} MB/s at L={l}";
+        if (l >= limit)
+        {
+            EnterPlateau(now, probeUpNext: false);
+            return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
+        }
+        BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
+        if (_payingSteps >= PayingStepsForSlowStart)
+        {
+            _slowStart = true;
+            var next = Math.Min(limit, 2 * l);
+            return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {_payingSteps} steps paid: slow start, probing {next}", DecisionCause.Probe);
+        }
+        return new ControllerStep(l + 1, Grow, $"grow: {gained} over {from}, probing {l + 1}", DecisionCause.Probe);
+    }
+
+    private ControllerStep AfterSlowStartStep(TimeSpan now, double throughput, int l, int limit)
+    {
+        var from = _baseConcurrency;
+        var gain = Gain(throughput, _baseThroughput);
+        var gained = $"{ControlText.Change(gain)} MB/s at L={l} over {from}";
+        if (gain >= SlowStartGain(l))
+        {
+            SetBase(l, throughput);
+            if (l >= limit)
+            {
+                EnterPlateau(now, probeUpNext: false);
+                return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
+            }
+            var next = Math.Min(limit, 2 * l);
+            BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
+            return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
+        }
+
+        _slowStart = false;
+        _payingSteps = 0;
+        if (gain < _options.GrowthMinGain)
+        {
+            EnterPlateau(now, probeUpNext: false);
+            return new ControllerStep(from, Hold,
+                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)} over {from}, back to {from}",
+                DecisionCause.Plateau);
+        }
+        // Below the knee throughput grows with L, above it not at all: a rise by (1 + gain) from
+        // `from` readers puts the knee near from x (1 + gain); the +1 probes that follow correct it.
+        var knee = Math.Clamp((int)Math.Round(from * (1 + gain)), from + 1, l);
+        if (knee == l)
+        {
+            SetBase(l, throughput);
+            EnterPlateau(now, probeUpNext: false);
+            return Stay(l, $"hold: {gained}, near the knee", DecisionCause.Plateau);
+        }
+        _probeUpNext = true;
+        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero);
+        return new ControllerStep(knee, Hold, $"hold: {gained}, the knee is near {knee}: back to {knee}, growing by one from there", DecisionCause.Probe);
+    }
+
+    private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
+    {
+        var from = _baseConcurrency;
+        var change = $"{ControlText.Change(Gain(throughput, _baseThroughput))} vs L={from}";
+        _payingSteps = 0;
+        // The same test as growing, seen from below: if going back up would not gain the minimum,
+        // the smaller L is as good and is kept (fewer reads queued, less foreground impact).
+        if (throughput * (1 + _options.GrowthMinGain) <= _baseThroughput)
+        {
+            EnterPlateau(now, probeUpNext: true);
+            // The limit may have fallen to this L while it was measured: then the step back is not ours to take.
+            return from > limit
+                ? Stay(l, $"hold: L={l} delivered {change}, stays at limit {limit}", DecisionCause.Plateau)
+                : new ControllerStep(from, Hold, $"hold: L={l} delivered {change}, back to {from}", DecisionCause.Plateau);
+        }
+        SetBase(l, throughput);
+        if (l == 1)
+        {
+            EnterPlateau(now, probeUpNext: true);
+            return Stay(l, $"hold: L=1 delivers {change}", DecisionCause.Plateau);
+        }
+        var (down, note) = ProbeDownTo(l, now, queueing);
+        BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
+        return new ControllerStep(down, Cut,
+            $"cut: L={l} delivers {change}, {from - l} more {(from - l == 1 ? "is" : "are")} not worth {ControlText.Percent(_options.GrowthMinGain)}, probing {down}{note}",
+            DecisionCause.Probe);
+    }
+}

@@ -1,0 +1,266 @@
+using static Indexing.Prefetcher.ControllerDecisionKind;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// The controller's growth: when no rule decides, it measures the mean throughput at the current
+/// L and probes a neighbour, keeping a step only if it pays.
+/// <para>
+/// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
+/// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
+/// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
+/// from 2 in three steps instead of fourteen. The first doubling that does not pay that well ends
+/// it: throughput that rose by a factor r from L to 2L puts the knee near L x r (reads scale
+/// linearly below the knee and not above it), so L goes there. <b>Additive</b> from then on, and
+/// after any cut: one step at a time, settle, measure, keep the step only if it gains
+/// <see cref="ControllerOptions.GrowthMinGain"/>, probe alternately up and down after each plateau.
+/// </para>
+/// <para>
+/// Files: this one (state, measuring, the queueing rule's veto); HillClimber.Probes.cs (what a
+/// finished measurement decides). Not thread-safe: owned by the controller's tick loop.
+/// </para>
+/// </summary>
+internal sealed partial class HillClimber
+{
+    /// <summary>A multiplicative step continues slow start only if it gains at least this share of its proportional gain.</summary>
+    public const double SlowStartEfficiency = 0.75;
+
+    /// <summary>Paying +1 steps in a row after which growth turns multiplicative again: the knee has moved away.</summary>
+    public const int PayingStepsForSlowStart = 3;
+
+    /// <summary>
+    /// Reads taking at least this multiple of their un-queued time (in most size classes) make a
+    /// downward probe go to where they would not queue, not one step down.
+    /// </summary>
+    public const double QueuedInflation = 1.25;
+
+    /// <summary>In slow start, this many reads issued since a step (their rate by Little's law) decide it before three ticks are in.</summary>
+    public const int MinReadsForEarlyCall = 8;
+
+    private readonly ControllerOptions _options;
+    private readonly ThroughputMeasurement _measurement = new();
+
+    /// <summary>Last mean throughput measured at each L (index), for the queueing rule's veto.</summary>
+    private readonly (double BytesPerSecond, TimeSpan At)?[] _throughputAt =
+        new (double, TimeSpan)?[ControllerOptions.AbsoluteMaxConcurrency + 1];
+
+    private Phase _phase;
+    private TimeSpan _phaseStart;
+    private TimeSpan _plateauUntil;
+    private int _baseConcurrency;
+    private double _baseThroughput;
+    private double _baseRelativeError;
+    private bool _probeUpNext = true;
+    private bool _slowStart = true;
+    private int _payingSteps;
+    private TimeSpan _settle;
+
+    public HillClimber(ControllerOptions options)
+    {
+        _options = options.Validate();
+        _settle = options.SettleTime;
+    }
+
+    private enum Phase
+    {
+        /// <summary>Measuring the current L (after a change, a hold, or during a plateau).</summary>
+        Baseline,
+        ProbeUp,
+        ProbeDown,
+    }
+
+    /// <summary>Whether growth is multiplicative now.</summary>
+    public bool InSlowStart => _slowStart;
+
+    /// <summary>
+    /// Applies what a rule's decision means for the climb. Returns the L to go back to when a hold
+    /// interrupted a doubling not yet measured: the hold says more readers cannot help now, and
+    /// kept, the doubling would stay unjudged for as long as the hold lasts (32 readers on a
+    /// device 16 deep while the indexer holds); null otherwise.
+    /// </summary>
+    public int? Apply(ClimbEffect effect, TimeSpan now)
+    {
+        switch (effect)
+        {
+            case ClimbEffect.None:
+                return null;
+            case ClimbEffect.Pause:
+                int? back = _phase == Phase.ProbeUp && _slowStart ? _baseConcurrency : null;
+                // What is measured now says nothing about L, so measuring starts over. L stays, so
+                // a plateau in progress does too: dropping it made an intermittent indexer
+                // bottleneck (one hold tick every few seconds) start a probe after every hold.
+                BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
+                return back;
+            case ClimbEffect.RestartInSlowStart:
+                _slowStart = true;
+                break;
+            case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
+                _slowStart = false;
+                break;
+        }
+        _payingSteps = 0;
+        _probeUpNext = effect != ClimbEffect.RestartProbingDown;
+        // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
+        // step up. A first doubling that comes before the indexer shows it is the bottleneck is
+        // undone by the hold that follows (Pause).
+        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero, grew: effect == ClimbEffect.RestartInSlowStart);
+        return null;
+    }
+
+    /// <summary>
+    /// One tick of climbing at <paramref name="l"/>, never past <paramref name="limit"/>;
+    /// <paramref name="queueing"/> (null: too few reads) guides downward probes.
+    /// </summary>
+    public ControllerStep Climb(in ControllerSignals s, int l, int limit, QueueingEvidence? queueing = null)
+    {
+        var now = s.Now;
+        var tickStart = now - s.TickDuration;
+        if (!Reached(tickStart - _phaseStart, _settle, s.TickDuration))
+        {
+            return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
+        }
+        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
+        if (!MeasuredEnough(s.TickDuration))
+        {
+            return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
+        }
+        if (now < _plateauUntil)
+        {
+            return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
+        }
+        // Over the whole measurement, not a windowed max: a +5% decision needs an estimate whose
+        // error is well below 5% (ThroughputMeasurement: from the reads by Little's law, or the
+        // mean bytes per tick). Holds restart the measurement, so app-limited ticks do not enter it.
+        var throughput = _measurement.BytesPerSecond;
+        if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
+        {
+            // Lumpy reads (a 20 MB document is one 300 ms completion) make a short measurement
+            // too noisy for a 5% call: measure on until the call is clear or time is up.
+            return Stay(l, $"hold: measuring L={l}{PhaseNote()}, not yet decisive", DecisionCause.Measure);
+        }
+        _throughputAt[l] = (throughput, now);
+        return _phase switch
+        {
+            Phase.ProbeUp => AfterProbeUp(now, throughput, l, limit),
+            Phase.ProbeDown => AfterProbeDown(now, throughput, l, limit, queueing),
+            _ => StartProbe(now, throughput, l, limit, queueing),
+        };
+    }
+
+    /// <summary>
+    /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
+    /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
+    /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
+    /// except in slow start when the reads themselves give the rate (Little's law): three ticks,
+    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads, are enough there, as a
+    /// doubling that pays is far clear of the thresholds. Bytes per tick over a short window are
+    /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
+    /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
+    /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
+    /// measurement to compare with.
+    /// </summary>
+    private bool MeasuredEnough(TimeSpan tick)
+    {
+        var fromReads = _measurement.FromReads;
+        var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
+            || (_slowStart && fromReads && _measurement.ReadCount >= MinReadsForEarlyCall);
+        var time = (_slowStart && fromReads) || Reached(_measurement.Time, _options.MeasureTime, tick);
+        var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
+        return ticks && time && delivered;
+    }
+
+    /// <summary>
+    /// The queueing rule's veto: latency may rise for a good reason, more parallel reads that
+    /// really deliver more. Only evidence of that (<paramref name="l"/> measurably beating a lower
+    /// L) vetoes a cut. With a lower L on record but none yet for this L, the cut waits for the
+    /// measurement, but no longer than one takes after L changed (<paramref name="changedAt"/>):
+    /// every hold (memory, indexer, rate limit) restarts measuring, so under holds it never comes,
+    /// and waiting for it let reads queue until the lower L's record expired. Keeping the
+    /// measurement across holds instead would mix app-limited ticks into it.
+    /// </summary>
+    public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
+        BestThroughputBelow(l, now) is { } lower
+        && (CurrentThroughput(l, now) is { } current
+            ? current >= lower * (1 + _options.GrowthMinGain)
+            : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
+
+    /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
+    private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
+
+    private static double Gain(double throughput, double baseline) =>
+        baseline > 0 ? (throughput / baseline) - 1 : (throughput > 0 ? 1 : 0);
+
+    private static ControllerStep Stay(int l, string reason, DecisionCause cause) => new(l, Hold, reason, cause);
+
+    /// <summary>
+    /// Whether the step's gain (for a downward probe: the gain going back up would bring) is clear
+    /// of the minimum gain by two standard errors of the two measurements combined. In slow start
+    /// a doubling that falls short of <see cref="SlowStartEfficiency"/> must fall clearly short
+    /// too: stopping at a knee that noise made up (one lumpy second of giants) costs many +1
+    /// steps, while doubling once too often costs one probe.
+    /// </summary>
+    private bool Decisive(double throughput, int l)
+    {
+        var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
+        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        if (Math.Abs(gain - _options.GrowthMinGain) < error)
+        {
+            return false;
+        }
+        return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error;
+    }
+
+    /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
+    private double SlowStartGain(int l) => SlowStartEfficiency * (((double)l / _baseConcurrency) - 1);
+
+    private double? CurrentThroughput(int l, TimeSpan now) =>
+        _measurement.Time > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
+
+    private double? BestThroughputBelow(int l, TimeSpan now)
+    {
+        double? best = null;
+        for (var lower = 1; lower < l; lower++)
+        {
+            if (FreshThroughput(lower, now) is { } value && (best is null || value > best))
+            {
+                best = value;
+            }
+        }
+        return best;
+    }
+
+    private double? FreshThroughput(int l, TimeSpan now) =>
+        _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;
+
+    private string PhaseNote() => _phase switch
+    {
+        Phase.ProbeUp => $" (probe up from {_baseConcurrency})",
+        Phase.ProbeDown => $" (probe down from {_baseConcurrency})",
+        _ => "",
+    };
+
+    private void SetBase(int concurrency, double throughput)
+    {
+        _baseConcurrency = concurrency;
+        _baseThroughput = throughput;
+        _baseRelativeError = _measurement.RelativeError;
+    }
+
+    private void EnterPlateau(TimeSpan now, bool probeUpNext)
+    {
+        _probeUpNext = probeUpNext;
+        BeginMeasuring(Phase.Baseline, now, _options.PlateauTime);
+    }
+
+    private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau, bool grew = false)
+    {
+        // After a step up the reads in flight carry on and the new readers start at once: what
+        // needs to pass before measuring is their first reads (twice a task's I/O time), not
+        // the whole settle time that reads issued under a higher L need to drain after a cut.
+        _settle = grew ? TimeSpan.FromTicks(Math.Min(_options.SettleTime.Ticks, 2 * _options.TargetTaskDuration.Ticks)) : _options.SettleTime;
+        _phase = phase;
+        _phaseStart = now;
+        _plateauUntil = now + plateau;
+        _measurement.Reset();
+    }
+}

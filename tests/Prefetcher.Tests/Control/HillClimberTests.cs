@@ -1,0 +1,163 @@
+using static Indexing.Prefetcher.ControllerDecisionKind;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>The climb on its own, in virtual time: a device whose throughput is a function of L.</summary>
+public sealed class HillClimberTests
+{
+    private static readonly TimeSpan Tick = TimeSpan.FromMilliseconds(250);
+
+    [Fact]
+    public void Climb_DeviceScalesTo16_DoublesFrom2To16InThreeStepsAndStaysThere()
+    {
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 16));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(30));
+
+        var grows = steps.Where(s => s.Step.Kind == Grow).Select(s => s.Step.Concurrency).Take(4).ToList();
+        Assert.Equal([4, 8, 16, 32], grows);
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +100% MB/s at L=4 over 2, slow start: probing 8");
+        // 32 readers deliver what 16 do: the knee is 16, and L goes back there.
+        var back = steps.First(s => s.Step.Reason.StartsWith("hold: L=32 gained +0% < 5% over 16, back to 16", StringComparison.Ordinal));
+        var reached = steps.First(s => s.Step.Concurrency == 16).At;
+        Assert.True(reached <= TimeSpan.FromSeconds(4), $"L=16 only at {reached}");
+        Assert.All(steps.Where(s => s.At > back.At + TimeSpan.FromSeconds(1)), s => Assert.InRange(s.Step.Concurrency, 15, 17));
+        Assert.False(climb.Climber.InSlowStart);
+    }
+
+    [Fact]
+    public void Climb_DoublingPaysOnlyHalf_GoesToTheKneeItShowsThenByOne()
+    {
+        // Linear to 12: 8 -> 16 gains +50% of a proportional +100%, which puts the knee at 8 x 1.5.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 12));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(40));
+
+        Assert.Contains(steps, s => s.Step.Reason == "hold: +50% MB/s at L=16 over 8, the knee is near 12: back to 12, growing by one from there");
+        var knee = steps.FindIndex(s => s.Step.Concurrency == 12);
+        var next = steps.Skip(knee).First(s => s.Step.Concurrency != 12);
+        Assert.Equal((Grow, 13), (next.Step.Kind, next.Step.Concurrency));
+        Assert.Contains(steps, s => s.Step.Reason == "hold: L=13 gained +0% < 5%, back to 12");
+        Assert.InRange(steps[^1].Step.Concurrency, 11, 13);
+    }
+
+    [Fact]
+    public void Climb_ThreePayingStepsInARow_DoublesAgain()
+    {
+        // After a cut, growth is by one; a knee that moved far away shows as +1 steps that keep paying.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 40)) { L = 4 };
+        climb.Climber.Apply(ClimbEffect.RestartAfterCut, TimeSpan.Zero);
+
+        var steps = climb.Run(TimeSpan.FromSeconds(20));
+
+        var grows = steps.Where(s => s.Step.Kind == Grow).Select(s => s.Step.Concurrency).Take(4).ToList();
+        Assert.Equal([5, 6, 7, 14], grows);
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +17% MB/s at L=7 over 6, 3 steps paid: slow start, probing 14");
+    }
+
+    [Fact]
+    public void Climb_ProbeGainsBelowMinimum_StepsBackAndHoldsForThePlateau()
+    {
+        var climb = new ClimbDriver(l => 50e6 * Math.Min(l, 3) * (l > 3 ? 1.02 : 1));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(40));
+
+        var back = steps.FindIndex(s => s.Step.Reason == "hold: L=4 gained +2% < 5%, back to 3");
+        Assert.True(back >= 0);
+        var plateauEnd = steps[back].At + new ControllerOptions().PlateauTime;
+        var during = steps.Skip(back + 1).TakeWhile(s => s.At < plateauEnd).ToList();
+        Assert.NotEmpty(during);
+        Assert.All(during, s => Assert.Equal((Hold, 3), (s.Step.Kind, s.Step.Concurrency)));
+        // After the plateau the next probe looks downwards, and finds L=2 clearly worse.
+        Assert.Contains(steps, s => s.At >= plateauEnd && s.Step.Reason.StartsWith("cut: probing L=2", StringComparison.Ordinal));
+        Assert.Contains(steps, s => s.Step.Reason == "hold: L=2 delivered -33% vs L=3, back to 3");
+    }
+
+    [Fact]
+    public void Apply_PauseDuringAPlateau_KeepsThePlateau()
+    {
+        var climb = new ClimbDriver(l => 50e6 * Math.Min(l, 3));
+        while (climb.Next().Reason != "hold: L=4 gained +0% < 5%, back to 3")
+        {
+        }
+        var plateauEnd = climb.Now + new ControllerOptions().PlateauTime;
+        climb.Next();
+
+        // An intermittent bottleneck elsewhere: one tick of holding, then nothing again.
+        climb.Climber.Apply(ClimbEffect.Pause, climb.Now);
+        var steps = climb.Run(TimeSpan.FromSeconds(15));
+
+        var probe = steps.First(s => s.Step.Reason.Contains(": probing L=", StringComparison.Ordinal));
+        Assert.True(probe.At >= plateauEnd, $"probed at {probe.At}, the plateau ran until {plateauEnd}: {probe.Step.Reason}");
+        Assert.Contains(steps, s => s.Step.Reason.StartsWith("hold: plateau at L=3", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Climb_HalfSecondTicksAfterSlowStart_ProbesDecideAfterThreeTicksOfMeasurement()
+    {
+        // MeasureTime (1 s) is two such ticks, too few for an error estimate: without a minimum
+        // of three ticks every probe would measure on until MaxMeasureTime (4 s).
+        var climb = new ClimbDriver(l => 50e6 * l) { TickDuration = TimeSpan.FromMilliseconds(500) };
+        climb.Climber.Apply(ClimbEffect.RestartAfterCut, TimeSpan.Zero);
+
+        var grows = climb.Run(TimeSpan.FromSeconds(12)).Where(s => s.Step.Kind == Grow).ToList();
+
+        Assert.True(grows.Count >= 3, $"{grows.Count} steps up in 12 s");
+        Assert.Equal("grow: +50% MB/s at L=3 over 2, probing 4", grows[1].Step.Reason);
+        // Each step up: three ticks measured, after settling for twice a task's I/O time (75 ms),
+        // which the tick that follows the step already covers.
+        Assert.Equal(3 * climb.TickDuration, grows[1].At - grows[0].At);
+    }
+
+    [Fact]
+    public void HigherConcurrencyPays_MeasuredGainOverALowerL_VetoesUntilItIsStale()
+    {
+        var climb = new ClimbDriver(l => 60e6 * l);
+        climb.Run(TimeSpan.FromSeconds(5));
+        var l = climb.L;
+
+        Assert.True(climb.Climber.HigherConcurrencyPays(l, climb.Now, climb.Now), $"L={l} delivers more than the Ls below it");
+        Assert.False(climb.Climber.HigherConcurrencyPays(1, climb.Now, climb.Now));
+        // Records older than the latency window no longer count.
+        var later = climb.Now + new ControllerOptions().LatencyBaselineWindow + TimeSpan.FromSeconds(1);
+        Assert.False(climb.Climber.HigherConcurrencyPays(l, later, climb.Now));
+    }
+
+    /// <summary>Runs the climber alone: each tick it decides at the current L, and L becomes its choice.</summary>
+    private sealed class ClimbDriver(Func<int, double> bytesPerSecondAt)
+    {
+        public HillClimber Climber { get; } = new(new ControllerOptions());
+
+        public TimeSpan TickDuration { get; init; } = Tick;
+
+        public TimeSpan Now { get; private set; }
+
+        public int L { get; set; } = 2;
+
+        public ControllerStep Next()
+        {
+            Now += TickDuration;
+            var signals = new ControllerSignals
+            {
+                Now = Now,
+                TickDuration = TickDuration,
+                BytesDelivered = (long)(bytesPerSecondAt(L) * TickDuration.TotalSeconds),
+            };
+            var step = Climber.Climb(signals, L, ControllerOptions.AbsoluteMaxConcurrency);
+            L = step.Concurrency;
+            return step;
+        }
+
+        public List<(TimeSpan At, ControllerStep Step)> Run(TimeSpan duration)
+        {
+            var steps = new List<(TimeSpan, ControllerStep)>();
+            var end = Now + duration;
+            while (Now < end)
+            {
+                var step = Next();
+                steps.Add((Now, step));
+            }
+            return steps;
+        }
+    }
+}

@@ -1,0 +1,91 @@
+using Xunit.Abstractions;
+
+namespace Indexing.Prefetcher.Tests;
+
+/// <summary>
+/// The controller against the best fixed L, read-bound (an indexer that takes everything at once),
+/// in virtual time on the modelled disk: skewed size mixes where the old latency-per-MiB signal cut
+/// falsely, and devices whose knee is not their queue depth (a device-wide cap, slow streams).
+/// BestFixed is the fastest of fixed L in {1, 2, 4, 8, 16, 32, 64} on the same setup, as the
+/// measurement engine's bound.
+/// </summary>
+public sealed class ReadBoundMixTests(ITestOutputHelper output)
+{
+    private static readonly int[] FixedLs = [1, 2, 4, 8, 16, 32, 64];
+    private static readonly TimeSpan Duration = TimeSpan.FromSeconds(40);
+
+    public static TheoryData<string> Shapes => ["uniform", "lognormal", "growing", "giants"];
+
+    private static SimulationSetup Setup(string shape) => new()
+    {
+        Shape = shape switch
+        {
+            "uniform" => DocumentShape.Uniform4K,
+            "lognormal" => DocumentShape.LogNormal4K,
+            "growing" => DocumentShape.Growing100x(400_000),
+            _ => DocumentShape.RareGiants,
+        },
+        Duration = Duration,
+        BudgetBytes = PrefetchOptions.DefaultBudgetBytes,
+        // What a MultiGet or range read costs the store per document (CPU on 2 cores).
+        DocumentReadCost = TimeSpan.FromMicroseconds(10),
+    };
+
+    [Theory]
+    [MemberData(nameof(Shapes))]
+    public void Adaptive_SkewedMixOnTheDefaultDisk_ReachesBestFixedFastWithoutQueueingCuts(string shape)
+    {
+        var setup = Setup(shape);
+        var (bestL, best) = BestFixed(setup);
+
+        var adaptive = PrefetchSimulation.Run(setup);
+        Print(adaptive, bestL, best);
+
+        Assert.DoesNotContain(adaptive.Decisions, d => d.Decision.Reason.StartsWith("cut: reads take", StringComparison.Ordinal));
+        Assert.True(adaptive.BytesPerSecond >= 0.85 * best, $"{adaptive.BytesPerSecond / 1e6:0} MB/s against BestFixed {best / 1e6:0} MB/s at L={bestL}");
+        var final = adaptive.BytesPerSecondBetween(Duration / 2, Duration);
+        var atFive = adaptive.BytesPerSecondBetween(TimeSpan.FromSeconds(4), TimeSpan.FromSeconds(5));
+        Assert.True(atFive >= 0.8 * final, $"{atFive / 1e6:0} MB/s in the fifth second, {final / 1e6:0} MB/s at the end");
+    }
+
+    [Theory]
+    [InlineData("capped")]
+    [InlineData("slow")]
+    public void Adaptive_DeviceWhoseKneeIsNotItsDepth_FindsTheKneeAndStaysNearIt(string device)
+    {
+        var setup = Setup("giants") with
+        {
+            Disk = device == "capped"
+                ? new NetworkDiskModelOptions { DeviceBandwidthBytesPerSecond = 200_000_000 }
+                : new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) },
+            Duration = TimeSpan.FromSeconds(60),
+        };
+        var (bestL, best) = BestFixed(setup);
+        // The knee: the fewest readers within 3% of the best fixed L's MB/s.
+        var knee = Enumerable.Range(1, 64).First(l => PrefetchSimulation.Run(setup with { FixedConcurrency = l }).BytesPerSecond >= 0.97 * best);
+
+        var adaptive = PrefetchSimulation.Run(setup);
+        Print(adaptive, bestL, best);
+        output.WriteLine($"knee L={knee}");
+
+        Assert.True(adaptive.BytesPerSecond >= 0.85 * best, $"{adaptive.BytesPerSecond / 1e6:0} MB/s against BestFixed {best / 1e6:0} MB/s at L={bestL}");
+        var meanL = adaptive.MeanConcurrency(TimeSpan.FromSeconds(30), setup.Duration);
+        Assert.InRange(meanL, 0.75 * knee, 1.5 * knee);
+    }
+
+    private (int L, double BytesPerSecond) BestFixed(SimulationSetup setup)
+    {
+        var runs = FixedLs.Select(l => (L: l, BytesPerSecond: PrefetchSimulation.Run(setup with { FixedConcurrency = l }).BytesPerSecond)).ToList();
+        output.WriteLine(string.Join(", ", runs.Select(r => FormattableString.Invariant($"L={r.L}: {r.BytesPerSecond / 1e6:0}"))) + " MB/s");
+        return runs.MaxBy(r => r.BytesPerSecond);
+    }
+
+    private void Print(SimulationResult result, int bestL, double best)
+    {
+        output.WriteLine(result.Summary("adaptive") + FormattableString.Invariant($"; BestFixed L={bestL} {best / 1e6:0} MB/s"));
+        foreach (var (at, decision) in result.Decisions.Where(d => d.Decision.Kind != ControllerDecisionKind.Hold || !d.Decision.Reason.Contains("measuring") && !d.Decision.Reason.Contains("settling") && !d.Decision.Reason.Contains("plateau at")))
+        {
+            output.WriteLine(FormattableString.Invariant($"{at.TotalSeconds:0.00} L={decision.Concurrency} {decision.Reason}"));
+        }
+    }
+}
