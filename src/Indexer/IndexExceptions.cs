@@ -189,7 +189,10 @@ public sealed class IndexNotFoundException : IndexException
     }
 }
 
-/// <summary>A rebuild of the index is already running; only one replacement per index at a time.</summary>
+/// <summary>
+/// A rebuild cannot start now: one of the index is already running (only one replacement per index
+/// at a time), or the index has no readable definition to rebuild with.
+/// </summary>
 public sealed class RebuildConflictException : IndexException
 {
     private RebuildConflictException(string name, string message)
@@ -202,6 +205,11 @@ public sealed class RebuildConflictException : IndexException
             .Append($"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
             .Append($"started {running.StartedAt:u}); only one replacement per index runs at a time. Wait for it, or cancel it first.")
             .ToString());
+
+    // The reason (it names the catalog's path) stays in the index's status, where the server shows it to operators only.
+    internal static RebuildConflictException NoDefinition(string name) =>
+        new(name, $"index {MessageText.Quote(name)} has no readable definition to rebuild with (its status says why); " +
+            $"PUT its definition to /indexes/{name}, which rebuilds it with that.");
 }
 
 /// <summary>

@@ -221,6 +221,16 @@ public sealed class AdminEndpointTests
         var newer = await server.Client.GetFromJsonAsync<JsonElement>(FormattableString.Invariant($"/admin/memory?after={lastSeconds}"));
         Assert.All(newer.GetProperty("history").EnumerateArray(),
             s => Assert.True(TimeSpan.Parse(s.GetProperty("elapsed").GetString()!, CultureInfo.InvariantCulture).TotalSeconds > lastSeconds));
+
+        // A client passes back each sample's elapsed time as it read it: "after" it never includes that sample
+        // (seconds as a double can fall one tick short of the sample's TimeSpan).
+        foreach (var sample in history.EnumerateArray())
+        {
+            var elapsed = sample.GetProperty("elapsed").GetString()!;
+            var seconds = TimeSpan.Parse(elapsed, CultureInfo.InvariantCulture).TotalSeconds;
+            var since = await server.Client.GetFromJsonAsync<JsonElement>(FormattableString.Invariant($"/admin/memory?after={seconds}"));
+            Assert.DoesNotContain(since.GetProperty("history").EnumerateArray(), s => s.GetProperty("elapsed").GetString() == elapsed);
+        }
     }
 
     [Fact]

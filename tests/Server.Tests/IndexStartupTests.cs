@@ -58,5 +58,80 @@ public sealed class IndexStartupTests : IDisposable
         Assert.DoesNotContain(Path.GetFullPath(_directory.Path), problem, StringComparison.Ordinal);
     }
 
+    [Fact]
+    public async Task Rebuild_OfAnIndexWhoseDefinitionIsUnreadable_Is409SayingWhatToDo_AndAPutOfItsDefinitionRepairsIt()
+    {
+        const string definition = """{"name": "orders", "collection": "orders", "fields": [{"name": "n", "path": "n", "type": "long"}]}""";
+        await using (var first = await ServerHost.StartAsync(_directory.Path, [], RunningServer.Defaults(), CancellationToken.None))
+        {
+            using var client = new HttpClient { BaseAddress = first.BaseAddress, Timeout = _hangGuard };
+            for (var i = 0; i < 20; i++)
+            {
+                first.Store.Put($"orders/{i:D3}", $$"""{"n": {{i}}}""");
+            }
+
+            using var put = await client.PutAsync("/indexes/orders", RunningServer.Json(definition));
+            Assert.Equal(HttpStatusCode.Created, put.StatusCode);
+            await first.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
+        }
+
+        // The catalog's copy of the definition no longer parses (edited by hand, or written by a newer version).
+        var catalogPath = Path.Combine(_directory.Path, "indexes", "catalog.json");
+        var catalog = System.Text.Json.Nodes.JsonNode.Parse(await File.ReadAllTextAsync(catalogPath))!;
+        var replaced = ReplaceDefinitions(catalog, """{"name": "orders", "fields": "not a list"}""");
+        Assert.True(replaced > 0, "the catalog names no definition to damage");
+        await File.WriteAllTextAsync(catalogPath, catalog.ToJsonString());
+
+        await using var second = await ServerHost.StartAsync(_directory.Path, [], RunningServer.Defaults(), CancellationToken.None);
+        using var again = new HttpClient { BaseAddress = second.BaseAddress, Timeout = _hangGuard };
+
+        using (var refused = await again.PostAsync("/indexes/orders/rebuild", content: null))
+        {
+            var problem = await refused.Content.ReadAsStringAsync();
+            Assert.True(refused.StatusCode == HttpStatusCode.Conflict, $"{(int)refused.StatusCode}: {problem}");
+            Assert.Contains("no readable definition", problem, StringComparison.Ordinal);
+            Assert.Contains("PUT its definition to /indexes/orders", problem, StringComparison.Ordinal);
+            Assert.DoesNotContain(Path.GetFullPath(_directory.Path), problem, StringComparison.Ordinal);
+        }
+
+        using var repaired = await again.PutAsync("/indexes/orders", RunningServer.Json(definition));
+        Assert.True(repaired.IsSuccessStatusCode, $"{(int)repaired.StatusCode}: {await repaired.Content.ReadAsStringAsync()}");
+        await second.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
+        Assert.Contains("\"totalHits\":20", await again.GetStringAsync("/indexes/orders/query?q=*:*"), StringComparison.Ordinal);
+    }
+
+    // Every "definitionJson" string in the catalog (the serving definition and any rebuild intent's).
+    private static int ReplaceDefinitions(System.Text.Json.Nodes.JsonNode node, string replacement)
+    {
+        var replaced = 0;
+        if (node is System.Text.Json.Nodes.JsonObject obj)
+        {
+            foreach (var (key, value) in obj.ToList())
+            {
+                if (string.Equals(key, "definitionJson", StringComparison.OrdinalIgnoreCase) && value is System.Text.Json.Nodes.JsonValue)
+                {
+                    obj[key] = replacement;
+                    replaced++;
+                }
+                else if (value is not null)
+                {
+                    replaced += ReplaceDefinitions(value, replacement);
+                }
+            }
+        }
+        else if (node is System.Text.Json.Nodes.JsonArray array)
+        {
+            foreach (var item in array)
+            {
+                if (item is not null)
+                {
+                    replaced += ReplaceDefinitions(item, replacement);
+                }
+            }
+        }
+
+        return replaced;
+    }
+
     public void Dispose() => _directory.Dispose();
 }

@@ -172,6 +172,24 @@ public sealed class ServeProcessTests : IDisposable
         Assert.False(Directory.Exists(Path.Combine(_directory.Path, "store")));
     }
 
+    [Fact]
+    public async Task Serve_IndexCatalogMissingWhileIndexDirectoriesExist_ExitsWithTheReasonAndDeletesNothing()
+    {
+        var generation = Path.Combine(_directory.Path, "indexes", "orders", "g000001");
+        Directory.CreateDirectory(generation);
+        await File.WriteAllTextAsync(Path.Combine(generation, "kept.txt"), "a file of the index");
+
+        using var server = IndexingProcess.Start("serve", _directory.Path, "--port", "0");
+        var exitCode = await server.WaitForExitAsync(_hangGuard);
+
+        // A refusal an operator can act on, not a crash: the reason names the file, without a stack trace.
+        Assert.True(exitCode == 2, $"exit code {exitCode}; output:\n{server.Output}");
+        Assert.Contains("catalog.json", server.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("Unhandled exception", server.Output, StringComparison.Ordinal);
+        Assert.DoesNotContain("   at ", server.Output, StringComparison.Ordinal);
+        Assert.True(File.Exists(Path.Combine(generation, "kept.txt")));
+    }
+
     public void Dispose() => _directory.Dispose();
 
     private static string BulkLines(int from, int to)

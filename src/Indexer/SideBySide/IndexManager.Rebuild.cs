@@ -29,7 +29,7 @@ public sealed partial class IndexManager
     /// serving queries and following writes until the swap.
     /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    /// <exception cref="RebuildConflictException">A rebuild of the index is already running.</exception>
+    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, or it has no readable definition and none is given.</exception>
     public RebuildProgress StartRebuild(string name, IndexDefinition? definition = null)
     {
         var managed = Find(name);
@@ -47,8 +47,7 @@ public sealed partial class IndexManager
                 throw RebuildConflictException.AlreadyRunning(name, running.Progress());
             }
 
-            var rebuildWith = definition ?? managed.Definition ?? throw new InvalidOperationException(
-                $"index {MessageText.Quote(name)} has no readable definition ({managed.OpenFailure}); PUT its definition to /indexes/{name} to rebuild it with that.");
+            var rebuildWith = definition ?? managed.Definition ?? throw RebuildConflictException.NoDefinition(name);
             return StartRebuildLocked(managed, rebuildWith, managed.OpenFailure is null ? "requested" : "requested; replaces a generation that could not be opened").Progress();
         }
     }

@@ -1,4 +1,3 @@
-using Lucene.Net.Index;
 
 namespace Indexing.Indexer;
 
@@ -69,7 +68,7 @@ public sealed partial class IndexManager
         {
             return DocumentIndex.ReadResumeEtag(_catalog.GenerationDirectory(name, generation)) ?? long.MaxValue;
         }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidDataException or CorruptIndexException)
+        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidDataException)
         {
             return 0;
         }

@@ -56,7 +56,7 @@ internal static class ServeCommand
             {
                 host = await ServerHost.StartAsync(parse.GetValue(data)!.FullName, [.. parse.UnmatchedTokens], overrides, cancellationToken).ConfigureAwait(false);
             }
-            catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException)
+            catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException or InvalidDataException)
             {
                 await Console.Error.WriteLineAsync($"serve: {e.Message}").ConfigureAwait(false);
                 return 2;

@@ -151,11 +151,16 @@ internal sealed record MemoryHistory(MemorySample Latest, IReadOnlyList<MemorySa
 {
     public static MemoryHistory Of(MemoryMonitor memory, double? afterSeconds) => new(
         memory.Latest,
-        memory.History(afterSeconds is { } seconds && double.IsFinite(seconds) ? TimeSpan.FromSeconds(Math.Max(0, seconds)) : null),
+        memory.History(afterSeconds is { } seconds && double.IsFinite(seconds) ? AfterSample(seconds) : null),
         memory.Bound,
         RocksDbNative.DescribeMalloc(),
         RocksDbNative.LoadedLibraryPath,
         memory.LastError);
+
+    // Clients pass back a sample's elapsed time as seconds: rounded to the tick the sample was written
+    // with, so "after" that sample excludes it (TimeSpan.FromSeconds can land one tick short of it).
+    private static TimeSpan AfterSample(double seconds) =>
+        TimeSpan.FromTicks((long)Math.Round(Math.Clamp(seconds, 0, TimeSpan.MaxValue.TotalSeconds / 2) * TimeSpan.TicksPerSecond));
 }
 
 /// <summary>The body of <c>GET /admin/rebuilds</c>.</summary>

@@ -249,7 +249,7 @@ internal static class IndexEndpoints
     private static ProblemHttpResult? IndexProblem(Exception exception) => exception switch
     {
         IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
-        RebuildConflictException e => ProblemResults.Conflict("Rebuild already running", e.Message),
+        RebuildConflictException e => ProblemResults.Conflict("Rebuild refused", e.Message),
         // The reason names files under the data directory: readers without the key see it only
         // through the index's status, where FailureTexts withholds or scrubs it.
         IndexUnavailableException e => ProblemResults.Unavailable(
