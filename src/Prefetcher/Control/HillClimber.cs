@@ -130,12 +130,11 @@ internal sealed partial class HillClimber
     {
         var now = s.Now;
         var tickStart = now - s.TickDuration;
-        var settled = Reached(tickStart - _phaseStart, _settle, s.TickDuration);
-        if (!settled)
+        if (!Reached(tickStart - _phaseStart, _settle, s.TickDuration))
         {
             return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
-        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now, settled);
+        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
         if (!MeasuredEnough(s.TickDuration))
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
