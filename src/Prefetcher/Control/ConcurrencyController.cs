@@ -88,6 +88,10 @@ internal sealed class ConcurrencyController
             {
                 step = step with { Concurrency = back, Reason = $"{step.Reason}; back to {back}, L={before} was not measured" };
             }
+            if (step.Kind == ControllerDecisionKind.Start && rule.Effect == ClimbEffect.RestartInSlowStart && step.Concurrency == before && before < limit)
+            {
+                _climber.MeasureFirstTick(signals);
+            }
         }
         else
         {

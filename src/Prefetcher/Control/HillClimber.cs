@@ -9,9 +9,11 @@ namespace Indexing.Prefetcher;
 /// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
 /// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
 /// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
-/// from 2 in three steps instead of fourteen. The first doubling that does not pay that well ends
-/// it: throughput that rose by a factor r from L to 2L puts the knee near L x r (reads scale
-/// linearly below the knee and not above it), so L goes there. <b>Additive</b> from then on, and
+/// from 2 in three steps instead of fourteen; the first tick is measured too, so the first doubling
+/// comes a tick sooner. The first doubling that does not pay that well ends it; if it still paid
+/// <see cref="ControllerOptions.GrowthMinGain"/>, 2L stays and the next probe, after the plateau,
+/// looks down. A plateau ends early when its L delivers clearly more than when it began (the reads
+/// changed): slow start again. <b>Additive</b> from then on, and
 /// after any cut: one step at a time, settle, measure, keep the step only if it gains
 /// <see cref="ControllerOptions.GrowthMinGain"/>, probe alternately up and down after each plateau.
 /// </para>
@@ -33,6 +35,9 @@ internal sealed partial class HillClimber
     /// downward probe go to where they would not queue, not one step down.
     /// </summary>
     public const double QueuedInflation = 1.25;
+
+    /// <summary>A plateau's L delivering this much more than when it began ends the plateau with a new slow start.</summary>
+    public const double PlateauRise = 0.25;
 
     /// <summary>In slow start, this many reads issued since a step (their rate by Little's law) decide it before three ticks are in.</summary>
     public const int MinReadsForEarlyCall = 8;
@@ -108,6 +113,16 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
+    /// Measures the first tick too: its reads were issued at the initial L from the start, so the
+    /// first doubling can be judged a tick sooner. Call on the first tick, after <see cref="Apply"/>.
+    /// </summary>
+    public void MeasureFirstTick(in ControllerSignals s)
+    {
+        BeginMeasuring(Phase.Baseline, s.Now - s.TickDuration, plateau: TimeSpan.Zero, grew: true);
+        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
+    }
+
+    /// <summary>
     /// One tick of climbing at <paramref name="l"/>, never past <paramref name="limit"/>;
     /// <paramref name="queueing"/> (null: too few reads) guides downward probes.
     /// </summary>
@@ -124,14 +139,27 @@ internal sealed partial class HillClimber
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
         }
-        if (now < _plateauUntil)
-        {
-            return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
-        }
         // Over the whole measurement, not a windowed max: a +5% decision needs an estimate whose
         // error is well below 5% (ThroughputMeasurement: from the reads by Little's law, or the
         // mean bytes per tick). Holds restart the measurement, so app-limited ticks do not enter it.
         var throughput = _measurement.BytesPerSecond;
+        if (now < _plateauUntil)
+        {
+            if (l >= limit || !RoseOnThePlateau(throughput))
+            {
+                return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
+            }
+            // The same L delivers clearly more than when the plateau began: the reads changed (key
+            // order reached larger documents, each costing less per byte), and the knee may have
+            // moved far away. Waiting out the plateau, a read of growing documents stayed at the
+            // L its small documents had needed until it ended.
+            var rise = ControlText.Change(Gain(throughput, _baseThroughput));
+            _slowStart = true;
+            _probeUpNext = true;
+            _plateauUntil = now;
+            var probe = StartProbe(now, throughput, l, limit, queueing);
+            return probe with { Reason = $"{probe.Reason}; {rise} MB/s at L={l} since its plateau began" };
+        }
         if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
         {
             // Lumpy reads (a 20 MB document is one 300 ms completion) make a short measurement
@@ -210,11 +238,21 @@ internal sealed partial class HillClimber
         return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error;
     }
 
+    /// <summary>
+    /// Whether the measurement of a plateau shows the same L delivering at least
+    /// <see cref="PlateauRise"/> more than the base it began with, clear of it by two standard errors.
+    /// </summary>
+    private bool RoseOnThePlateau(double throughput)
+    {
+        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        return _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= error;
+    }
+
     /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
     private double SlowStartGain(int l) => SlowStartEfficiency * (((double)l / _baseConcurrency) - 1);
 
     private double? CurrentThroughput(int l, TimeSpan now) =>
-        _measurement.Time > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
+        _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
 
     private double? BestThroughputBelow(int l, TimeSpan now)
     {

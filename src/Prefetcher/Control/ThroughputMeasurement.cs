@@ -24,6 +24,11 @@ namespace Indexing.Prefetcher;
 /// positive for drifts): Var(mean) ~ (var + 2 cov1) / n, never below var / n^2, the pure
 /// edge-effect case, and never below the largest read's share of the bytes.
 /// </para>
+/// <para>
+/// A tick added as not settled (the first tick of a run, while the readers start) feeds only the
+/// first estimate, whose reads are filtered by when they were issued; its bytes per tick would be
+/// the readers' start, not their rate.
+/// </para>
 /// </summary>
 internal sealed class ThroughputMeasurement
 {
@@ -38,6 +43,9 @@ internal sealed class ThroughputMeasurement
     private long _largestRead;
     private TimeSpan _inFlight;
 
+    /// <summary>All ticks added, settled or not: the time <see cref="_inFlight"/> is integrated over.</summary>
+    private TimeSpan _inFlightOver;
+
     // Σ over completed reads of bytes, latency (seconds), and the squares and product, for the ratio.
     private int _reads;
     private double _readBytes;
@@ -46,7 +54,11 @@ internal sealed class ThroughputMeasurement
     private double _secondsSquared;
     private double _bytesTimesSeconds;
 
+    /// <summary>Length of the settled ticks (those bytes per tick count over).</summary>
     public TimeSpan Time { get; private set; }
+
+    /// <summary>Length of all ticks added, settled or not.</summary>
+    public TimeSpan TimeWithUnsettled => _inFlightOver;
 
     public int TickCount => _rates.Count;
 
@@ -57,8 +69,8 @@ internal sealed class ThroughputMeasurement
     public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
 
     public double BytesPerSecond =>
-        Time <= TimeSpan.Zero ? 0
-        : FromReads ? _inFlight / Time * (_readBytes / _readSeconds)
+        FromReads ? _inFlight / _inFlightOver * (_readBytes / _readSeconds)
+        : Time <= TimeSpan.Zero ? 0
         : _bytes / Time.TotalSeconds;
 
     /// <summary>
@@ -81,14 +93,19 @@ internal sealed class ThroughputMeasurement
     /// be left out, never one issued before).
     /// </param>
     /// <param name="tickEnd">The tick's end.</param>
+    /// <param name="settled">False: the tick counts only for the estimate from the reads (see the class notes).</param>
     public void Add(
         long bytes, TimeSpan tickDuration, ReadOnlySpan<ReadSample> reads = default, TimeSpan readsInFlightTime = default,
-        TimeSpan? issuedFrom = null, TimeSpan tickEnd = default)
+        TimeSpan? issuedFrom = null, TimeSpan tickEnd = default, bool settled = true)
     {
-        _bytes += bytes;
-        Time += tickDuration;
-        _rates.Add(bytes / tickDuration.TotalSeconds);
+        if (settled)
+        {
+            _bytes += bytes;
+            Time += tickDuration;
+            _rates.Add(bytes / tickDuration.TotalSeconds);
+        }
         _inFlight += readsInFlightTime;
+        _inFlightOver += tickDuration;
         foreach (var read in reads)
         {
             _largestRead = Math.Max(_largestRead, read.Bytes);
@@ -113,6 +130,7 @@ internal sealed class ThroughputMeasurement
         _bytes = 0;
         _largestRead = 0;
         _inFlight = TimeSpan.Zero;
+        _inFlightOver = TimeSpan.Zero;
         Time = TimeSpan.Zero;
         _reads = 0;
         _readBytes = _readSeconds = _bytesSquared = _secondsSquared = _bytesTimesSeconds = 0;

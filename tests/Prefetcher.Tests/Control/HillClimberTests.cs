@@ -26,19 +26,59 @@ public sealed class HillClimberTests
     }
 
     [Fact]
-    public void Climb_DoublingPaysOnlyHalf_GoesToTheKneeItShowsThenByOne()
+    public void Climb_DoublingPaysOnlyHalfAtASharpKnee_KeepsItThenProbesDownToTheKnee()
     {
-        // Linear to 12: 8 -> 16 gains +50% of a proportional +100%, which puts the knee at 8 x 1.5.
+        // Linear to 12: 8 -> 16 gains +50% of a proportional +100%. 16 paid, so it stays; after
+        // the plateau the probes look down, keep each step that costs nothing, and stop at 12.
         var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 12));
 
         var steps = climb.Run(TimeSpan.FromSeconds(40));
 
-        Assert.Contains(steps, s => s.Step.Reason == "hold: +50% MB/s at L=16 over 8, the knee is near 12: back to 12, growing by one from there");
-        var knee = steps.FindIndex(s => s.Step.Concurrency == 12);
-        var next = steps.Skip(knee).First(s => s.Step.Concurrency != 12);
-        Assert.Equal((Grow, 13), (next.Step.Kind, next.Step.Concurrency));
-        Assert.Contains(steps, s => s.Step.Reason == "hold: L=13 gained +0% < 5%, back to 12");
+        var kept = steps.First(s => s.Step.Reason == "hold: +50% MB/s at L=16 over 8, short of 75% of the proportional gain: L=16 stays, the next probe looks down");
+        var plateauEnd = kept.At + new ControllerOptions().PlateauTime;
+        Assert.All(steps.Where(s => s.At >= kept.At && s.At < plateauEnd), s => Assert.Equal(16, s.Step.Concurrency));
+        Assert.Contains(steps, s => s.At >= plateauEnd && s.Step.Reason.StartsWith("cut: probing L=15", StringComparison.Ordinal));
+        Assert.Contains(steps, s => s.Step.Reason == "hold: L=11 delivered -8% vs L=12, back to 12");
         Assert.InRange(steps[^1].Step.Concurrency, 11, 13);
+    }
+
+    [Fact]
+    public void Climb_DoublingPaysOnlyHalfOnAGradualBend_KeepsTheDoubling()
+    {
+        // A real disk behind the CPU work of reading bends gradually (here 4 -> 8 +92%, 8 -> 16
+        // +47%, 16 -> 32 +6%). 8 -> 16 puts a sharp knee at 12, which delivers 10% less than 16;
+        // going back to 12 and climbing by one held it there, as 13 gains only +4%.
+        var climb = new ClimbDriver(l => 60e6 * l / Math.Pow(1 + Math.Pow(l / 12.0, 4), 0.25));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(14));
+
+        var kept = steps.First(s => s.Step.Reason.StartsWith("hold: +4", StringComparison.Ordinal) && s.Step.Reason.Contains("MB/s at L=16 over 8, short of 75%", StringComparison.Ordinal));
+        Assert.True(kept.At <= TimeSpan.FromSeconds(6), $"L=16 judged only at {kept.At}");
+        Assert.All(steps.Where(s => s.At >= kept.At), s => Assert.Equal(16, s.Step.Concurrency));
+    }
+
+    [Fact]
+    public void Climb_SameLDeliversMoreDuringThePlateau_DoublesAgainBeforeThePlateauEnds()
+    {
+        // Small documents first (their per-document work caps reading at 4 readers), then large
+        // ones that a device 16 deep serves: key order reached the large documents.
+        var change = TimeSpan.FromSeconds(5);
+        var climb = new ClimbDriver(l => 30e6 * Math.Min(l, 4));
+        var before = climb.Run(change);
+        var plateau = before.Last(s => s.Step.Reason.StartsWith("hold: L=8 gained", StringComparison.Ordinal));
+        Assert.Equal(4, before[^1].Step.Concurrency);
+
+        climb.Device = l => 60e6 * Math.Min(l, 16);
+        var after = climb.Run(TimeSpan.FromSeconds(10));
+
+        var plateauEnd = plateau.At + new ControllerOptions().PlateauTime;
+        var again = after.First(s => s.Step.Kind == Grow);
+        Assert.True(again.At < plateauEnd, $"grew again at {again.At}, the plateau ran until {plateauEnd}: {again.Step.Reason}");
+        Assert.EndsWith("MB/s at L=4 since its plateau began", again.Step.Reason, StringComparison.Ordinal);
+        Assert.StartsWith("grow: slow start, probing L=8", again.Step.Reason, StringComparison.Ordinal);
+        var reached = after.First(s => s.Step.Concurrency == 16).At;
+        Assert.True(reached < plateauEnd, $"L=16 only at {reached}");
+        Assert.InRange(after[^1].Step.Concurrency, 15, 17);
     }
 
     [Fact]
@@ -126,6 +166,9 @@ public sealed class HillClimberTests
     /// <summary>Runs the climber alone: each tick it decides at the current L, and L becomes its choice.</summary>
     private sealed class ClimbDriver(Func<int, double> bytesPerSecondAt)
     {
+        /// <summary>Throughput as a function of L; tests may change it mid-run.</summary>
+        public Func<int, double> Device { get; set; } = bytesPerSecondAt;
+
         public HillClimber Climber { get; } = new(new ControllerOptions());
 
         public TimeSpan TickDuration { get; init; } = Tick;
@@ -141,7 +184,7 @@ public sealed class HillClimberTests
             {
                 Now = Now,
                 TickDuration = TickDuration,
-                BytesDelivered = (long)(bytesPerSecondAt(L) * TickDuration.TotalSeconds),
+                BytesDelivered = (long)(Device(L) * TickDuration.TotalSeconds),
             };
             var step = Climber.Climb(signals, L, ControllerOptions.AbsoluteMaxConcurrency);
             L = step.Concurrency;

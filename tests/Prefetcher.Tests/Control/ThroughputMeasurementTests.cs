@@ -78,6 +78,25 @@ public sealed class ThroughputMeasurementTests
     }
 
     [Fact]
+    public void Add_UnsettledTick_CountsForLittlesLawButNotForBytesPerTick()
+    {
+        var measurement = new ThroughputMeasurement();
+        // The readers' first tick: a burst of bytes that says nothing about their rate.
+        measurement.Add(900_000_000, Tick, [Read(6, 100), Read(12, 200)], 4 * Tick, settled: false);
+
+        Assert.Equal((TimeSpan.Zero, 0, Tick), (measurement.Time, measurement.TickCount, measurement.TimeWithUnsettled));
+        Assert.False(measurement.FromReads);
+        Assert.Equal(0, measurement.BytesPerSecond);
+
+        measurement.Add(120_000_000, Tick, [Read(18, 300)], 4 * Tick);
+
+        // Little's law over both ticks: four in flight, 1 s per 60 MB; bytes per tick only over the second.
+        Assert.True(measurement.FromReads);
+        Assert.Equal(4 * 60e6, measurement.BytesPerSecond, 6);
+        Assert.Equal((Tick, 1), (measurement.Time, measurement.TickCount));
+    }
+
+    [Fact]
     public void RelativeError_GiantsCompletingInLumps_SmallFromTheReadsLargeFromTheTicks()
     {
         // 20 MB and 2 MB documents at 60 MB/s plus 2 ms: a tick sees one, several or none complete.

@@ -18,6 +18,9 @@ internal sealed class PrefetchSimulation
     private readonly ReadTaskSizer? _fixedSizer;
     private readonly PriorityQueue<SimEvent, (TimeSpan At, long Sequence)> _events = new();
 
+    /// <summary>When each core finishes the CPU work of reads assigned to it; empty without <see cref="SimulationSetup.ReadCpu"/>.</summary>
+    private readonly TimeSpan[] _coreFreeAt;
+
     private readonly List<(TimeSpan, int)> _concurrencySteps = [];
     private readonly List<(TimeSpan, double)> _consumedAtTicks = [(TimeSpan.Zero, 0)];
     private readonly List<(TimeSpan, ControllerDecision)> _decisions = [];
@@ -58,6 +61,7 @@ internal sealed class PrefetchSimulation
         _random = new Random(setup.Seed);
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(TimeSpan.FromSeconds(10), setup.Tick);
         _disk = new NetworkDiskModelClock(setup.Disk);
+        _coreFreeAt = new TimeSpan[setup.ReadCpu?.Cores ?? 0];
         _changedDisk = setup.DiskChange is { } change ? new NetworkDiskModelClock(change.Disk) : null;
         if (setup.FixedConcurrency is { } fixedConcurrency)
         {
@@ -79,6 +83,9 @@ internal sealed class PrefetchSimulation
         Tick,
         ReadCompleted,
         BudgetFreed,
+
+        /// <summary>The device has served a read; its CPU work comes next (<see cref="SimulationSetup.ReadCpu"/>).</summary>
+        DeviceDone,
     }
 
     private bool ReadBound => double.IsPositiveInfinity(_setup.IndexingBytesPerSecond);
@@ -113,6 +120,9 @@ internal sealed class PrefetchSimulation
                     break;
                 case EventKind.BudgetFreed:
                     _wakeAt = null;
+                    break;
+                case EventKind.DeviceDone:
+                    Schedule(OnCpu(next.Bytes), next with { Kind = EventKind.ReadCompleted });
                     break;
             }
             Submit();
@@ -198,7 +208,8 @@ internal sealed class PrefetchSimulation
             }
             // The store's own work for each document (a MultiGet's per-key cost) happens outside the device's slots.
             var completion = Disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
-            Schedule(completion, new SimEvent(EventKind.ReadCompleted, _now, task.Bytes, task.Documents, task.LargestDocument));
+            var kind = _coreFreeAt.Length > 0 ? EventKind.DeviceDone : EventKind.ReadCompleted;
+            Schedule(completion, new SimEvent(kind, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
             _pendingTask = null;
@@ -237,6 +248,22 @@ internal sealed class PrefetchSimulation
             _peekedSize = _setup.Shape.NextSize(_random, _nextDocument++);
         }
         return _peekedSize;
+    }
+
+    /// <summary>Runs a read's CPU work, from now, on the core that frees first (FIFO); returns when it is done.</summary>
+    private TimeSpan OnCpu(long bytes)
+    {
+        var core = 0;
+        for (var i = 1; i < _coreFreeAt.Length; i++)
+        {
+            if (_coreFreeAt[i] < _coreFreeAt[core])
+            {
+                core = i;
+            }
+        }
+        var start = _coreFreeAt[core] > _now ? _coreFreeAt[core] : _now;
+        _coreFreeAt[core] = start + Seconds(bytes / _setup.ReadCpu!.Value.BytesPerSecondPerCore);
+        return _coreFreeAt[core];
     }
 
     private void WakeWhenBudgetFrees(double bytesNeeded)

@@ -25,6 +25,13 @@ internal sealed record SimulationSetup
     /// </summary>
     public TimeSpan DocumentReadCost { get; init; }
 
+    /// <summary>
+    /// The CPU work of reading (checksums, copies of direct reads) after the device served a read:
+    /// that many cores, each working through this many bytes a second, FIFO. Makes throughput bend
+    /// gradually as L passes the knee, as on a real machine, instead of stopping sharply. Null = none.
+    /// </summary>
+    public (int Cores, double BytesPerSecondPerCore)? ReadCpu { get; init; }
+
     /// <summary>How fast the indexer consumes bytes; infinity = the run is read-bound.</summary>
     public double IndexingBytesPerSecond { get; init; } = double.PositiveInfinity;
 
