@@ -11,10 +11,10 @@ namespace Indexing.Prefetcher;
 /// <para>
 /// The slots are a bounded channel: a read writes one item (waiting while the channel is full) and
 /// takes one out when done. Its waiting writers are served in arrival order, async and blocking
-/// alike, which is what a device queue does; SemaphoreSlim would not do: it serves blocking waiters
-/// before async ones and lets a newcomer take a slot just freed, so the measurement's async
-/// foreground Gets would starve behind the prefetcher's blocking readers and the foreground p99 the
-/// model exists to show would be the semaphore's, not the device's.
+/// alike, as the model's device queue is meant to be (and as its virtual-time twin is).
+/// SemaphoreSlim promises no order: its blocking and async waiters are two queues with their own
+/// priority rules, and a newcomer may take a freed count before a queued waiter; the measurement's
+/// async foreground Gets share this model with the prefetcher's blocking readers.
 /// </para>
 /// <para>
 /// Thread-safe: any number of async callers and dedicated reader threads may read at once.

@@ -64,7 +64,7 @@ public sealed class NetworkDiskModelTests
     {
         // One slot at 1 B/s with no request latency: a read's bytes are its seconds. The async read of
         // 0 bytes queued first must get the freed slot and finish at once; were the blocking read of
-        // a million bytes (11 days) served first, as SemaphoreSlim serves blocking waiters, it never would.
+        // a million bytes (11 days) served first, it never would.
         var disk = new NetworkDiskModel(new NetworkDiskModelOptions { RequestLatency = TimeSpan.Zero, StreamBandwidthBytesPerSecond = 1, UsefulQueueDepth = 1 });
         using var holder = new CancellationTokenSource();
         using var blocking = new CancellationTokenSource();
