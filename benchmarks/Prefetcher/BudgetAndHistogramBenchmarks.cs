@@ -3,8 +3,8 @@ using Indexing.Prefetcher;
 
 namespace Indexing.Benchmarks;
 
-// The per-document hot path of the prefetcher's bookkeeping: what every read pays to the byte
-// budget (reserve, complete, release) and to the size histogram. Each benchmark runs over one
+// The per-document hot path of the prefetcher's bookkeeping: what every read pays to the
+// admission (admit, read ended, release) and to the size histogram. Each benchmark runs over one
 // MultiGet's worth of documents and reports the cost per document. Not sealed: BenchmarkDotNet
 // derives from benchmark classes.
 [MemoryDiagnoser]
@@ -14,7 +14,7 @@ public class BudgetAndHistogramBenchmarks
 
     private long[] _sizes = [];
     private string[] _ids = [];
-    private ByteBudget _budget = null!;
+    private ReadAdmission _admission = null!;
     private DocumentSizeHistogram _histogram = null!;
 
     [GlobalSetup]
@@ -30,37 +30,19 @@ public class BudgetAndHistogramBenchmarks
             _ids[i] = $"doc/{i:D8}";
         }
 
-        _budget = new ByteBudget(256L * 1024 * 1024);
+        _admission = new ReadAdmission(new PrefetchLimits { BudgetBytes = 256L * 1024 * 1024 }, concurrency: 1);
         _histogram = new DocumentSizeHistogram();
     }
 
-    [GlobalCleanup]
-    public void Cleanup() => _budget.Dispose();
-
+    // What the planner and a reader pay per read that fits at once: no wait, no allocation.
     [Benchmark(OperationsPerInvoke = Documents)]
-    public void Budget_TryReserveCompleteRelease()
+    public void Admission_AdmitReadEndedRelease()
     {
         foreach (var size in _sizes)
         {
-            if (!_budget.TryReserve(size))
-            {
-                throw new InvalidOperationException($"A {size}-byte reservation did not fit an empty budget.");
-            }
-
-            _budget.CompleteRead(size, size);
-            _budget.Release(size);
-        }
-    }
-
-    // The path the reader will use: ReserveAsync completing synchronously when the bytes fit.
-    [Benchmark(OperationsPerInvoke = Documents)]
-    public async Task Budget_ReserveAsyncFastPathCompleteRelease()
-    {
-        foreach (var size in _sizes)
-        {
-            await _budget.ReserveAsync(size, CancellationToken.None);
-            _budget.CompleteRead(size, size);
-            _budget.Release(size);
+            _admission.Admit(size, CancellationToken.None);
+            _admission.ReadEnded(size, size);
+            _admission.Release(size);
         }
     }
 

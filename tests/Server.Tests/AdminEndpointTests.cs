@@ -85,7 +85,7 @@ public sealed class AdminEndpointTests
     {
         await using var server = await RunningServer.StartAsync();
         server.LoadOrders(4_000_000);
-        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
+        var source = (PrefetchPipeline)server.StartPrefetch("scan");
 
         using var response = await server.Client.PutAsync("/admin/prefetch/limits",
             RunningServer.Json("""{"maxMegabytesPerSecond": 2.5, "maxConcurrency": 3, "budget": "16MiB"}"""));
@@ -123,7 +123,7 @@ public sealed class AdminEndpointTests
     {
         await using var server = await RunningServer.StartAsync();
         server.LoadOrders(1_000_000);
-        var source = (AdaptivePrefetcher)server.StartPrefetch("scan");
+        var source = (PrefetchPipeline)server.StartPrefetch("scan");
         var before = source.Limits;
 
         using var response = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json(body));

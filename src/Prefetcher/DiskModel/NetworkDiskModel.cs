@@ -1,3 +1,5 @@
+using System.Threading.Channels;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -7,42 +9,51 @@ namespace Indexing.Prefetcher;
 /// the real read path performs the store read and then calls this model, so a fast local disk
 /// behaves like a cloud volume. Cancellation during the wait or the delay returns promptly.
 /// <para>
+/// The slots are a bounded channel: a read writes one item (waiting while the channel is full) and
+/// takes one out when done. Its waiting writers are served in arrival order, async and blocking
+/// alike, as the model's device queue is meant to be (and as its virtual-time twin is).
+/// SemaphoreSlim promises no order: its blocking and async waiters are two queues with their own
+/// priority rules, and a newcomer may take a freed count before a queued waiter; the measurement's
+/// async foreground Gets share this model with the prefetcher's blocking readers.
+/// </para>
+/// <para>
 /// Thread-safe: any number of async callers and dedicated reader threads may read at once.
-/// For virtual time use <see cref="NetworkDiskModelClock"/>, which has the same semantics.
+/// The prefetcher tests' simulations use a virtual-time twin (NetworkDiskModelClock) with the same semantics.
 /// </para>
 /// </summary>
 public sealed class NetworkDiskModel
 {
-    private readonly FifoSlotGate _slots;
+    private readonly Channel<byte> _slots;
+    private int _queued;
 
     /// <summary>A model with these parameters (validated); share one between the reads of one modelled device.</summary>
     public NetworkDiskModel(NetworkDiskModelOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
         Options = options.Validate();
-        _slots = new FifoSlotGate(options.UsefulQueueDepth);
+        _slots = Channel.CreateBounded<byte>(new BoundedChannelOptions(options.UsefulQueueDepth) { FullMode = BoundedChannelFullMode.Wait });
     }
 
     /// <summary>The model's parameters.</summary>
     public NetworkDiskModelOptions Options { get; }
 
     /// <summary>Requests holding a slot now.</summary>
-    public int ActiveRequests => _slots.InUse;
+    public int ActiveRequests => _slots.Reader.Count;
 
     /// <summary>Requests waiting for a slot now.</summary>
-    public int QueuedRequests => _slots.Waiting;
+    public int QueuedRequests => Volatile.Read(ref _queued);
 
     internal async ValueTask ReadAsync(long bytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
-        var active = await _slots.AcquireAsync(cancellationToken).ConfigureAwait(false);
+        await AcquireAsync(cancellationToken).ConfigureAwait(false);
         try
         {
-            await Task.Delay(Options.ServiceTime(bytes, active), cancellationToken).ConfigureAwait(false);
+            await Task.Delay(Options.ServiceTime(bytes, ActiveRequests), cancellationToken).ConfigureAwait(false);
         }
         finally
         {
-            _slots.Release();
+            _slots.Reader.TryRead(out _);
         }
     }
 
@@ -50,18 +61,42 @@ public sealed class NetworkDiskModel
     internal void Read(long bytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
-        var active = _slots.Acquire(cancellationToken);
+        var acquire = AcquireAsync(cancellationToken);
+        if (!acquire.IsCompletedSuccessfully)
+        {
+            acquire.AsTask().GetAwaiter().GetResult();
+        }
+
         try
         {
             // Waiting on the token's handle rather than sleeping: a cancel wakes the thread at once.
-            if (cancellationToken.WaitHandle.WaitOne(Options.ServiceTime(bytes, active)))
+            if (cancellationToken.WaitHandle.WaitOne(Options.ServiceTime(bytes, ActiveRequests)))
             {
                 cancellationToken.ThrowIfCancellationRequested();
             }
         }
         finally
         {
-            _slots.Release();
+            _slots.Reader.TryRead(out _);
+        }
+    }
+
+    private ValueTask AcquireAsync(CancellationToken cancellationToken)
+    {
+        cancellationToken.ThrowIfCancellationRequested();
+        return _slots.Writer.TryWrite(0) ? ValueTask.CompletedTask : WaitForSlotAsync(cancellationToken);
+    }
+
+    private async ValueTask WaitForSlotAsync(CancellationToken cancellationToken)
+    {
+        Interlocked.Increment(ref _queued);
+        try
+        {
+            await _slots.Writer.WriteAsync(0, cancellationToken).ConfigureAwait(false);
+        }
+        finally
+        {
+            Interlocked.Decrement(ref _queued);
         }
     }
 }

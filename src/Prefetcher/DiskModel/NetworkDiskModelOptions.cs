@@ -1,8 +1,8 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Parameters of the modelled network-attached cloud disk (see <see cref="NetworkDiskModel"/> and
-/// <see cref="NetworkDiskModelClock"/>). It is a model, not a measurement: local disks here are fast
+/// Parameters of the modelled network-attached cloud disk (see <see cref="NetworkDiskModel"/>, and
+/// its virtual-time twin in the prefetcher tests' simulations). It is a model, not a measurement: local disks here are fast
 /// and the page cache hides I/O, so tests and benchmarks add the delays such a disk would have.
 /// Immutable; <see cref="Validate"/> runs when a model is built from it. <see cref="ToString"/>
 /// states every parameter, because benchmark results quote it.

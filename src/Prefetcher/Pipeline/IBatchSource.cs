@@ -1,9 +1,11 @@
+using System.Runtime.CompilerServices;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
 /// What the indexing loop consumes: batches of documents read from a snapshot, handed over as they
-/// are ready. Three strategies implement it (adaptive, fixed-batch, sequential) so that benchmarks
-/// and the indexer can swap them; all read through the same read code.
+/// are ready. <see cref="PrefetchPipeline"/> implements it with any of the three strategies, so that
+/// benchmarks and the indexer can swap them; in-memory sources stand in for it in measurements.
 /// <para>One consumer: <see cref="TakeAsync"/> must not be called again before the previous call completed.</para>
 /// </summary>
 public interface IBatchSource : IAsyncDisposable
@@ -35,4 +37,17 @@ public interface IBatchSource : IAsyncDisposable
 
     /// <summary>Every batch until the end, each taken as by <see cref="TakeAsync"/>.</summary>
     IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
+}
+
+/// <summary>What every <see cref="IBatchSource"/> does the same way.</summary>
+internal static class BatchSources
+{
+    public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(
+        IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken)
+    {
+        while (await source.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+        {
+            yield return batch;
+        }
+    }
 }

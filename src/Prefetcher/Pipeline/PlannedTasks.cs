@@ -14,13 +14,6 @@ internal sealed class PlannedTasks(IDocumentReadSource source, PlanOptions optio
     private string? _lastPlannedId;
     private bool _ended;
 
-    /// <summary>Plan options for fixed-count batches, the baselines' way: N documents per task, whatever their bytes.</summary>
-    public static PlanOptions FixedCount(int documentsPerTask)
-    {
-        const long Unbounded = long.MaxValue / 4;
-        return new PlanOptions(Unbounded, 1, Unbounded, documentsPerTask, Unbounded);
-    }
-
     public bool TryNext(CancellationToken cancellationToken, out ReadTask task)
     {
         task = null!;

@@ -53,12 +53,7 @@ public static class Prefetch
                 source = new ModelledNetworkDiskSource(source, diskModel);
             }
 
-            return strategy switch
-            {
-                PrefetchStrategy.Adaptive => AdaptivePrefetcher.Start(source, options, cancellationToken),
-                PrefetchStrategy.FixedBatch => FixedBatchPrefetcher.Start(source, options, options.BaselineBatchDocuments, cancellationToken),
-                _ => SequentialPrefetcher.Start(source, options, options.BaselineBatchDocuments, cancellationToken),
-            };
+            return PrefetchPipeline.Start(strategy, source, options, cancellationToken);
         }
         catch
         {

@@ -17,6 +17,9 @@ public sealed record PrefetchOptions
 {
     public const long DefaultBudgetBytes = 256L * 1024 * 1024;
 
+    /// <summary>Documents per fixed-count batch of the baselines unless set: a typical fixed batch size.</summary>
+    public const int DefaultBaselineBatchDocuments = 1024;
+
     /// <summary>Bytes in flight plus bytes read but not yet taken never exceed this (starting value; live).</summary>
     public long BudgetBytes { get; init; } = DefaultBudgetBytes;
 
@@ -42,7 +45,7 @@ public sealed record PrefetchOptions
     public TimeSpan SizeHalfLife { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>Documents per batch of the two baselines (FixedBatch, Sequential), whatever their bytes; the adaptive prefetcher ignores it.</summary>
-    public int BaselineBatchDocuments { get; init; } = BaselinePrefetcher.DefaultBatchDocuments;
+    public int BaselineBatchDocuments { get; init; } = DefaultBaselineBatchDocuments;
 
     /// <summary>The live limits a prefetcher starts with.</summary>
     public PrefetchLimits InitialLimits => new() { BudgetBytes = BudgetBytes, MaxBytesPerSecond = MaxBytesPerSecond };

@@ -2,44 +2,31 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-/// <summary>The names strategies go by on command lines, in JSON and in the pressure view ("adaptive", "fixed-batch", "sequential").</summary>
+/// <summary>The names strategies go by on command lines, in JSON and in the pressure view.</summary>
 public static class PrefetchStrategyNames
 {
-    private static readonly (string Name, PrefetchStrategy Strategy)[] _names =
-    [
-        (AdaptivePrefetcher.StrategyName, PrefetchStrategy.Adaptive),
-        (FixedBatchPrefetcher.StrategyName, PrefetchStrategy.FixedBatch),
-        (SequentialPrefetcher.StrategyName, PrefetchStrategy.Sequential),
-    ];
+    public const string Adaptive = "adaptive";
+    public const string FixedBatch = "fixed-batch";
+    public const string Sequential = "sequential";
 
     /// <summary>Every name, in declaration order.</summary>
-    public static IReadOnlyList<string> All { get; } = Array.ConvertAll(_names, n => n.Name);
+    public static IReadOnlyList<string> All { get; } = [Adaptive, FixedBatch, Sequential];
 
     /// <summary>The strategy's name.</summary>
-    public static string ToName(this PrefetchStrategy strategy)
+    public static string ToName(this PrefetchStrategy strategy) => strategy switch
     {
-        foreach (var (name, value) in _names)
-        {
-            if (value == strategy)
-            {
-                return name;
-            }
-        }
-
-        throw new ArgumentOutOfRangeException(nameof(strategy), strategy, $"strategy {(int)strategy} is not a PrefetchStrategy.");
-    }
+        PrefetchStrategy.Adaptive => Adaptive,
+        PrefetchStrategy.FixedBatch => FixedBatch,
+        PrefetchStrategy.Sequential => Sequential,
+        _ => throw new ArgumentOutOfRangeException(nameof(strategy), strategy, $"strategy {(int)strategy} is not a PrefetchStrategy."),
+    };
 
     /// <summary>The strategy named <paramref name="name"/>; throws <see cref="ArgumentException"/> naming the choices otherwise.</summary>
-    public static PrefetchStrategy Parse(string name)
+    public static PrefetchStrategy Parse(string name) => name switch
     {
-        foreach (var (known, value) in _names)
-        {
-            if (string.Equals(known, name, StringComparison.Ordinal))
-            {
-                return value;
-            }
-        }
-
-        throw new ArgumentException($"strategy {MessageText.Quote(name)} is not known; use one of: {string.Join(", ", All)}.", nameof(name));
-    }
+        Adaptive => PrefetchStrategy.Adaptive,
+        FixedBatch => PrefetchStrategy.FixedBatch,
+        Sequential => PrefetchStrategy.Sequential,
+        _ => throw new ArgumentException($"strategy {MessageText.Quote(name)} is not known; use one of: {string.Join(", ", All)}.", nameof(name)),
+    };
 }

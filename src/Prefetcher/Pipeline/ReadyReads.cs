@@ -8,7 +8,8 @@ namespace Indexing.Prefetcher;
 /// The consumer's side of a prefetcher: completed reads in completion order, handed out as
 /// "whatever is ready". A take merges several completed reads and splits one that exceeds its
 /// limits (the rest waits for the next take), always giving at least one document; it waits only
-/// when nothing at all is ready. Bytes taken are released from the budget.
+/// when nothing at all is ready. Bytes taken are released from the budget. <c>onReadStarted</c> runs
+/// when a take begins a completed read (under the take's lock).
 /// <para>
 /// The channel is unbounded by count: the byte budget, reserved before each read, is the bound.
 /// Threading: readers publish from any thread; one consumer takes (a second concurrent take is
@@ -16,7 +17,7 @@ namespace Indexing.Prefetcher;
 /// shutdown and a take woken by the channel's completion never hand out the same document.
 /// </para>
 /// </summary>
-internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Action? onReadStarted = null)
+internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Action onReadStarted, Action onNothingReady)
 {
     private readonly HandOutWatermark _watermark = new(startAfterId);
 
@@ -52,12 +53,11 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     public void Complete() => _channel.Writer.TryComplete();
 
     /// <summary>
-    /// Takes what is ready; if nothing is, calls <paramref name="onNothingReady"/> (a strategy that
-    /// reads only on demand asks for the next read here) and waits for a read; the wait counts as
-    /// consumer wait. Null when nothing more will come.
+    /// Takes what is ready; if nothing is, calls <c>onNothingReady</c> (a strategy that reads only on
+    /// demand asks for the next read here) and waits for a read; the wait counts as consumer wait.
+    /// Null when nothing more will come.
     /// </summary>
-    public async ValueTask<PrefetchBatch?> TakeAsync(
-        int maxDocuments, long maxBytes, Action? onNothingReady, CancellationToken cancellationToken)
+    public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDocuments, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxBytes, 1L);
@@ -73,7 +73,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 return ready;
             }
 
-            onNothingReady?.Invoke();
+            onNothingReady();
             using (meter.ConsumerWait.Measure())
             {
                 while (true)
@@ -118,7 +118,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 bytes += read.Bytes;
             }
 
-            meter.Budget.Release(bytes);
+            meter.Admission.Release(bytes);
         }
     }
 
@@ -151,7 +151,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 return null;
             }
 
-            meter.Budget.Release(bytes);
+            meter.Admission.Release(bytes);
             meter.Taken(documents.Count, bytes, waited);
             return new PrefetchBatch(documents, bytes, waited, _watermark.Through);
         }
@@ -177,7 +177,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
 
             Interlocked.Decrement(ref _inChannel);
             Volatile.Write(ref _current, next);
-            onReadStarted?.Invoke();
+            onReadStarted();
         }
     }
 }

@@ -6,16 +6,15 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Reads one task through the source and does the bookkeeping every strategy needs, so all three
-/// read the same way: checks that the source returned exactly the task's documents (ids and etags), records their
-/// sizes, moves the reservation from in flight to buffered, and times the read.
+/// Reads one task through the source and does the bookkeeping of a read: checks that the source
+/// returned exactly the task's documents (ids and etags), records their sizes and times the read.
 /// <para>
 /// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range;
 /// <see cref="OutOfMemoryException"/> passes unwrapped, and so does <see cref="OperationCanceledException"/>
 /// once the run's token fired (the run's own cancellation); an OCE the source raised for a reason of its
 /// own (an internal timeout, say) is a read failure like any other and is wrapped.
-/// On any exception the reservation is still the caller's to cancel. Thread-safe (stateless besides
-/// the thread-safe source, meter and budget).
+/// The reservation stays the caller's either way. Thread-safe (stateless besides the thread-safe
+/// source and meter).
 /// </para>
 /// </summary>
 internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter)
@@ -26,23 +25,19 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
         var started = Stopwatch.GetTimestamp();
         meter.ReadStarted();
         TimeSpan latency;
-        try
-        {
-            source.Read(task, documents, cancellationToken);
-        }
-        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
-        {
-            throw PrefetchReadException.ForTask(task, exception);
-        }
-        finally
-        {
-            latency = Stopwatch.GetElapsedTime(started);
-            meter.ReadEnded();
-        }
-
         long bytes;
         try
         {
+            try
+            {
+                source.Read(task, documents, cancellationToken);
+            }
+            finally
+            {
+                latency = Stopwatch.GetElapsedTime(started);
+                meter.ReadEnded();
+            }
+
             bytes = Check(task, documents);
         }
         catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, cancellationToken))
@@ -51,7 +46,6 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
         }
 
         RecordSizes(task, documents);
-        meter.Budget.CompleteRead(task.Bytes, bytes);
         meter.ReadCompleted(bytes, documents.Count, latency);
         return new CompletedRead(task, documents, bytes);
     }

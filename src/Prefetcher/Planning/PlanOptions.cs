@@ -15,40 +15,13 @@ internal sealed class PlanOptions
         int maxDocumentsPerTask,
         long largeDocumentThresholdBytes)
     {
-        if (minTaskBytes < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(minTaskBytes), minTaskBytes, $"minTaskBytes is {minTaskBytes}; it must be at least 1.");
-        }
-
-        if (maxTaskBytes < minTaskBytes)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(maxTaskBytes), maxTaskBytes, $"maxTaskBytes ({maxTaskBytes}) must be at least minTaskBytes ({minTaskBytes}).");
-        }
-
-        if (defaultTaskBytes < minTaskBytes || defaultTaskBytes > maxTaskBytes)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(defaultTaskBytes),
-                defaultTaskBytes,
-                $"defaultTaskBytes ({defaultTaskBytes}) must lie in [minTaskBytes, maxTaskBytes] = [{minTaskBytes}, {maxTaskBytes}].");
-        }
-
-        if (maxDocumentsPerTask < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(maxDocumentsPerTask), maxDocumentsPerTask, $"maxDocumentsPerTask is {maxDocumentsPerTask}; it must be at least 1.");
-        }
-
-        if (largeDocumentThresholdBytes < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(largeDocumentThresholdBytes),
-                largeDocumentThresholdBytes,
-                $"largeDocumentThresholdBytes is {largeDocumentThresholdBytes}; it must be at least 1.");
-        }
-
+        // Internal, and built from validated options: the BCL's messages (name, value, bound) suffice.
+        ArgumentOutOfRangeException.ThrowIfLessThan(minTaskBytes, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxTaskBytes, minTaskBytes);
+        ArgumentOutOfRangeException.ThrowIfLessThan(defaultTaskBytes, minTaskBytes);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(defaultTaskBytes, maxTaskBytes);
+        ArgumentOutOfRangeException.ThrowIfLessThan(maxDocumentsPerTask, 1);
+        ArgumentOutOfRangeException.ThrowIfLessThan(largeDocumentThresholdBytes, 1);
         DefaultTaskBytes = defaultTaskBytes;
         MinTaskBytes = minTaskBytes;
         MaxTaskBytes = maxTaskBytes;
@@ -86,17 +59,20 @@ internal sealed class PlanOptions
     //   MaxDocumentsPerTask = 4096.
     public static PlanOptions ForBudget(long budgetBytes)
     {
-        if (budgetBytes < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(budgetBytes), budgetBytes, $"budgetBytes is {budgetBytes}; the budget must be at least 1 byte.");
-        }
+        ArgumentOutOfRangeException.ThrowIfLessThan(budgetBytes, 1);
 
         var max = Math.Max(1, Math.Min(budgetBytes / 4, 64 * MiB));
         var min = Math.Min(64 * KiB, max);
         var fallback = Math.Clamp(Math.Min(budgetBytes / 16, 4 * MiB), min, max);
         var large = Math.Min(Math.Clamp(budgetBytes / 16, 1 * MiB, 64 * MiB), max);
         return new PlanOptions(fallback, min, max, DefaultMaxDocumentsPerTask, large);
+    }
+
+    // The baselines' way: N documents per task, whatever their bytes.
+    public static PlanOptions FixedCount(int documentsPerTask)
+    {
+        const long Unbounded = long.MaxValue / 4;
+        return new PlanOptions(Unbounded, 1, Unbounded, documentsPerTask, Unbounded);
     }
 
     public long ClampTarget(long targetBytes) => Math.Clamp(targetBytes, MinTaskBytes, MaxTaskBytes);

@@ -3,7 +3,7 @@ using System.Collections.Immutable;
 namespace Indexing.Prefetcher;
 
 // Builds PrefetchPressure snapshots: windowed rates from cumulative samples, the per-second
-// history ring, and the latest snapshot that readers get with one field read.
+// history, and the latest snapshot that readers get with one field read.
 internal sealed partial class PrefetchMeter
 {
     private static readonly TimeSpan _shortWindow = TimeSpan.FromSeconds(1);
@@ -14,19 +14,17 @@ internal sealed partial class PrefetchMeter
     // Cumulative counters at each publish, oldest first; the first is always at or before now - 10 s
     // (or the start), so both windows find their base.
     private readonly List<Sample> _samples = [default];
-    private readonly PrefetchPressurePoint[] _history;
-    private int _historyCount;
-    private int _historyNext;
+    private readonly int _historyCapacity;
     private long _lastPointSecond = -1;
-    private ImmutableArray<PrefetchPressurePoint> _historyView = [];
+    private ImmutableArray<PrefetchPressurePoint> _history = [];
     private PrefetchPressure _latest;
 
     /// <summary>The most recently published snapshot.</summary>
     public PrefetchPressure Latest => Volatile.Read(ref _latest);
 
-    public PrefetchPressure Publish(in PressureView view, in RunView run)
+    public void Publish(in PressureView view)
     {
-        var budget = Budget.Snapshot();
+        var admission = Admission.Snapshot();
         var sizes = Sizes.Snapshot();
         var (latencyP50, latencyP99) = RecentLatencyPercentiles();
         lock (_publishLock)
@@ -38,7 +36,7 @@ internal sealed partial class PrefetchMeter
                 Interlocked.Read(ref _documentsRead),
                 Interlocked.Read(ref _bytesTaken),
                 ConsumerWait.Total,
-                ProducerBlocked.Total);
+                Admission.BudgetWait.Total);
             TrimSamples(now);
             var recent = BaseFor(now - _shortWindow);
             var longer = BaseFor(now - _longWindow);
@@ -48,11 +46,11 @@ internal sealed partial class PrefetchMeter
             var waitPercent = Share(longer, current, s => s.ConsumerWait);
             AppendPoint(now, new PrefetchPressurePoint(
                 now,
-                view.Concurrency,
-                view.ConcurrencyLimit,
+                admission.Running,
+                admission.ConcurrencyLimit,
                 megabytesPerSecond,
-                budget.InFlightBytes,
-                budget.BufferedBytes,
+                admission.InFlightBytes,
+                admission.BufferedBytes,
                 waitPercent,
                 view.ForegroundP99,
                 sizes.P50,
@@ -66,17 +64,17 @@ internal sealed partial class PrefetchMeter
             {
                 Timestamp = DateTimeOffset.UtcNow,
                 Elapsed = now,
-                State = run.State,
+                State = view.State,
                 Strategy = Strategy,
-                Concurrency = view.Concurrency,
-                ConcurrencyLimit = view.ConcurrencyLimit,
-                MeanConcurrencyLimit = MeanConcurrencyLimit(now, view.ConcurrencyLimit),
-                InFlightBytes = budget.InFlightBytes,
-                BufferedBytes = budget.BufferedBytes,
-                BudgetBytes = budget.Limit,
-                HighWaterMarkBytes = budget.HighWaterMarkBytes,
-                LargestOversizedAdmissionBytes = budget.LargestOversizedAdmission,
-                QueuedBatches = run.QueuedBatches,
+                Concurrency = admission.Running,
+                ConcurrencyLimit = admission.ConcurrencyLimit,
+                MeanConcurrencyLimit = MeanConcurrencyLimit(now, admission.ConcurrencyLimit),
+                InFlightBytes = admission.InFlightBytes,
+                BufferedBytes = admission.BufferedBytes,
+                BudgetBytes = admission.BudgetBytes,
+                HighWaterMarkBytes = admission.HighWaterMarkBytes,
+                LargestOversizedAdmissionBytes = admission.LargestOversizedAdmission,
+                QueuedBatches = view.QueuedBatches,
                 MegabytesPerSecondLastSecond = megabytesPerSecond,
                 MegabytesPerSecondLast10Seconds = Rate(longer, current, s => s.BytesRead) / 1e6,
                 DocumentsPerSecondLastSecond = Rate(recent, current, s => s.DocumentsRead),
@@ -95,7 +93,7 @@ internal sealed partial class PrefetchMeter
                 LastDecisionReason = view.Decision?.Reason,
                 ThrottledByForeground = view.Decision?.ThrottledByForeground ?? false,
                 ForegroundP99 = view.ForegroundP99,
-                MaxBytesPerSecond = view.MaxBytesPerSecond,
+                MaxBytesPerSecond = admission.Limits.MaxBytesPerSecond,
                 DocumentsDone = Interlocked.Read(ref _documentsTaken),
                 BytesDone = current.BytesTaken,
                 DocumentsRead = current.DocumentsRead,
@@ -106,12 +104,11 @@ internal sealed partial class PrefetchMeter
                 Eta = planComplete && takenPerSecond > 0
                     ? TimeSpan.FromSeconds(Math.Max(0, bytesPlanned - current.BytesTaken) / takenPerSecond)
                     : null,
-                Failure = run.Failure,
-                History = _historyView,
+                Failure = view.Failure,
+                History = _history,
                 RecentDecisions = view.Decisions,
             };
             Volatile.Write(ref _latest, pressure);
-            return pressure;
         }
     }
 
@@ -136,25 +133,15 @@ internal sealed partial class PrefetchMeter
         }
     }
 
+    // One point per second, the oldest dropped past the history length (a copy a second: ~300 points).
     private void AppendPoint(TimeSpan now, PrefetchPressurePoint point)
     {
         var second = (long)now.TotalSeconds;
-        if (second <= _lastPointSecond)
+        if (second > _lastPointSecond)
         {
-            return;
+            _lastPointSecond = second;
+            _history = (_history.Length < _historyCapacity ? _history : _history.RemoveAt(0)).Add(point);
         }
-
-        _lastPointSecond = second;
-        _history[_historyNext] = point;
-        _historyNext = (_historyNext + 1) % _history.Length;
-        _historyCount = Math.Min(_historyCount + 1, _history.Length);
-        var builder = ImmutableArray.CreateBuilder<PrefetchPressurePoint>(_historyCount);
-        for (var i = _historyCount; i > 0; i--)
-        {
-            builder.Add(_history[(_historyNext - i + _history.Length) % _history.Length]);
-        }
-
-        _historyView = builder.MoveToImmutable();
     }
 
     private static double Rate(in Sample from, in Sample to, Func<Sample, long> value)
@@ -173,14 +160,11 @@ internal sealed partial class PrefetchMeter
         TimeSpan At, long BytesRead, long DocumentsRead, long BytesTaken, TimeSpan ConsumerWait, TimeSpan ProducerBlocked);
 }
 
-/// <summary>What the strategy itself knows for a pressure snapshot (the run and the meter know the rest).</summary>
+/// <summary>What the pipeline knows for a pressure snapshot (the meter and the admission know the rest).</summary>
 internal readonly record struct PressureView(
-    int Concurrency,
-    int ConcurrencyLimit,
-    long? MaxBytesPerSecond,
+    PrefetchState State,
+    int QueuedBatches,
+    string? Failure,
     TimeSpan? ForegroundP99,
     ControllerDecision? Decision,
     ImmutableArray<PrefetchDecisionEntry> Decisions);
-
-/// <summary>What the run knows for a pressure snapshot: where it is, what waits for the consumer, why it failed.</summary>
-internal readonly record struct RunView(PrefetchState State, int QueuedBatches, string? Failure);

@@ -4,10 +4,9 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Counts what one prefetcher run did, for the controller (per-tick deltas) and the pressure view
-/// (totals, windows, history; see PrefetchMeter.Publish.cs). All three strategies use it, so their
-/// figures are measured the same way.
+/// (totals, windows, history; see PrefetchMeter.Publish.cs), the same way whatever the strategy.
 /// <para>
-/// Owns the run's clock (time since start), the document-size histogram and the wait timers.
+/// Owns the run's clock (time since start), the document-size histogram and the consumer's wait timer.
 /// Threading: Planned/ReadCompleted/Taken from any thread (interlocked counters, one small lock for
 /// latencies); <see cref="Tick"/> from the tick loop only; Publish from any thread (under its lock).
 /// </para>
@@ -47,27 +46,22 @@ internal sealed partial class PrefetchMeter
     private TimeSpan _lastRateLimitWait;
     private long _limitTicks;
 
-    public PrefetchMeter(string strategy, ByteBudget budget, TimeSpan historyLength)
+    public PrefetchMeter(string strategy, ReadAdmission admission, TimeSpan historyLength)
     {
         Strategy = strategy;
-        Budget = budget;
-        _history = new PrefetchPressurePoint[Math.Max(1, (int)historyLength.TotalSeconds)];
-        _latest = new PrefetchPressure { Strategy = strategy, BudgetBytes = budget.Limit };
+        Admission = admission;
+        _historyCapacity = Math.Max(1, (int)historyLength.TotalSeconds);
+        _latest = new PrefetchPressure { Strategy = strategy, BudgetBytes = admission.Limits.BudgetBytes };
     }
 
     public string Strategy { get; }
 
-    public ByteBudget Budget { get; }
+    /// <summary>The budget, caps and concurrency, and the planner's waits for them.</summary>
+    public ReadAdmission Admission { get; }
 
     public DocumentSizeHistogram Sizes { get; } = new();
 
     public WaitTimer ConsumerWait { get; } = new();
-
-    /// <summary>Time the planner waited for budget before it could issue a read.</summary>
-    public WaitTimer ProducerBlocked { get; } = new();
-
-    /// <summary>Time the planner waited for the MB/s cap.</summary>
-    public WaitTimer RateLimitWait { get; } = new();
 
     /// <summary>Time since the run started.</summary>
     public TimeSpan Now => _clock.Elapsed;
@@ -132,17 +126,19 @@ internal sealed partial class PrefetchMeter
     }
 
     /// <summary>
-    /// Closes one tick: what happened since the previous one, for the controller's signals.
-    /// <paramref name="concurrencyLimit"/> is the L that was in force during the tick (for the mean).
+    /// Closes one tick: what happened since the previous one, as the controller's signals (the
+    /// foreground and memory signals are not the meter's to know). The L in force during the tick
+    /// counts towards the mean L.
     /// </summary>
-    public MeterTick Tick(int concurrencyLimit)
+    public ControllerSignals Tick()
     {
         var now = Now;
         var duration = now - _lastTickAt;
+        var admission = Admission.Snapshot();
         var bytes = Interlocked.Read(ref _bytesRead);
         var documents = Interlocked.Read(ref _documentsRead);
         var consumerWait = ConsumerWait.Total;
-        var rateLimitWait = RateLimitWait.Total;
+        var rateLimitWait = Admission.RateWait.Total;
         ReadSample[] reads;
         TimeSpan inFlightTime;
         lock (_latencyLock)
@@ -154,19 +150,26 @@ internal sealed partial class PrefetchMeter
             _readsInFlightTime = TimeSpan.Zero;
         }
 
-        var tick = new MeterTick(
-            now,
-            duration,
-            bytes - _lastTickBytes,
-            documents - _lastTickDocuments,
-            reads,
-            inFlightTime,
-            duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
-            rateLimitWait > _lastRateLimitWait);
+        var signals = new ControllerSignals
+        {
+            Now = now,
+            TickDuration = duration,
+            BytesDelivered = bytes - _lastTickBytes,
+            DocumentsDelivered = documents - _lastTickDocuments,
+            Reads = reads,
+            ReadsInFlightTime = inFlightTime,
+            ConsumerWaitFraction = duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
+            BufferedBytes = admission.BufferedBytes,
+            InFlightBytes = admission.InFlightBytes,
+            BudgetBytes = admission.BudgetBytes,
+            LargestRecentDocumentBytes = Sizes.Snapshot().Max,
+            RateLimited = rateLimitWait > _lastRateLimitWait,
+            MaxConcurrency = admission.Limits.MaxConcurrency,
+        };
         lock (_publishLock)
         {
             // Read together by Publish, for the mean L.
-            _limitTicks += concurrencyLimit * duration.Ticks;
+            _limitTicks += admission.ConcurrencyLimit * duration.Ticks;
             _lastTickAt = now;
         }
 
@@ -174,7 +177,7 @@ internal sealed partial class PrefetchMeter
         _lastTickDocuments = documents;
         _lastConsumerWait = consumerWait;
         _lastRateLimitWait = rateLimitWait;
-        return tick;
+        return signals;
     }
 
     // Under _latencyLock.
@@ -202,14 +205,3 @@ internal sealed partial class PrefetchMeter
         return (TimeSpan.FromTicks((long)copy[copy.Length / 2]), TimeSpan.FromTicks((long)copy[(int)Math.Ceiling(copy.Length * 0.99) - 1]));
     }
 }
-
-/// <summary>What one tick measured: the raw material of <see cref="ControllerSignals"/>.</summary>
-internal readonly record struct MeterTick(
-    TimeSpan Now,
-    TimeSpan Duration,
-    long BytesRead,
-    long DocumentsRead,
-    ReadSample[] Reads,
-    TimeSpan ReadsInFlightTime,
-    double ConsumerWaitFraction,
-    bool RateLimited);

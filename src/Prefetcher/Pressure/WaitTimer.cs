@@ -31,7 +31,11 @@ internal sealed class WaitTimer
     {
         lock (_lock)
         {
-            Debug.Assert(!_waiting, "Waits on one timer are not nested.");
+            if (_waiting)
+            {
+                throw new InvalidOperationException("A wait began on a timer already measuring one; waits on one timer are not nested.");
+            }
+
             _waiting = true;
             _startedAt = Stopwatch.GetTimestamp();
         }

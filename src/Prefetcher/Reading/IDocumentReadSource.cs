@@ -1,33 +1,16 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// A consistent view of one collection or key range, as the prefetcher reads it: a store snapshot
-/// whose metadata scan and document reads agree with each other. This is the prefetcher's own
-/// boundary; Storage knows nothing of it (<see cref="StoreSnapshotSource"/> adapts a Storage
-/// <c>StoreSnapshot</c> to it).
+/// A consistent view of one collection, as the prefetcher reads it: a snapshot whose metadata scan
+/// and document reads agree. The prefetcher's own boundary (Storage knows nothing of it), with two
+/// real implementations: <see cref="StoreSnapshotSource"/> (RocksDB) and
+/// <see cref="ModelledNetworkDiskSource"/>, which wraps another and adds a cloud volume's delays.
 /// <para>
-/// Two real implementations, which is why this is an interface: <see cref="StoreSnapshotSource"/>
-/// (RocksDB) and <see cref="ModelledNetworkDiskSource"/>, the modelled network disk that wraps
-/// another source and adds the delays of a cloud volume.
-/// </para>
-/// <para>
-/// In RocksDB, <see cref="ScanMetadata"/> iterates the <c>meta</c> column family under the snapshot
-/// (fill_cache=false, readahead: it is read once) and yields (id, size, etag); <see cref="Read"/>
-/// fetches the task's bodies from the <c>docs</c> column family under the same snapshot and stamps
-/// each with the etag the task carries from the scan, so <c>meta</c> is read once. A dense run is
-/// one iterator that stops by comparing each key against the task's LastId (RocksDbSharp's
-/// ReadOptions, where an upper bound would live, has a finalizer and no Dispose, so the store
-/// creates its ReadOptions once and never per task); a short run is one sorted MultiGet; a large
-/// document is a task of its own, one Get.
-/// </para>
-/// <para>
-/// Threading: <see cref="Read"/> is called from several read workers at once and must be safe for
-/// that (the snapshot and its ReadOptions are shared; each call owns its iterator).
-/// <see cref="ScanMetadata"/> is enumerated once, by the planner thread. Both block, which is why
-/// the prefetcher calls them on dedicated threads. A RocksDB Get, MultiGet or iterator step cannot
-/// be interrupted, so the token is observed between calls and between documents: cancellation
-/// waits for the read call in progress (at most the largest task's read). Dispose is called exactly
-/// once, by the owner, after every Read has returned; it releases the snapshot and anything still open.
+/// Threading: <see cref="Read"/> is called by several reader threads at once (each call owns its
+/// iterator); <see cref="ScanMetadata"/> is enumerated once, by the planner. Both block. A RocksDB
+/// Get, MultiGet or iterator step cannot be interrupted, so the token is observed between calls and
+/// documents: cancellation waits for the call in progress. Dispose is called once, by the owner,
+/// after every Read returned; it releases the snapshot and anything still open.
 /// </para>
 /// </summary>
 internal interface IDocumentReadSource : IDisposable

@@ -3,28 +3,13 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>, adapted to the
-/// prefetcher's <see cref="IDocumentReadSource"/> (Storage knows nothing of the prefetcher).
-/// <para>
-/// The metadata scan is the snapshot's scan of <c>meta</c> for the collection, strictly after the
-/// start key when resuming; it carries each document's etag, which <see cref="Read"/> stamps on
-/// the body it reads, so <c>meta</c> is read once. How a task is read:
-/// </para>
-/// <list type="bullet">
-/// <item>one document (a large document is always alone): one Get;</item>
-/// <item>up to <see cref="MultiGetMaxDocuments"/> documents: one sorted MultiGet (a handful of
-/// point lookups in one call, without creating and seeking an iterator);</item>
-/// <item>more: one bounded range read, an iterator over [FirstId, LastId] that stops by comparing
-/// keys with LastId. A task is a run of consecutive scan rows of one collection, so under the
-/// snapshot the range holds exactly the task's documents (dense).</item>
-/// </list>
-/// <para>
-/// A Get or MultiGet cannot be interrupted once issued; a range read observes the token between
-/// rows. So cancellation waits for at most the slowest single call in progress: one giant Get, or
-/// one MultiGet of at most <see cref="MultiGetMaxDocuments"/> documents.
-/// </para>
-/// Owns the snapshot: disposing this disposes it, once. Thread-safe (the snapshot allows
-/// concurrent reads; each range read owns its iterator).
+/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>. The metadata scan is the
+/// snapshot's scan of <c>meta</c> (strictly after the start key when resuming); its etags ride in the
+/// tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task (every
+/// large document is one) is one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted
+/// MultiGet; more, one range read over [FirstId, LastId], dense under the snapshot, that observes the
+/// token between rows. So cancellation waits for at most one giant Get or one MultiGet.
+/// Owns the snapshot (disposed once). Thread-safe (each range read owns its iterator).
 /// </summary>
 internal sealed class StoreSnapshotSource : IDocumentReadSource
 {

@@ -77,6 +77,6 @@ internal sealed class PrefetchRegistry : IRebuildObserver
 /// <summary>One registered prefetch: its name and the source, whose pressure and limits the admin API reads.</summary>
 internal sealed record RegisteredPrefetch(string Name, IBatchSource Source)
 {
-    /// <summary>The adaptive prefetcher behind the source, which alone has live limits; null for the baselines.</summary>
-    public AdaptivePrefetcher? Adaptive => Source as AdaptivePrefetcher;
+    /// <summary>The adaptive prefetcher behind the source, whose live limits the admin API changes; null for the baselines.</summary>
+    public PrefetchPipeline? Adaptive => Source is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive : null;
 }

@@ -42,9 +42,9 @@ public sealed class RebuildSourceTests
         Assert.Equal(2, requests.Count);
         Assert.All(requests, request => Assert.Equal(new BulkSourceRequest(env.Store, "orders", "orders"), request));
         Assert.Equal(["orders", "orders"], observer.Names);
-        // The observer is handed the factory's own source (the server rethrottles it as an AdaptivePrefetcher).
+        // The observer is handed the factory's own source (the server rethrottles it as an adaptive PrefetchPipeline).
         Assert.Equal(started, observer.Sources);
-        Assert.IsType<AdaptivePrefetcher>(observer.Sources[1]);
+        Assert.Equal(PrefetchStrategy.Adaptive, Assert.IsType<PrefetchPipeline>(observer.Sources[1]).Strategy);
         Assert.True(heldDuringBulk);
         Assert.Equal(2, observer.Released);
         Assert.False(observer.Held);

@@ -60,6 +60,31 @@ public sealed class NetworkDiskModelTests
     }
 
     [Fact]
+    public async Task Read_BlockingReaderQueuedBehindAnAsyncOne_IsServedAfterIt()
+    {
+        // One slot at 1 B/s with no request latency: a read's bytes are its seconds. The async read of
+        // 0 bytes queued first must get the freed slot and finish at once; were the blocking read of
+        // a million bytes (11 days) served first, it never would.
+        var disk = new NetworkDiskModel(new NetworkDiskModelOptions { RequestLatency = TimeSpan.Zero, StreamBandwidthBytesPerSecond = 1, UsefulQueueDepth = 1 });
+        using var holder = new CancellationTokenSource();
+        using var blocking = new CancellationTokenSource();
+        var holding = disk.ReadAsync(1_000_000, holder.Token).AsTask();
+        var asyncRead = disk.ReadAsync(0, CancellationToken.None).AsTask();
+        var blockingRead = Task.Factory.StartNew(
+            () => disk.Read(1_000_000, blocking.Token), CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default);
+        await Strategies.EventuallyAsync(() => disk.QueuedRequests == 2, "both reads wait for the slot");
+
+        await holder.CancelAsync();
+
+        await asyncRead.WaitAsync(Strategies.Patience);
+        await Strategies.EventuallyAsync(() => disk.ActiveRequests == 1 && disk.QueuedRequests == 0, "the blocking read holds the slot");
+        await blocking.CancelAsync();
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => blockingRead.WaitAsync(Strategies.Patience));
+        await Assert.ThrowsAnyAsync<OperationCanceledException>(() => holding);
+        Assert.Equal((0, 0), (disk.ActiveRequests, disk.QueuedRequests));
+    }
+
+    [Fact]
     public async Task ReadAsync_FastModel_CompletesAndReleasesItsSlot()
     {
         var disk = new NetworkDiskModel(new NetworkDiskModelOptions { RequestLatency = TimeSpan.Zero, UsefulQueueDepth = 2 });

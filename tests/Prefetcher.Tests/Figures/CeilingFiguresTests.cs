@@ -35,7 +35,7 @@ public sealed class CeilingFiguresTests(ITestOutputHelper output)
     private async Task<double> RunAsync(string label, ControllerOptions controller, TimeSpan length)
     {
         var source = Strategies.OnModelledDisk(new EndlessSource(DocumentBytes));
-        var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { Controller = controller });
+        var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions { Controller = controller });
         long documents = 0;
         await Task.Run(async () =>
         {

@@ -57,7 +57,7 @@ public sealed class StrategyFiguresTests(ITestOutputHelper output)
     {
         var source = new InMemoryReadSourceDouble(documents);
         await using var prefetcher = Strategies.Start(
-            strategy, Strategies.OnModelledDisk(source), new PrefetchOptions(), BaselinePrefetcher.DefaultBatchDocuments);
+            strategy, Strategies.OnModelledDisk(source), new PrefetchOptions(), PrefetchOptions.DefaultBaselineBatchDocuments);
         var gcPauseBefore = GC.GetTotalPauseDuration();
         var run = await ModelledIndexer.ConsumeAsync(prefetcher);
         var pressure = prefetcher.Pressure;

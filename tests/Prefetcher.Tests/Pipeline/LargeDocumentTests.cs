@@ -16,7 +16,7 @@ public sealed class LargeDocumentTests
         sizes[SmallBefore] = 50_000_000;
         var giantId = TestCollections.Id(SmallBefore);
         var source = Strategies.OnModelledDisk(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var received = await Task.Run(async () =>
         {
@@ -49,7 +49,7 @@ public sealed class LargeDocumentTests
         var sizes = Enumerable.Repeat(10 * TestCollections.KiB, 101).ToArray();
         sizes[50] = 3 * TestCollections.MiB;
         var source = new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { BudgetBytes = Budget });
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions { BudgetBytes = Budget });
 
         var batches = new List<PrefetchBatch>();
         await foreach (var batch in prefetcher.ReadAllAsync(1000, 8 * TestCollections.MiB).WithCancellation(CancellationToken.None))

@@ -25,12 +25,12 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     {
         // 500 tasks of 200 ms: even a test thread resumed seconds late finds the run far from over.
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(4000, 8 * KiB)) { ReadDelay = TimeSpan.FromMilliseconds(200) };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { Controller = _smallTasks });
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions { Controller = _smallTasks });
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => source.MaxOpenReads >= 4, "at least four reads ran at once");
 
         prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 1 });
-        await Strategies.EventuallyAsync(() => prefetcher.RunningReads <= 1, "running reads drained to one");
+        await Strategies.EventuallyAsync(() => prefetcher.Admission.Snapshot().Running <= 1, "running reads drained to one");
         source.ResetMaxOpenReads();
         await Task.Delay(300);
 
@@ -43,9 +43,9 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     public async Task UpdateLimits_LowerBudget_StopsNewAdmissions()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(2000, 8 * KiB));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions { BudgetBytes = 4 * MiB, Controller = _smallTasks });
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions { BudgetBytes = 4 * MiB, Controller = _smallTasks });
         await Strategies.EventuallyAsync(
-            () => prefetcher.Budget.Snapshot() is { InFlightBytes: 0, WaitingCount: 1 } budget && budget.BufferedBytes > 3 * MiB,
+            () => prefetcher.Admission.Snapshot() is { InFlightBytes: 0, WaitingFor: AdmissionStage.Budget } budget && budget.BufferedBytes > 3 * MiB,
             "the budget is full and the planner waits");
 
         prefetcher.UpdateLimits(prefetcher.Limits with { BudgetBytes = MiB });
@@ -55,17 +55,17 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
 
         Assert.Equal(2 * MiB, taken!.TotalBytes);
         Assert.Equal(readsAtLowering, source.ReadCalls);
-        Assert.Equal(0, prefetcher.Budget.InFlightBytes);
-        Assert.Equal(MiB, prefetcher.Budget.Limit);
+        Assert.Equal(0, prefetcher.Admission.Snapshot().InFlightBytes);
+        Assert.Equal(MiB, prefetcher.Admission.Snapshot().BudgetBytes);
 
         // Once the consumer takes the rest, reads resume within the lower budget.
-        while (prefetcher.Budget.BufferedBytes > 0)
+        while (prefetcher.Admission.Snapshot().BufferedBytes > 0)
         {
             await prefetcher.TakeAsync(1000, long.MaxValue);
         }
 
         await Strategies.EventuallyAsync(() => source.ReadCalls > readsAtLowering, "reads resumed");
-        Assert.True(prefetcher.Budget.Snapshot().UsedBytes <= MiB);
+        Assert.True(prefetcher.Admission.Snapshot().UsedBytes <= MiB);
     }
 
     [Fact]
@@ -78,7 +78,7 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         var disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 20_000_000 };
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(12_000, 8 * KiB));
         var options = new PrefetchOptions { BudgetBytes = 2 * MiB, Controller = _smallTasks with { InitialConcurrency = 2 } };
-        await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source, disk), options);
+        await using var prefetcher = Strategies.StartAdaptive(Strategies.OnModelledDisk(source, disk), options);
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => consumer.Documents > 0, "the first documents arrived");
 
@@ -102,7 +102,7 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     [Fact]
     public async Task UpdateLimits_MaxConcurrencyAboveFixedMaximum_ThrowsNamingTheSetting()
     {
-        await using var prefetcher = AdaptivePrefetcher.Start(new InMemoryReadSourceDouble([]), new PrefetchOptions { Controller = _smallTasks });
+        await using var prefetcher = Strategies.StartAdaptive(new InMemoryReadSourceDouble([]), new PrefetchOptions { Controller = _smallTasks });
 
         var problem = Assert.Throws<ArgumentException>(() => prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 9 }));
 

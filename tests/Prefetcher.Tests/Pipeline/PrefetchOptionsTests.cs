@@ -46,7 +46,7 @@ public sealed class PrefetchOptionsTests
     {
         var source = new InMemoryReadSourceDouble([]);
 
-        Assert.Throws<ArgumentException>(() => AdaptivePrefetcher.Start(source, new PrefetchOptions { BudgetBytes = -1 }));
+        Assert.Throws<ArgumentException>(() => Strategies.StartAdaptive(source, new PrefetchOptions { BudgetBytes = -1 }));
 
         Assert.Equal(0, source.DisposeCount);
     }

@@ -12,7 +12,7 @@ public sealed class PressureTests
         var foreground = new LatencyHistogram();
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * TestCollections.KiB));
         var options = new PrefetchOptions { ForegroundLatency = foreground, BudgetBytes = 8 * TestCollections.MiB };
-        await using var prefetcher = AdaptivePrefetcher.Start(Strategies.OnModelledDisk(source), options);
+        await using var prefetcher = Strategies.StartAdaptive(Strategies.OnModelledDisk(source), options);
         var first = prefetcher.Pressure;
 
         // A consumer slow enough (about 24 MB/s) for the run to last several ticks, and foreground Gets of
@@ -60,7 +60,7 @@ public sealed class PressureTests
             MaxTaskBytes = 64 * TestCollections.KiB,
         };
         var options = new PrefetchOptions { Controller = controller, TickInterval = TimeSpan.FromMilliseconds(50) };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, options);
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
 
         await Strategies.DrainWithPatienceAsync(prefetcher, maxDocuments: 1);
 

@@ -35,7 +35,7 @@ public sealed class ReadFailureTests
         {
             FailWhen = task => Contains(task, _failingId) ? new IOException("disk on fire") : null,
         };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
 
         var second = (await Assert.ThrowsAsync<PrefetchReadException>(() => prefetcher.TakeAsync(10, 1000).AsTask())).StackTrace;
@@ -51,7 +51,7 @@ public sealed class ReadFailureTests
         {
             FailWhen = task => Contains(task, _failingId) ? new IOException("disk on fire") : null,
         };
-        await using var prefetcher = SequentialPrefetcher.Start(source, new PrefetchOptions(), batchDocuments: 100);
+        await using var prefetcher = Strategies.Start(Strategies.Sequential, source, new PrefetchOptions(), batchDocuments: 100);
         var received = new List<string>();
 
         await Assert.ThrowsAsync<PrefetchReadException>(async () =>
@@ -73,7 +73,7 @@ public sealed class ReadFailureTests
             ScanFailure = new IOException("meta column family unreadable"),
             ScanFailsAfter = 10,
         };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var failure = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
 
@@ -109,7 +109,7 @@ public sealed class ReadFailureTests
             ScanFailure = new OperationCanceledException("internal scan timeout"),
             ScanFailsAfter = 10,
         };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var failure = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
 
@@ -121,7 +121,7 @@ public sealed class ReadFailureTests
     public async Task ReadAll_SourceDropsADocument_FailsInsteadOfLosingIt()
     {
         var source = new DroppingSource(new InMemoryReadSourceDouble(TestCollections.Uniform(100, TestCollections.KiB)));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var failure = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
 
@@ -136,7 +136,7 @@ public sealed class ReadFailureTests
         {
             FailWhen = _ => new OutOfMemoryException("test: no memory"),
         };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         await Assert.ThrowsAsync<OutOfMemoryException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
     }

@@ -3,9 +3,9 @@ namespace Indexing.Prefetcher.Tests;
 /// <summary>Starts any of the three strategies the same way, and drains one, for tests that hold for all.</summary>
 internal static class Strategies
 {
-    public const string Adaptive = AdaptivePrefetcher.StrategyName;
-    public const string FixedBatch = FixedBatchPrefetcher.StrategyName;
-    public const string Sequential = SequentialPrefetcher.StrategyName;
+    public const string Adaptive = PrefetchStrategyNames.Adaptive;
+    public const string FixedBatch = PrefetchStrategyNames.FixedBatch;
+    public const string Sequential = PrefetchStrategyNames.Sequential;
 
     /// <summary>Documents per batch for the baselines in tests: small enough for several batches per run.</summary>
     public const int TestBatchDocuments = 256;
@@ -16,29 +16,21 @@ internal static class Strategies
     public static TheoryData<string> All => [Adaptive, FixedBatch, Sequential];
 
     /// <summary>The test name of a public strategy.</summary>
-    public static string Name(PrefetchStrategy strategy) => strategy switch
-    {
-        PrefetchStrategy.Adaptive => Adaptive,
-        PrefetchStrategy.FixedBatch => FixedBatch,
-        _ => Sequential,
-    };
+    public static string Name(PrefetchStrategy strategy) => strategy.ToName();
 
-    public static IBatchSource Start(
+    /// <summary>The named strategy over <paramref name="source"/>; the baselines read <paramref name="batchDocuments"/> per batch.</summary>
+    public static PrefetchPipeline Start(
         string strategy,
         IDocumentReadSource source,
         PrefetchOptions? options = null,
         int batchDocuments = TestBatchDocuments,
-        CancellationToken cancellationToken = default)
-    {
-        options ??= new PrefetchOptions();
-        return strategy switch
-        {
-            Adaptive => AdaptivePrefetcher.Start(source, options, cancellationToken),
-            FixedBatch => FixedBatchPrefetcher.Start(source, options, batchDocuments, cancellationToken),
-            Sequential => SequentialPrefetcher.Start(source, options, batchDocuments, cancellationToken),
-            _ => throw new ArgumentOutOfRangeException(nameof(strategy), strategy, $"Unknown strategy '{strategy}'."),
-        };
-    }
+        CancellationToken cancellationToken = default) =>
+        PrefetchPipeline.Start(
+            PrefetchStrategyNames.Parse(strategy), source, (options ?? new PrefetchOptions()) with { BaselineBatchDocuments = batchDocuments }, cancellationToken);
+
+    /// <summary>The adaptive strategy, as most pipeline tests use it.</summary>
+    public static PrefetchPipeline StartAdaptive(IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default) =>
+        PrefetchPipeline.Start(PrefetchStrategy.Adaptive, source, options, cancellationToken);
 
     /// <summary>The modelled network disk (default parameters unless given) in front of the test double.</summary>
     public static ModelledNetworkDiskSource OnModelledDisk(IDocumentReadSource source, NetworkDiskModelOptions? disk = null) =>

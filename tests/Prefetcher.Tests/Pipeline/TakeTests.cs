@@ -7,7 +7,7 @@ public sealed class TakeTests
     public async Task TakeAsync_EverythingReady_ReturnsAllOfItWithoutWaitingForMaxDocuments()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
 
         var batch = await prefetcher.TakeAsync(maxDocuments: 1000, maxBytes: 1_000_000);
@@ -23,7 +23,7 @@ public sealed class TakeTests
     {
         // 100 KiB documents, 4 MiB tasks: three reads.
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, 100 * TestCollections.KiB));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
         Assert.True(source.ReadCalls >= 2, $"The test needs several reads; there were {source.ReadCalls}.");
 
@@ -38,7 +38,7 @@ public sealed class TakeTests
     public async Task TakeAsync_ReadyExceedsLimits_SplitsAndKeepsTheRestForTheNextTake()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, 100));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
 
         var byCount = await prefetcher.TakeAsync(maxDocuments: 30, maxBytes: long.MaxValue);
@@ -58,7 +58,7 @@ public sealed class TakeTests
     public async Task TakeAsync_DocumentBiggerThanMaxBytes_ReturnsItAlone()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.FromSizes([5000, 10, 10]));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
 
         var big = await prefetcher.TakeAsync(maxDocuments: 10, maxBytes: 100);
@@ -73,14 +73,14 @@ public sealed class TakeTests
     public async Task TakeAsync_TakenBytes_LeaveTheBudget()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(100, 100));
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         await prefetcher.ReadersStopped.WaitAsync(Strategies.Patience);
-        Assert.Equal(10_000, prefetcher.Budget.BufferedBytes);
+        Assert.Equal(10_000, prefetcher.Admission.Snapshot().BufferedBytes);
 
         var batch = await prefetcher.TakeAsync(maxDocuments: 25, maxBytes: long.MaxValue);
 
-        Assert.Equal(10_000 - batch!.TotalBytes, prefetcher.Budget.BufferedBytes);
-        Assert.Equal(0, prefetcher.Budget.InFlightBytes);
+        Assert.Equal(10_000 - batch!.TotalBytes, prefetcher.Admission.Snapshot().BufferedBytes);
+        Assert.Equal(0, prefetcher.Admission.Snapshot().InFlightBytes);
     }
 
     [Fact]
@@ -90,7 +90,7 @@ public sealed class TakeTests
         // does not depend on timing.
         using var firstReadMayFinish = new ManualResetEventSlim(false);
         var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)), firstReadMayFinish);
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var take = prefetcher.TakeAsync(maxDocuments: 1000, maxBytes: long.MaxValue).AsTask();
         Assert.False(take.IsCompleted);
@@ -105,7 +105,7 @@ public sealed class TakeTests
     public async Task TakeAsync_WhileAnotherTakeWaits_Throws()
     {
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)) { ReadDelay = TimeSpan.FromSeconds(30) };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
         var waiting = prefetcher.TakeAsync(10, 1000);
 
         await Assert.ThrowsAsync<InvalidOperationException>(() => prefetcher.TakeAsync(10, 1000).AsTask());
@@ -117,7 +117,7 @@ public sealed class TakeTests
     [InlineData(1, 0)]
     public async Task TakeAsync_LimitBelowOne_Throws(int maxDocuments, long maxBytes)
     {
-        await using var prefetcher = AdaptivePrefetcher.Start(new InMemoryReadSourceDouble([]), new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(new InMemoryReadSourceDouble([]), new PrefetchOptions());
 
         await Assert.ThrowsAsync<ArgumentOutOfRangeException>(() => prefetcher.TakeAsync(maxDocuments, maxBytes).AsTask());
     }

@@ -76,7 +76,7 @@ public sealed class WatermarkTests
         using var firstTaskMayFinish = new ManualResetEventSlim();
         var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
         var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 } };
-        await using var prefetcher = AdaptivePrefetcher.Start(source, options);
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
 
         var early = await prefetcher.TakeAsync(100, TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
 

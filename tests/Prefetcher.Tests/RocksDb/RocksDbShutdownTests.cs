@@ -52,7 +52,7 @@ public sealed class RocksDbShutdownTests(ITestOutputHelper output)
             },
         };
         using var cancellation = new CancellationTokenSource();
-        var prefetcher = AdaptivePrefetcher.Start(source, new PrefetchOptions(), cancellation.Token);
+        var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions(), cancellation.Token);
         Assert.True(await Task.Run(() => giantIssued.Wait(Strategies.Patience)), "The giant's read never started.");
 
         var cancelledAt = Stopwatch.GetTimestamp();

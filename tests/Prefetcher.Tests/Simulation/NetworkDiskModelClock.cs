@@ -1,4 +1,4 @@
-namespace Indexing.Prefetcher;
+namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
 /// The modelled network disk in virtual time, for discrete-event simulations: given when a

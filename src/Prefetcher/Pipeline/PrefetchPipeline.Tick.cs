@@ -1,0 +1,116 @@
+using System.Collections.Immutable;
+using System.Runtime.CompilerServices;
+
+namespace Indexing.Prefetcher;
+
+// The tick: every TickInterval, jittered by ± TickJitterFraction so that decisions do not lock step
+// with other periodic work, the controller (adaptive only) decides L and the task size from what the
+// tick measured, and the pressure view is published. Ticks run on the thread pool (they compute and
+// never block on I/O); one that throws fails the run. The view may also be published by the thread
+// that ends the run, so what it reads is published atomically.
+public sealed partial class PrefetchPipeline
+{
+    private readonly CancellationTokenSource _stopTicks = new();
+    private readonly Lock _publishLock = new();
+    private readonly double _sizeDecayFactor;
+    private Task _ticks = Task.CompletedTask;
+    private long _targetTaskBytes;
+    private long _foregroundP99Ticks = -1;
+    private StrongBox<ControllerDecision>? _lastDecision;
+    private DecisionsCopy? _publicDecisions;
+
+    /// <inheritdoc />
+    public PrefetchPressure Pressure => _meter.Latest;
+
+    private async Task TickAsync()
+    {
+        try
+        {
+            while (true)
+            {
+                var jitter = 1 + (_options.TickJitterFraction * ((2 * Random.Shared.NextDouble()) - 1));
+                await Task.Delay(_options.TickInterval * jitter, _stopTicks.Token).ConfigureAwait(false);
+                Tick();
+            }
+        }
+        catch (OperationCanceledException) when (_stopTicks.IsCancellationRequested)
+        {
+        }
+        catch (Exception exception)
+        {
+            Fail(exception);
+        }
+    }
+
+    private void Tick()
+    {
+        var signals = _meter.Tick();
+        if (_policy.Controller is { } controller)
+        {
+            var foreground = ForegroundSignal.P99(_options.ForegroundLatency);
+            Volatile.Write(ref _foregroundP99Ticks, foreground?.Ticks ?? -1);
+            if (State is PrefetchState.Planning or PrefetchState.Running)
+            {
+                var decision = controller.Decide(signals with { ForegroundP99 = foreground, MemoryHigh = IsMemoryHigh() });
+                Volatile.Write(ref _lastDecision, new StrongBox<ControllerDecision>(decision));
+                Volatile.Write(ref _targetTaskBytes, decision.TargetTaskBytes);
+                _admission.SetConcurrency(decision.Concurrency);
+            }
+        }
+
+        _meter.Sizes.Decay(_sizeDecayFactor);
+        Publish();
+    }
+
+    // Serialised, so that a tick's snapshot cannot overwrite a newer one published at the end.
+    private void Publish()
+    {
+        lock (_publishLock)
+        {
+            PrefetchState state;
+            string? failure;
+            lock (_stateLock)
+            {
+                state = _state;
+                failure = _failure?.Message;
+            }
+
+            var foreground = Volatile.Read(ref _foregroundP99Ticks);
+            _meter.Publish(new PressureView(
+                state,
+                _ready.Queued,
+                failure,
+                foreground < 0 ? null : TimeSpan.FromTicks(foreground),
+                Volatile.Read(ref _lastDecision)?.Value,
+                _policy.Controller is { } controller ? PublicDecisions(controller.History) : []));
+        }
+    }
+
+    // The controller's history changes only when it records a decision (a new array each time),
+    // so the public copy is rebuilt only then, not on every publish.
+    private ImmutableArray<PrefetchDecisionEntry> PublicDecisions(ImmutableArray<ControllerHistoryEntry> history)
+    {
+        if (_publicDecisions is { } cached && cached.Source == history)
+        {
+            return cached.Entries;
+        }
+
+        var entries = ImmutableArray.CreateBuilder<PrefetchDecisionEntry>(history.Length);
+        foreach (var entry in history)
+        {
+            entries.Add(new PrefetchDecisionEntry(entry.At, entry.Concurrency, entry.Kind.Name(), entry.Reason));
+        }
+
+        _publicDecisions = new DecisionsCopy(history, entries.MoveToImmutable());
+        return _publicDecisions.Entries;
+    }
+
+    // The GC's own notion of "high memory load" (90% of the machine or container limit by default).
+    private static bool IsMemoryHigh()
+    {
+        var info = GC.GetGCMemoryInfo();
+        return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes;
+    }
+
+    private sealed record DecisionsCopy(ImmutableArray<ControllerHistoryEntry> Source, ImmutableArray<PrefetchDecisionEntry> Entries);
+}

@@ -1,0 +1,256 @@
+using System.Runtime.ExceptionServices;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
+/// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
+/// <para>
+/// Owns the read source (from <see cref="Start"/>; disposed once, after the last thread stopped), a
+/// planner thread that cuts the metadata scan into read tasks and admits them in key order
+/// (<see cref="ReadAdmission"/>: budget, MB/s cap, concurrency), reader threads started as L grows,
+/// and a tick in which the controller sets L and the task size from what the last tick measured.
+/// Completed reads are handed out in completion order, so a giant being read never holds back small
+/// ones already read.
+/// </para>
+/// <para>
+/// States: Planning → Running (the scan ended) → Completed (the last reader stopped with every task
+/// read). Cancellation (token or dispose) → Cancelled; the first failure → Failed. Terminal states
+/// never change. Shutdown: cancel the token (it interrupts waits and reads), let every thread stop,
+/// return unstarted tasks, dispose the source, complete the ready reads; on dispose also stop the
+/// ticks and return what was never taken.
+/// </para>
+/// <para>
+/// Files: this one (entry, consumer API, limits, state, disposal); <c>.Threads.cs</c> (planner,
+/// readers, the source's release); <c>.Tick.cs</c> (the tick, the pressure view). Threading: one
+/// consumer takes; <see cref="UpdateLimits"/>, <see cref="Pressure"/> and <see cref="DisposeAsync"/>
+/// from any thread; state changes under one lock.
+/// </para>
+/// </summary>
+public sealed partial class PrefetchPipeline : IBatchSource
+{
+    private readonly IDocumentReadSource _source;
+    private readonly PrefetchOptions _options;
+    private readonly ReadPolicy _policy;
+    private readonly ReadAdmission _admission;
+    private readonly PrefetchMeter _meter;
+    private readonly ReadyReads _ready;
+    private readonly CancellationTokenSource _stop;
+    private readonly CancellationToken _token;
+    private readonly Lock _stateLock = new();
+    private readonly TaskCompletionSource _readersStopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly long _snapshotEtag;
+    private PrefetchState _state = PrefetchState.Planning;
+    private Exception? _failure;
+    private ExceptionDispatchInfo? _failureDispatch;
+    private Exception? _releaseFailure;
+    private int _disposeStarted;
+
+    private PrefetchPipeline(PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken)
+    {
+        _source = source;
+        _options = options;
+
+        // Read once, now: the consumer asks for it after the last batch, when the source is already disposed.
+        _snapshotEtag = source.SnapshotEtag;
+        _policy = new ReadPolicy(strategy, options);
+        _admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
+        _meter = new PrefetchMeter(strategy.ToName(), _admission, options.HistoryLength);
+        _ready = new ReadyReads(_meter, source.StartAfterId, () => _policy.ConsumerBegan(_admission), () => _policy.NothingReady(_admission));
+        _reader = new TaskReader(source, _meter);
+        _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
+        _token = _stop.Token;
+        _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? 0;
+        _plan = new PlannedTasks(source, _policy.Plan, _policy.Controller is null ? null : () => Volatile.Read(ref _targetTaskBytes), _meter);
+        _planner = new Thread(PlanAndIssue) { IsBackground = true, Name = "Prefetch planner" };
+        _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(options.SizeHalfLife, options.TickInterval);
+    }
+
+    /// <summary>How this pipeline schedules its reads.</summary>
+    public PrefetchStrategy Strategy => _policy.Strategy;
+
+    /// <inheritdoc />
+    public long SnapshotEtag => _snapshotEtag;
+
+    /// <inheritdoc />
+    public string? HandedOutThrough => _ready.HandedOutThrough;
+
+    /// <summary>The live limits in force.</summary>
+    public PrefetchLimits Limits => _admission.Limits;
+
+    internal PrefetchState State
+    {
+        get
+        {
+            lock (_stateLock)
+            {
+                return _state;
+            }
+        }
+    }
+
+    internal ReadAdmission Admission => _admission;
+
+    /// <summary>Completes when the last thread stopped and the source was released.</summary>
+    internal Task ReadersStopped => _readersStopped.Task;
+
+    private bool IsDisposed => Volatile.Read(ref _disposeStarted) != 0;
+
+    /// <summary>
+    /// Validates <paramref name="options"/>, then takes ownership of <paramref name="source"/> and
+    /// starts reading (Sequential: at the first take). <paramref name="cancellationToken"/> stops the
+    /// run like <see cref="DisposeAsync"/> does, except that the pipeline stays readable (its pressure)
+    /// until disposed. On an invalid argument the caller still owns the source.
+    /// </summary>
+    internal static PrefetchPipeline Start(
+        PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default)
+    {
+        ArgumentNullException.ThrowIfNull(source);
+        ArgumentNullException.ThrowIfNull(options);
+        options.Validate();
+        var pipeline = new PrefetchPipeline(strategy, source, options, cancellationToken);
+        pipeline.StartThreads();
+        return pipeline;
+    }
+
+    /// <inheritdoc />
+    public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
+    {
+        ThrowIfUnusable(atEnd: false);
+        if (await _ready.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
+        {
+            return batch;
+        }
+
+        _stopTicks.Cancel();
+        Publish();
+        ThrowIfUnusable(atEnd: true);
+        return null;
+    }
+
+    /// <inheritdoc />
+    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
+
+    /// <summary>
+    /// Changes the live limits (a rethrottle). Lowering revokes nothing: running reads finish and
+    /// held bytes stay until taken; new reads wait until they fit the new limits.
+    /// </summary>
+    public void UpdateLimits(PrefetchLimits limits)
+    {
+        ArgumentNullException.ThrowIfNull(limits);
+        ObjectDisposedException.ThrowIf(IsDisposed, this);
+        _admission.SetLimits(limits.Validate(_options.Controller.MaxConcurrency));
+    }
+
+    /// <summary>
+    /// Stops reading, releases the snapshot and all budget. Idempotent. A store Get or MultiGet cannot
+    /// be interrupted, so readers stop when the store calls in flight return: the bound is the longest
+    /// single call (the largest document's Get; 130 ms for 48 MiB here), not a fixed time. Throws a
+    /// failure to release the source that the run could not report as its own failure.
+    /// </summary>
+    public async ValueTask DisposeAsync()
+    {
+        if (Interlocked.Exchange(ref _disposeStarted, 1) != 0)
+        {
+            await _disposed.Task.ConfigureAwait(false);
+            return;
+        }
+
+        try
+        {
+            _stop.Cancel();
+            await _readersStopped.Task.ConfigureAwait(false);
+            _stopTicks.Cancel();
+            await _ticks.ConfigureAwait(false);
+            _ready.DrainAndRelease();
+            Publish();
+            _issued.Dispose();
+            _stop.Dispose();
+            if (UnreportedReleaseFailure() is { } releaseFailure)
+            {
+                ExceptionDispatchInfo.Throw(releaseFailure);
+            }
+
+            _disposed.TrySetResult();
+        }
+        catch (Exception exception)
+        {
+            _disposed.TrySetException(exception);
+            throw;
+        }
+    }
+
+    /// <summary>Records the first failure and stops the run; the consumer sees it after what was already read.</summary>
+    private void Fail(Exception exception)
+    {
+        lock (_stateLock)
+        {
+            if (_failure is not null || _state is PrefetchState.Completed or PrefetchState.Cancelled)
+            {
+                return;
+            }
+
+            _failure = exception;
+
+            // Captured once, so that every take rethrows the same trace instead of appending to it.
+            _failureDispatch = ExceptionDispatchInfo.Capture(exception);
+            _state = PrefetchState.Failed;
+        }
+
+        _stop.Cancel();
+    }
+
+    private void SetRunning()
+    {
+        lock (_stateLock)
+        {
+            if (_state == PrefetchState.Planning)
+            {
+                _state = PrefetchState.Running;
+            }
+        }
+    }
+
+    // Threads may see the token and stop before the token's own callbacks ran, so whoever ends the
+    // run decides from the token: cancelled (and not failed) means Cancelled, else every task was read.
+    private void EndIfRunning()
+    {
+        lock (_stateLock)
+        {
+            if (_state is PrefetchState.Planning or PrefetchState.Running)
+            {
+                _state = _token.IsCancellationRequested ? PrefetchState.Cancelled : PrefetchState.Completed;
+            }
+        }
+    }
+
+    // A release failure that did not become the run's failure (the run had already been cancelled or
+    // failed) has nowhere else to go.
+    private Exception? UnreportedReleaseFailure()
+    {
+        lock (_stateLock)
+        {
+            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure) ? failure : null;
+        }
+    }
+
+    private void ThrowIfUnusable(bool atEnd)
+    {
+        ObjectDisposedException.ThrowIf(IsDisposed, this);
+        lock (_stateLock)
+        {
+            if (_state == PrefetchState.Cancelled)
+            {
+                throw new OperationCanceledException("The prefetcher was cancelled before it finished reading.", _token);
+            }
+
+            // A failure is reported once what was read before it has been handed out.
+            if (atEnd && _failureDispatch is { } failure)
+            {
+                failure.Throw();
+            }
+        }
+    }
+}

@@ -1,0 +1,380 @@
+using System.Diagnostics;
+
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// When the planner may issue its next read: budget, MB/s cap, concurrency and the baselines'
+/// read-ahead credits behind one lock. <see cref="Admit"/> takes, each once available, a credit,
+/// the bytes, the rate tokens, a slot: budget first, so that it bounds what reads bring in; the slot
+/// last, so that a read waiting for tokens does not count as running.
+/// <para>
+/// Budget: bytes in flight plus buffered (read, not yet taken) stay within the limit, except that a
+/// read larger than the whole limit is admitted alone, when nothing else is held (else it could never
+/// be read). The one waiter is the planner, issuing in key order, so a giant waiting for room is never
+/// overtaken by small reads that would keep it from ever fitting. Cap: a token bucket of
+/// <see cref="BurstTime"/>; a read starts once the bucket holds its bytes or is full, then takes them
+/// all, into debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
+/// </para>
+/// <para>
+/// Limits change live and lowering one revokes nothing. Threading: one admitting thread; the rest
+/// from any thread. The planner sleeps in <see cref="Monitor.Wait(object, TimeSpan)"/>; every change
+/// that may let it on pulses, as does its token. Returning more than was taken throws at once: the
+/// accounting checks are cheap and on in every build.
+/// </para>
+/// </summary>
+internal sealed class ReadAdmission
+{
+    /// <summary>The bucket holds this much of the rate: one controller tick's worth.</summary>
+    public static readonly TimeSpan BurstTime = TimeSpan.FromMilliseconds(250);
+
+    // The longest single wait for tokens; the loop re-checks after it, so a debt of any size (a
+    // 4 MiB read at 1 B/s is weeks) just waits instead of overflowing the monitor's timeout.
+    private static readonly TimeSpan _maxRateWait = TimeSpan.FromSeconds(1);
+
+    private readonly object _lock = new();
+    private PrefetchLimits _limits;
+    private int _decided;
+    private int _running;
+    private int? _credits;
+    private long _inFlight;
+    private long _buffered;
+    private long _highWaterMark;
+    private long _largestOversized;
+    private long _overcommits;
+    private long _waitedReservations;
+    private AdmissionStage _waitingFor;
+    private double _tokens;
+    private long _refilledAt = Stopwatch.GetTimestamp();
+
+    /// <param name="limits">The live limits to start with (validated by the caller).</param>
+    /// <param name="concurrency">The controller's L (the live limit's MaxConcurrency caps it).</param>
+    /// <param name="credits">Reads that may be issued before <see cref="GrantCredit"/> is called; null: no credits needed.</param>
+    public ReadAdmission(PrefetchLimits limits, int concurrency, int? credits = null)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(limits.BudgetBytes, 1L);
+        ArgumentOutOfRangeException.ThrowIfLessThan(concurrency, 1);
+        _limits = limits;
+        _decided = concurrency;
+        _credits = credits;
+        _tokens = limits.MaxBytesPerSecond is { } rate ? Burst(rate) : 0;
+    }
+
+    /// <summary>Time the planner waited for budget.</summary>
+    public WaitTimer BudgetWait { get; } = new();
+
+    /// <summary>Time the planner waited for the MB/s cap.</summary>
+    public WaitTimer RateWait { get; } = new();
+
+    public PrefetchLimits Limits
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return _limits;
+            }
+        }
+    }
+
+    public AdmissionSnapshot Snapshot()
+    {
+        lock (_lock)
+        {
+            return new AdmissionSnapshot(
+                _limits, _inFlight, _buffered, _waitingFor, _highWaterMark, _largestOversized, _overcommits,
+                _waitedReservations, _running, ConcurrencyLimitLocked());
+        }
+    }
+
+    /// <summary>
+    /// Blocks until a read of <paramref name="bytes"/> may be issued and takes what it needs; the
+    /// caller then owns the bytes and the slot and hands them back with <see cref="ReadEnded"/>.
+    /// Throws <see cref="OperationCanceledException"/> when the token fires first, holding nothing.
+    /// </summary>
+    public void Admit(long bytes, CancellationToken cancellationToken)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(bytes);
+        cancellationToken.ThrowIfCancellationRequested();
+        using var wake = cancellationToken.UnsafeRegister(static state => ((ReadAdmission)state!).Changed(), this);
+        lock (_lock)
+        {
+            var taken = AdmissionStage.None;
+            try
+            {
+                for (var stage = AdmissionStage.Credit; stage <= AdmissionStage.Slot; stage++)
+                {
+                    WaitFor(stage, bytes, cancellationToken);
+                    taken = stage;
+                }
+            }
+            catch
+            {
+                Undo(taken, bytes);
+                throw;
+            }
+        }
+    }
+
+    /// <summary>
+    /// A read admitted for <paramref name="reservedBytes"/> ended: its slot is free, and its bytes move
+    /// to buffered at their <paramref name="actualBytes"/> (null: nothing was read, they return).
+    /// </summary>
+    public void ReadEnded(long reservedBytes, long? actualBytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(reservedBytes);
+        ArgumentOutOfRangeException.ThrowIfNegative(actualBytes ?? 0);
+        lock (_lock)
+        {
+            if (reservedBytes > _inFlight || _running == 0)
+            {
+                throw new InvalidOperationException(
+                    $"a read of {reservedBytes} reserved bytes ended with {_inFlight} bytes in flight and {_running} reads running; a read returns only what it was admitted with.");
+            }
+
+            _inFlight -= reservedBytes;
+            _running--;
+            if (actualBytes is { } actual)
+            {
+                _buffered += actual;
+                if (actual > reservedBytes)
+                {
+                    // Sizes come from the snapshot the data is read under: anything but 0 is a sizing bug upstream.
+                    _overcommits++;
+                    _highWaterMark = Math.Max(_highWaterMark, _inFlight + _buffered);
+                }
+            }
+
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    /// <summary>The consumer took <paramref name="bytes"/> of what reads buffered.</summary>
+    public void Release(long bytes)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(bytes);
+        lock (_lock)
+        {
+            if (bytes > _buffered)
+            {
+                throw new InvalidOperationException(
+                    $"Release of {bytes} bytes exceeds the {_buffered} bytes buffered; only bytes a completed read buffered can be released.");
+            }
+
+            _buffered -= bytes;
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    /// <summary>Rethrottles: budget, concurrency cap and MB/s cap at once.</summary>
+    public void SetLimits(PrefetchLimits limits)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(limits.BudgetBytes, 1L);
+        lock (_lock)
+        {
+            Refill();
+            if (limits.MaxBytesPerSecond is { } rate)
+            {
+                // A new cap starts with a full bucket; a changed one keeps its balance (or debt).
+                _tokens = _limits.MaxBytesPerSecond is null ? Burst(rate) : Math.Min(_tokens, Burst(rate));
+            }
+
+            _limits = limits;
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    /// <summary>The controller's L (capped by the live limit).</summary>
+    public void SetConcurrency(int concurrency)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(concurrency, 1);
+        lock (_lock)
+        {
+            _decided = concurrency;
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    /// <summary>One more read may be issued (when credits are in use).</summary>
+    public void GrantCredit()
+    {
+        lock (_lock)
+        {
+            _credits++;
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    private static double Burst(long bytesPerSecond) => Math.Max(1, bytesPerSecond * BurstTime.TotalSeconds);
+
+    private void Changed()
+    {
+        lock (_lock)
+        {
+            Monitor.PulseAll(_lock);
+        }
+    }
+
+    private int ConcurrencyLimitLocked() => Math.Min(_decided, _limits.MaxConcurrency ?? int.MaxValue);
+
+    // Under the lock. A wait for budget or tokens is timed (the pressure view's producer-blocked share,
+    // the controller's "rate-limited" hold); a wait for a credit or a slot is the policy working.
+    private void WaitFor(AdmissionStage stage, long bytes, CancellationToken cancellationToken)
+    {
+        if (TryTake(stage, bytes, out var wait))
+        {
+            return;
+        }
+
+        using (stage switch { AdmissionStage.Budget => BudgetWait.Measure(), AdmissionStage.Rate => RateWait.Measure(), _ => (WaitTimer.Scope?)null })
+        {
+            _waitingFor = stage;
+            try
+            {
+                do
+                {
+                    cancellationToken.ThrowIfCancellationRequested();
+                    Monitor.Wait(_lock, wait);
+                }
+                while (!TryTake(stage, bytes, out wait));
+            }
+            finally
+            {
+                _waitingFor = AdmissionStage.None;
+            }
+        }
+
+        if (stage == AdmissionStage.Budget)
+        {
+            _waitedReservations++;
+        }
+    }
+
+    private bool TryTake(AdmissionStage stage, long bytes, out TimeSpan wait)
+    {
+        wait = Timeout.InfiniteTimeSpan;
+        switch (stage)
+        {
+            case AdmissionStage.Credit:
+                if (_credits is 0)
+                {
+                    return false;
+                }
+
+                _credits--;
+                return true;
+            case AdmissionStage.Budget:
+                return TryReserve(bytes);
+            case AdmissionStage.Rate:
+                return TryTakeTokens(bytes, out wait);
+            default:
+                if (_running >= ConcurrencyLimitLocked())
+                {
+                    return false;
+                }
+
+                _running++;
+                return true;
+        }
+    }
+
+    private bool TryReserve(long bytes)
+    {
+        var used = _inFlight + _buffered;
+        if (bytes <= _limits.BudgetBytes - used)
+        {
+            _inFlight += bytes;
+            _highWaterMark = Math.Max(_highWaterMark, used + bytes);
+            return true;
+        }
+
+        if (used == 0)
+        {
+            // Bigger than the whole budget, and nothing else is held: admitted alone.
+            _inFlight = bytes;
+            _largestOversized = Math.Max(_largestOversized, bytes);
+            return true;
+        }
+
+        return false;
+    }
+
+    private bool TryTakeTokens(long bytes, out TimeSpan wait)
+    {
+        wait = Timeout.InfiniteTimeSpan;
+        if (_limits.MaxBytesPerSecond is not { } rate)
+        {
+            return true;
+        }
+
+        Refill();
+        var needed = Math.Min(bytes, Burst(rate));
+        if (_tokens >= needed)
+        {
+            _tokens -= bytes;
+            return true;
+        }
+
+        wait = TimeSpan.FromSeconds(Math.Min(_maxRateWait.TotalSeconds, (needed - _tokens) / rate)) + TimeSpan.FromMilliseconds(1);
+        return false;
+    }
+
+    private void Refill()
+    {
+        var now = Stopwatch.GetTimestamp();
+        if (_limits.MaxBytesPerSecond is { } rate)
+        {
+            _tokens = Math.Min(Burst(rate), _tokens + (Stopwatch.GetElapsedTime(_refilledAt, now).TotalSeconds * rate));
+        }
+
+        _refilledAt = now;
+    }
+
+    // What a cancelled admission had taken goes back (the tokens stay spent, as a read issued would spend them).
+    private void Undo(AdmissionStage taken, long bytes)
+    {
+        if (taken >= AdmissionStage.Credit && _credits is not null)
+        {
+            _credits++;
+        }
+
+        if (taken >= AdmissionStage.Budget)
+        {
+            _inFlight -= bytes;
+            Monitor.PulseAll(_lock);
+        }
+    }
+}
+
+/// <summary>
+/// One consistent reading of a <see cref="ReadAdmission"/>, taken under its lock. In flight vs
+/// buffered tells a slow disk from a slow indexer. HighWaterMarkBytes: the largest in flight plus
+/// buffered seen, except a lone oversized admission (LargestOversizedAdmission); relative to the
+/// limit then in force. Overcommits: reads larger than their reservation (a sizing bug if not 0).
+/// WaitedReservations: admissions that had to wait for budget. WaitingFor: what the planner waits for now.
+/// </summary>
+internal readonly record struct AdmissionSnapshot(
+    PrefetchLimits Limits,
+    long InFlightBytes,
+    long BufferedBytes,
+    AdmissionStage WaitingFor,
+    long HighWaterMarkBytes,
+    long LargestOversizedAdmission,
+    long Overcommits,
+    long WaitedReservations,
+    int Running,
+    int ConcurrencyLimit)
+{
+    public long BudgetBytes => Limits.BudgetBytes;
+
+    public long UsedBytes => InFlightBytes + BufferedBytes;
+}
+
+/// <summary>What an admission takes, in this order (see <see cref="ReadAdmission"/>).</summary>
+internal enum AdmissionStage
+{
+    None,
+    Credit,
+    Budget,
+    Rate,
+    Slot,
+}

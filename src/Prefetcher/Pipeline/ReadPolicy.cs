@@ -1,0 +1,81 @@
+namespace Indexing.Prefetcher;
+
+/// <summary>
+/// What the three strategies do differently; everything else (planner, admission, readers, takes,
+/// shutdown, pressure) is the one <see cref="PrefetchPipeline"/>.
+/// <list type="bullet">
+/// <item>Adaptive: byte-balanced tasks sized by the <see cref="ConcurrencyController"/>, which also
+/// sets L each tick; reads run as far ahead as the budget allows.</item>
+/// <item>FixedBatch (baseline): fixed-count tasks (N documents, whatever their bytes) at L = 1, one
+/// read ahead: the next is issued once the consumer begins the one before.</item>
+/// <item>Sequential (baseline): the same tasks, each issued only when a take finds nothing ready, so
+/// the disk idles while the indexer works and the other way round: the loop the adaptive one replaced.</item>
+/// </list>
+/// The baselines assume uniform sizes (a batch holding a giant takes long to read, and the consumer
+/// stalls), and have no controller, so no foreground signal. Threading: <see cref="ConsumerBegan"/>
+/// and <see cref="NothingReady"/> from the consumer's take; the rest is fixed at start.
+/// </summary>
+internal sealed class ReadPolicy
+{
+    // Sequential: 1 from a take's request until the consumer begins the read it asked for, so that a
+    // take cancelled while waiting does not make the next take ask again (two reads back to back).
+    private int _requested;
+
+    public ReadPolicy(PrefetchStrategy strategy, PrefetchOptions options)
+    {
+        Strategy = strategy;
+        if (strategy == PrefetchStrategy.Adaptive)
+        {
+            Controller = new ConcurrencyController(options.Controller);
+            Plan = PlanOptions.ForBudget(options.BudgetBytes);
+            MaxReaders = options.Controller.MaxConcurrency;
+        }
+        else
+        {
+            Plan = PlanOptions.FixedCount(options.BaselineBatchDocuments);
+            MaxReaders = 1;
+        }
+    }
+
+    public PrefetchStrategy Strategy { get; }
+
+    /// <summary>Sets L and the task size each tick; null for the baselines.</summary>
+    public ConcurrencyController? Controller { get; }
+
+    public PlanOptions Plan { get; }
+
+    /// <summary>Reader threads at most (they start only as L grows).</summary>
+    public int MaxReaders { get; }
+
+    public int InitialConcurrency => Controller?.Concurrency ?? 1;
+
+    /// <summary>Reads admitted before the consumer grants more (see <see cref="ReadAdmission.GrantCredit"/>); null: no such bound.</summary>
+    public int? InitialCredits => Strategy switch
+    {
+        PrefetchStrategy.Adaptive => null,
+        PrefetchStrategy.FixedBatch => 1,
+        _ => 0,
+    };
+
+    /// <summary>The consumer began taking a completed read (under the take's lock: keep it short).</summary>
+    public void ConsumerBegan(ReadAdmission admission)
+    {
+        if (Strategy == PrefetchStrategy.FixedBatch)
+        {
+            admission.GrantCredit();
+        }
+        else if (Strategy == PrefetchStrategy.Sequential)
+        {
+            Volatile.Write(ref _requested, 0);
+        }
+    }
+
+    /// <summary>A take found nothing ready and is about to wait.</summary>
+    public void NothingReady(ReadAdmission admission)
+    {
+        if (Strategy == PrefetchStrategy.Sequential && Interlocked.Exchange(ref _requested, 1) == 0)
+        {
+            admission.GrantCredit();
+        }
+    }
+}
