@@ -13,7 +13,9 @@ namespace Indexing.Measurement;
 /// <para>
 /// The caller owns the store and keeps it open while this is used. Runs must not overlap: each one
 /// measures the whole process (working set, CPU). Files: this one runs a rebuild,
-/// RebuildWorkload.Sampling.cs records its timeline.
+/// RebuildWorkload.Sampling.cs records its timeline, RebuildWorkload.LuceneOnly.cs runs the
+/// LuceneOnly bound. A run that indexes opens its index before its clock starts and closes it after
+/// the clock stops, so every run times the build with its final commit, and no open or close.
 /// </para>
 /// <para>
 /// The IndexOnly bound indexes with input costing nothing. A collection of at most
