@@ -53,8 +53,7 @@ public sealed partial class MeasureTests
             root.GetProperty("indexOnlyToLuceneOnly").GetDouble(), 9);
         Assert.Equal("IndexOnly", root.GetProperty("bound").GetString());
         Assert.True(modes["LuceneOnly"].GetProperty("megabytesPerSecond").GetDouble() > 0);
-        Assert.Contains("Indexing alone: IndexOnly took", output, StringComparison.Ordinal);
-        Assert.Contains("2 indexing thread(s)", output, StringComparison.Ordinal);
-        Assert.Matches(@"│ LuceneOnly +│ +[0-9.]+ │", output);
+        // (The console's report goes to the terminal, not to System.CommandLine's output: the
+        // all-modes test reads it.)
     }
 }

@@ -132,6 +132,9 @@ public sealed partial class MeasureTests : IDisposable
             Assert.Matches($@"│ {mode} +│ +[0-9.]+ │", output);
         }
 
+        Assert.Contains("Indexing alone: IndexOnly took", output, StringComparison.Ordinal);
+        Assert.Contains("1 indexing thread(s) at nice 10", output, StringComparison.Ordinal);
+
         var csv = await File.ReadAllLinesAsync(settings.TimelineFile!);
         Assert.StartsWith("elapsed_s,concurrency_limit,", csv[0], StringComparison.Ordinal);
         Assert.True(csv.Length >= 2, $"{csv.Length} timeline lines");
@@ -187,9 +190,9 @@ public sealed partial class MeasureTests : IDisposable
         {
             var run = Assert.Single(result.GetProperty("runs").EnumerateArray());
             var chunks = run.GetProperty("indexOnlyChunks");
-            if (result.GetProperty("mode").GetString() == "IndexOnly")
+            if (result.GetProperty("mode").GetString() is "IndexOnly" or "LuceneOnly")
             {
-                Assert.True(chunks.GetInt32() > 1, $"IndexOnly in {chunks} chunks");
+                Assert.True(chunks.GetInt32() > 1, $"{result.GetProperty("mode").GetString()} in {chunks} chunks");
                 Assert.True(run.GetProperty("indexOnlyLoadingSeconds").GetDouble() > 0);
             }
             else
