@@ -6,7 +6,7 @@ namespace Indexing.Benchmarks.Rebuild;
 /// <summary>
 /// Rebuilding one index (text, keyword and numeric fields over the generated orders) from the same
 /// store through the same indexer with FixedBatch and Adaptive, beside reading alone with the controller
-/// (ReadOnly) and the two bounds (BestFixed, IndexOnly), per shape at 256 MB, on the local disk and
+/// (ReadOnly), the two bounds (BestFixed, IndexOnly) and Lucene.Net alone (LuceneOnly), per shape at 256 MB, on the local disk and
 /// on the read-bound slow disk (the modelled disk at 8 MB/s per stream, 4 ms per request). Product
 /// defaults throughout. FixedBatch is the baseline of the Ratio column; "Ratio to bound" divides by
 /// max(BestFixed, IndexOnly). Sequential (no overlap) is left out at this size to keep a full run
@@ -37,6 +37,10 @@ public class RebuildBenchmarks : RebuildBenchmarkBase
 
     [Benchmark]
     public long BestFixed() => Run(RebuildMode.BestFixed).Documents;
+
+    /// <summary>Lucene.Net alone on the same field values, extracted beforehand: IndexOnly over it is the indexer's own overhead.</summary>
+    [Benchmark]
+    public long LuceneOnly() => Run(RebuildMode.LuceneOnly).Documents;
 
     /// <summary>The median Adaptive and ReadOnly runs of this case: timelines and the controller's decisions.</summary>
     [GlobalCleanup]

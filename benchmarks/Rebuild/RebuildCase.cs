@@ -11,6 +11,9 @@ namespace Indexing.Benchmarks.Rebuild;
 /// </summary>
 public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDevice Device)
 {
+    /// <summary>The indexing threads' nice value when the table compares it (part of the label); null for the product default.</summary>
+    public int? IndexingThreadNice { get; init; }
+
     /// <summary>
     /// The read-bound device: the modelled disk at 8 MB/s per stream and 4 ms per request (depth
     /// 16). Two streams read slower than the indexer indexes, so the controller has to leave L=2.
@@ -51,5 +54,6 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
         }
     }
 
-    public override string ToString() => string.Create(CultureInfo.InvariantCulture, $"{Shape.ToName()} {TargetBytes / 1_000_000} MB, {Device.Name}");
+    public override string ToString() => string.Create(
+        CultureInfo.InvariantCulture, $"{Shape.ToName()} {TargetBytes / 1_000_000} MB, {Device.Name}{(IndexingThreadNice is { } nice ? $", nice {nice}" : "")}");
 }

@@ -5,11 +5,12 @@ namespace Indexing.Measurement;
 
 /// <summary>
 /// Everything one measured run produced. Prefetch figures are null for <see cref="RebuildMode.IndexOnly"/>
-/// (no prefetcher), the indexer's stall is null for <see cref="RebuildMode.ReadOnly"/> (no indexer).
+/// and <see cref="RebuildMode.LuceneOnly"/> (no prefetcher), the indexer's stall is null for
+/// <see cref="RebuildMode.ReadOnly"/> (no indexer) and <see cref="RebuildMode.LuceneOnly"/> (nothing to wait for).
 /// MB are decimal (10^6 bytes) of document bodies.
 /// </summary>
 /// <param name="IndexOnlyChunks">
-/// <see cref="RebuildMode.IndexOnly"/> only (null for the other modes): how many pieces its input
+/// <see cref="RebuildMode.IndexOnly"/> and <see cref="RebuildMode.LuceneOnly"/> only (null for the other modes): how many pieces its input
 /// was held in. 1 when the whole collection fit in <see cref="RebuildWorkload.InMemoryLimitBytes"/>
 /// and was held in memory before the clock started; more when the run loaded it chunk by chunk
 /// (each at most the limit, or one larger document), with the loading time taken out of
@@ -21,6 +22,8 @@ namespace Indexing.Measurement;
 /// <see cref="IndexerStall"/>. <see cref="TimeSpan.Zero"/> when the whole collection was held in
 /// memory before the clock started (<see cref="IndexOnlyChunks"/> is 1): nothing was loaded during
 /// the run. <see cref="Elapsed"/> plus it is the time on the run's clock, loads included.
+/// For <see cref="RebuildMode.LuceneOnly"/>: the time outside its clock during the run, the
+/// extraction of the field values (and any chunk's loading) above all.
 /// </param>
 /// <param name="FixedConcurrency">
 /// <see cref="RebuildMode.BestFixed"/> only (null for the other modes): the fixed L that won.

@@ -1,6 +1,6 @@
 namespace Indexing.Measurement;
 
-/// <summary>What one measured run does: a rebuild with one of the three strategies, or one of the two bounds.</summary>
+/// <summary>What one measured run does: a rebuild with one of the three strategies, reading alone, or one of the bounds.</summary>
 public enum RebuildMode
 {
     /// <summary>Read a batch, index it, read the next: no overlap.</summary>
@@ -31,4 +31,14 @@ public enum RebuildMode
     /// snapshot contents and device. Its figures are the winning run's.
     /// </summary>
     BestFixed,
+
+    /// <summary>
+    /// Bound of the bound: Lucene.Net alone on the same documents. Their field values are extracted
+    /// before the clock starts, then added with AddDocument into a fresh writer with the same
+    /// analyzer, settings and indexing threads (<see cref="Indexing.Indexer.LuceneOnlyBuild"/>),
+    /// timed like <see cref="IndexOnly"/>: no open or close inside, the final commit included.
+    /// IndexOnly over it is the project's own indexing overhead. Not part of the rebuild bound (no
+    /// rebuild can skip reading and extracting).
+    /// </summary>
+    LuceneOnly,
 }

@@ -27,7 +27,8 @@ public sealed class DemoTests : IDisposable
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
 
         var (first, firstOutput) = await RunAsync(settings, timeout.Token);
-        var (second, secondOutput) = await RunAsync(settings with { PrefetchDisk = null }, timeout.Token);
+        // The second run rebuilds with two indexing threads (--indexing-threads 2).
+        var (second, secondOutput) = await RunAsync(settings with { PrefetchDisk = null, IndexingThreads = 2 }, timeout.Token);
 
         Assert.True(first == 0, firstOutput);
         Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);
@@ -70,6 +71,7 @@ public sealed class DemoTests : IDisposable
     [InlineData("--model-network-disk false --disk-stream-mbps 3", "--disk-stream-mbps describes the modelled network disk, but --model-network-disk is false; drop one of them.")]
     [InlineData("--disk-queue-depth 0", "--disk-queue-depth is 0; it must be from 1 to 4096.")]
     [InlineData("--disk-stream-mbps 0", "--disk-stream-mbps is 0; it must be a positive number.")]
+    [InlineData("--indexing-threads 0", "--indexing-threads is 0; it must be from 1 to 16.")]
     public void CommandLine_BadDiskOptions_AreRefusedNamingTheOptionAndRule(string options, string expected)
     {
         var parse = Cli.CommandLine.Build().Parse(["demo", "--data", _directory, .. options.Split(' ')]);

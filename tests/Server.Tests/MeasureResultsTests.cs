@@ -18,6 +18,7 @@ public sealed class MeasureResultsTests
         [RebuildMode.ReadOnly] = [Run(RebuildMode.ReadOnly, 2, peak: 50, meanL: 8)],
         [RebuildMode.IndexOnly] = [Run(RebuildMode.IndexOnly, 4, 0), Run(RebuildMode.IndexOnly, 5, 0), Run(RebuildMode.IndexOnly, 6, 0)],
         [RebuildMode.BestFixed] = [Run(RebuildMode.BestFixed, 1.5, meanL: 16, fixedL: 16), Run(RebuildMode.BestFixed, 1.8, meanL: 32, fixedL: 32)],
+        [RebuildMode.LuceneOnly] = [Run(RebuildMode.LuceneOnly, 3), Run(RebuildMode.LuceneOnly, 7), Run(RebuildMode.LuceneOnly, 3.5)],
     };
 
     [Fact]
@@ -36,6 +37,9 @@ public sealed class MeasureResultsTests
         Assert.Equal(0.4, summaries[RebuildMode.ReadOnly].RatioToBound!.Value, 12);
         Assert.Equal(16, summaries[RebuildMode.BestFixed].FixedConcurrency);
         Assert.True(summaries[RebuildMode.BestFixed].IsBound && summaries[RebuildMode.ReadOnly].IsReference && !summaries[RebuildMode.ReadOnly].IsBound);
+        // LuceneOnly (median 3.5 s) is a reference, never the bound: IndexOnly (5 s) still is.
+        Assert.True(summaries[RebuildMode.LuceneOnly].IsReference && !summaries[RebuildMode.LuceneOnly].IsBound);
+        Assert.Equal(3.5 / 5, summaries[RebuildMode.LuceneOnly].RatioToBound!.Value, 12);
         Assert.Equal(10, summaries[RebuildMode.Sequential].MinWallSeconds);
         Assert.Equal(30, summaries[RebuildMode.Sequential].MaxWallSeconds);
         Assert.Equal(200, summaries[RebuildMode.Adaptive].PeakInFlightAndBufferedBytes);

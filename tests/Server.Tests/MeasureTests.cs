@@ -88,7 +88,7 @@ public sealed partial class MeasureTests : IDisposable
         Assert.All(fields, f => Assert.Equal("text", f.GetProperty("type").GetString()));
 
         var results = root.GetProperty("results").EnumerateArray().ToDictionary(r => r.GetProperty("mode").GetString()!);
-        Assert.Equal(["Sequential", "FixedBatch", "Adaptive", "ReadOnly", "IndexOnly", "BestFixed"], results.Keys);
+        Assert.Equal(["Sequential", "FixedBatch", "Adaptive", "ReadOnly", "IndexOnly", "BestFixed", "LuceneOnly"], results.Keys);
         foreach (var result in results.Values)
         {
             var runs = result.GetProperty("runs").EnumerateArray().Select(r => r.GetProperty("wallSeconds").GetDouble()).ToList();
@@ -114,6 +114,10 @@ public sealed partial class MeasureTests : IDisposable
         Assert.Equal(results["ReadOnly"].GetProperty("megabytesPerSecond").GetDouble() / results["BestFixed"].GetProperty("megabytesPerSecond").GetDouble(),
             root.GetProperty("readOnlyToBestFixed").GetDouble(), 9);
         Assert.Equal(JsonValueKind.Null, results["IndexOnly"].GetProperty("meanConcurrency").ValueKind);
+        // LuceneOnly is no part of the bound; IndexOnly over it is the indexer's own overhead.
+        Assert.False(results["LuceneOnly"].GetProperty("isBound").GetBoolean());
+        Assert.Equal(MedianOfRuns("IndexOnly") / MedianOfRuns("LuceneOnly"), root.GetProperty("indexOnlyToLuceneOnly").GetDouble(), 9);
+        Assert.Equal(1, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
         Assert.True(results["Adaptive"].GetProperty("peakInFlightAndBufferedBytes").GetInt64() > 0);
         Assert.True(results["Adaptive"].GetProperty("meanConcurrency").GetDouble() >= 1);
         // A run of a second or two may end before the controller's first decision, so the list can be empty.
@@ -127,6 +131,9 @@ public sealed partial class MeasureTests : IDisposable
         {
             Assert.Matches($@"│ {mode} +│ +[0-9.]+ │", output);
         }
+
+        Assert.Contains("Indexing alone: IndexOnly took", output, StringComparison.Ordinal);
+        Assert.Contains("1 indexing thread(s) at nice 10", output, StringComparison.Ordinal);
 
         var csv = await File.ReadAllLinesAsync(settings.TimelineFile!);
         Assert.StartsWith("elapsed_s,concurrency_limit,", csv[0], StringComparison.Ordinal);
@@ -183,9 +190,9 @@ public sealed partial class MeasureTests : IDisposable
         {
             var run = Assert.Single(result.GetProperty("runs").EnumerateArray());
             var chunks = run.GetProperty("indexOnlyChunks");
-            if (result.GetProperty("mode").GetString() == "IndexOnly")
+            if (result.GetProperty("mode").GetString() is "IndexOnly" or "LuceneOnly")
             {
-                Assert.True(chunks.GetInt32() > 1, $"IndexOnly in {chunks} chunks");
+                Assert.True(chunks.GetInt32() > 1, $"{result.GetProperty("mode").GetString()} in {chunks} chunks");
                 Assert.True(run.GetProperty("indexOnlyLoadingSeconds").GetDouble() > 0);
             }
             else
@@ -410,7 +417,9 @@ public sealed partial class MeasureTests : IDisposable
     [InlineData("--repeat 0", "--repeat is 0; it must be from 1 to 100")]
     [InlineData("--max-document-size 12parsecs", "--max-document-size '12parsecs' is not a size from 1 KiB to 1 GiB")]
     [InlineData("--device tape", "tape")]
-    [InlineData("--modes ReadOnly,Fastest", "--modes names 'Fastest', which is not a mode; use Sequential, FixedBatch, Adaptive, ReadOnly, IndexOnly, BestFixed.")]
+    [InlineData("--modes ReadOnly,Fastest", "--modes names 'Fastest', which is not a mode; use Sequential, FixedBatch, Adaptive, ReadOnly, IndexOnly, BestFixed, LuceneOnly.")]
+    [InlineData("--indexing-threads 0", "--indexing-threads is 0; it must be from 1 to 16")]
+    [InlineData("--indexing-threads 17", "--indexing-threads is 17; it must be from 1 to 16")]
     public async Task CommandLine_BadOptions_AreRefusedNamingTheOptionAndRule(string options, string expected)
     {
         var input = await GeneratedFileAsync("orders.ndjson", DatasetShape.Uniform, 10_000);

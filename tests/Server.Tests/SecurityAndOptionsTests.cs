@@ -194,6 +194,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxQueryTermsSetting, "5000", "Server:MaxQueryTerms is '5000'; it must be a whole number from 1 to 1,024" },
         { ServerOptions.MaxEventStreamsSetting, "many", "Server:MaxEventStreams is 'many'; it must be a whole number from 1 to 100,000" },
         { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
+        { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is '0'; it must be a whole number from 1 to 16 (threads indexing during a build" },
+        { ServerOptions.IndexingThreadNiceSetting, "20", "Indexes:IndexingThreadNice is '20'; it must be a whole number from 0 to 19" },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -233,6 +235,7 @@ public sealed class SecurityAndOptionsTests
         Assert.Equal(Path.Combine(Path.GetFullPath("data"), "store"), options.StoreDirectory);
         Assert.Equal(ServerOptions.LoopbackHosts, options.AllowedHosts);
         Assert.Equal(new HttpLimits(TimeSpan.FromSeconds(10), 2 * Environment.ProcessorCount, 32, 1024, 100, 1000), options.Limits);
+        Assert.Equal(new Indexer.IndexOptions(), options.Indexes);
     }
 
     [Theory]

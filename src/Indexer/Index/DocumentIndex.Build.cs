@@ -90,20 +90,22 @@ public sealed partial class DocumentIndex
         var workers = new Task[threads];
         for (var i = 0; i < threads; i++)
         {
-            workers[i] = Task.Run(
-                async () =>
+            // A dedicated thread at the indexing nice value (IndexingThread says why not the pool).
+            workers[i] = IndexingThread.Start(
+                $"indexing-{i + 1}",
+                Options.IndexingThreadNice,
+                () =>
                 {
                     try
                     {
-                        await BuildWorkerAsync(batches.Reader, threads, failed.Token).ConfigureAwait(false);
+                        BuildWorker(batches.Reader, threads, failed.Token);
                     }
                     catch
                     {
-                        await failed.CancelAsync().ConfigureAwait(false);
+                        failed.Cancel();
                         throw;
                     }
-                },
-                CancellationToken.None);
+                });
         }
 
         try
@@ -164,7 +166,8 @@ public sealed partial class DocumentIndex
         return _meter.Since(before, Stopwatch.GetElapsedTime(started));
     }
 
-    private async Task BuildWorkerAsync(ChannelReader<PrefetchBatch> batches, int threads, CancellationToken cancellationToken)
+    // Runs on its own thread, so it blocks while it waits.
+    private void BuildWorker(ChannelReader<PrefetchBatch> batches, int threads, CancellationToken cancellationToken)
     {
         var context = CreateWriteContext();
         while (true)
@@ -172,7 +175,7 @@ public sealed partial class DocumentIndex
             if (!batches.TryRead(out var batch))
             {
                 var waitStart = Stopwatch.GetTimestamp();
-                var more = await batches.WaitToReadAsync(cancellationToken).ConfigureAwait(false);
+                var more = batches.WaitToReadAsync(cancellationToken).AsTask().GetAwaiter().GetResult();
                 // Per thread share, so the total reads as "the indexer waited this long".
                 _meter.Stalled((Stopwatch.GetTimestamp() - waitStart) / threads);
                 if (!more)

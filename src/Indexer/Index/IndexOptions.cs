@@ -5,7 +5,7 @@ namespace Indexing.Indexer;
 /// <summary>How an index writes, commits, refreshes and follows the change feed. Validated as each value is set.</summary>
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
-/// <see cref="RamBufferSizeMB"/>. The others are read on every use but are not meant to change
+/// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>. The others are read on every use but are not meant to change
 /// while the index is open: pass a new instance when reopening. Defaults come from measurements
 /// on a 2-core VM (see src/Indexer/README.md, "Throughput").
 /// </remarks>
@@ -17,8 +17,12 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="RamBufferSizeMB"/>.</summary>
     public const double DefaultRamBufferSizeMB = 16;
 
+    /// <summary>Default <see cref="IndexingThreadNice"/>.</summary>
+    public const int DefaultIndexingThreadNice = 10;
+
     private readonly int _indexingThreads = DefaultIndexingThreads;
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
+    private readonly int _indexingThreadNice = DefaultIndexingThreadNice;
     private readonly long _commitEveryBytes = 256L << 20;
     private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
     private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
@@ -33,6 +37,18 @@ public sealed record IndexOptions
     {
         get => _indexingThreads;
         init => _indexingThreads = Check(value, 1, 16, nameof(IndexingThreads), "threads");
+    }
+
+    /// <summary>
+    /// The OS priority (Linux nice, 0..19; 0 leaves it alone) of a build's indexing threads and of
+    /// Lucene's merge threads, so that request threads (nice 0) win the CPU while a rebuild runs. Set
+    /// per thread when it starts; a thread already nicer keeps its own. A no-op where unsupported
+    /// (<see cref="ThreadNice.UnsupportedReason"/> says why).
+    /// </summary>
+    public int IndexingThreadNice
+    {
+        get => _indexingThreadNice;
+        init => _indexingThreadNice = Check(value, 0, ThreadNice.Lowest, nameof(IndexingThreadNice), "nice, 0 = request threads' priority");
     }
 
     /// <summary>IndexWriter RAM buffer in MB (1..2048): documents are buffered until this much, then flushed as a segment.</summary>
@@ -111,7 +127,7 @@ public sealed record IndexOptions
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
 

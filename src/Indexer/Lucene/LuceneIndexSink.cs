@@ -164,8 +164,9 @@ internal sealed class LuceneIndexSink : IIndexSink
         return IndexCheckpoint.FromUserData(commit.UserData);
     }
 
-    // A config belongs to one writer, so each (re)open makes its own.
-    private static IndexWriter OpenWriter(LuceneDirectory directory, StandardAnalyzer analyzer, IndexOptions options) =>
+    // A config belongs to one writer, so each (re)open makes its own. LuceneOnlyBuild opens its
+    // writer here too, so the bound and the index are configured alike.
+    internal static IndexWriter OpenWriter(LuceneDirectory directory, StandardAnalyzer analyzer, IndexOptions options) =>
         new(directory, new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
         {
             OpenMode = OpenMode.CREATE_OR_APPEND,
@@ -173,6 +174,7 @@ internal sealed class LuceneIndexSink : IIndexSink
             // One DocumentsWriterPerThread per thread adding at once; the default (8) already
             // covers 16 threads' worth only if we say so.
             MaxThreadStates = Math.Max(8, options.IndexingThreads),
+            MergeScheduler = new LowPriorityMergeScheduler(options.IndexingThreadNice),
         });
 
     public IIndexSinkWriter CreateWriter()

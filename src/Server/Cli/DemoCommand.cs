@@ -84,6 +84,7 @@ internal static class DemoCommand
             DefaultValueFactory = _ => 2,
         };
         OptionRules.InRange(writers, 0, 64);
+        var indexingThreads = OptionRules.IndexingThreads();
 
         var port = new Option<int>("--port")
         {
@@ -98,7 +99,7 @@ internal static class DemoCommand
 
         var command = new Command("demo", "Start the server, generate a skewed dataset (unless present) and load it, prefetch it with the adaptive prefetcher, then rebuild an index over it side by side while writers and queries run; keeps serving until Ctrl+C.")
         {
-            data, shape, size, seed, strategy, directReads, networkDisk, streamMbps, latency, queueDepth, noRebuild, writers, port, exitWhenDone,
+            data, shape, size, seed, strategy, directReads, networkDisk, streamMbps, latency, queueDepth, noRebuild, writers, indexingThreads, port, exitWhenDone,
         };
         Option[] diskOptions = [streamMbps, latency, queueDepth];
         command.Validators.Add(result =>
@@ -130,7 +131,8 @@ internal static class DemoCommand
                 Rebuild: !parse.GetValue(noRebuild),
                 Writers: parse.GetValue(writers),
                 Port: parse.GetValue(port),
-                ExitWhenDone: parse.GetValue(exitWhenDone));
+                ExitWhenDone: parse.GetValue(exitWhenDone),
+                IndexingThreads: parse.GetValue(indexingThreads));
             return new DemoRunner(settings).RunAsync(cancellationToken);
         });
         return command;

@@ -9,7 +9,7 @@ namespace Indexing.Server.Cli;
 
 // `measure FILE`: load the user's NDJSON into a fresh store, rebuild an index over it with each
 // strategy, read it alone (ReadOnly) and measure both bounds, and print and save the comparison
-// (Measure/MeasureRunner.cs). --modes picks a subset.
+// (Measure/MeasureRunner.cs), and Lucene.Net alone on the same values (LuceneOnly). --modes picks a subset.
 internal static class MeasureCommand
 {
     public const string LocalDevice = "local";
@@ -106,6 +106,7 @@ internal static class MeasureCommand
             DefaultValueFactory = _ => ByteSize.FormatExact(RebuildWorkload.DefaultInMemoryLimitBytes),
         };
 
+        var indexingThreads = OptionRules.IndexingThreads();
         OptionRules.InRange(repeat, 1, 100);
         OptionRules.Positive(latency, allowZero: true);
         OptionRules.Positive(streamMbps);
@@ -125,9 +126,9 @@ internal static class MeasureCommand
             "measure",
             "Measure an index rebuild on your own documents: load an NDJSON file into a fresh store, rebuild the index with each prefetch strategy " +
             "(Sequential, FixedBatch, Adaptive), reading alone with the controller (ReadOnly) and both bounds (BestFixed: reading at the fastest fixed L; " +
-            "IndexOnly), and print and save the comparison with the file's size profile.")
+            "IndexOnly), Lucene.Net alone on the same field values (LuceneOnly), and print and save the comparison with the file's size profile.")
         {
-            file, definition, collection, device, latency, streamMbps, queueDepth, deviceMbps, modes, repeat, json, timeline, work, keepStore, maxDocumentSize, inMemoryLimit,
+            file, definition, collection, device, latency, streamMbps, queueDepth, deviceMbps, modes, repeat, indexingThreads, json, timeline, work, keepStore, maxDocumentSize, inMemoryLimit,
         };
         Option[] diskOptions = [latency, streamMbps, queueDepth, deviceMbps];
         command.Validators.Add(result =>
@@ -164,7 +165,8 @@ internal static class MeasureCommand
                 parse.GetValue(keepStore),
                 maxDocumentBytes,
                 inMemoryLimitBytes,
-                parse.GetValue(modes) is { Length: > 0 } chosenModes ? Chosen(chosenModes) : null);
+                parse.GetValue(modes) is { Length: > 0 } chosenModes ? Chosen(chosenModes) : null,
+                parse.GetValue(indexingThreads));
             return new MeasureRunner(settings).RunAsync(cancellationToken);
         });
         return command;

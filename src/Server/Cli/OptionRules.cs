@@ -3,9 +3,25 @@ using Indexing.Storage;
 
 namespace Indexing.Server.Cli;
 
-// Validators the commands share; each error names the option, the value and the rule.
+// Validators the commands share, and the options two commands share; each error names the option, the value and the rule.
 internal static class OptionRules
 {
+    /// <summary>
+    /// <c>--indexing-threads N</c> (demo and measure): threads adding documents to the index during a
+    /// build (<see cref="Indexer.IndexOptions.IndexingThreads"/>, 1..16).
+    /// </summary>
+    public static Option<int> IndexingThreads()
+    {
+        var option = new Option<int>("--indexing-threads")
+        {
+            Description = $"Threads indexing during a build (1-16), each at nice {Indexer.IndexOptions.DefaultIndexingThreadNice} below the request threads; " +
+                "more than the cores left free only adds contention.",
+            DefaultValueFactory = _ => Indexer.IndexOptions.DefaultIndexingThreads,
+        };
+        InRange(option, 1, 16);
+        return option;
+    }
+
     /// <summary>The value must be from <paramref name="min"/> to <paramref name="max"/>; <paramref name="note"/> is added to the message.</summary>
     public static void InRange(Option<int> option, int min, int max, string? note = null) => option.Validators.Add(result =>
     {

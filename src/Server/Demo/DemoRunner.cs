@@ -34,6 +34,7 @@ internal sealed class DemoRunner
         {
             [ServerOptions.PortSetting] = _settings.Port.ToString(CultureInfo.InvariantCulture),
             [ServerOptions.DirectReadsSetting] = _settings.DirectReads ? "true" : "false",
+            [ServerOptions.IndexingThreadsSetting] = _settings.IndexingThreads.ToString(CultureInfo.InvariantCulture),
         };
         ServerHost host;
         try

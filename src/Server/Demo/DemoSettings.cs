@@ -4,7 +4,8 @@ using Indexing.Prefetcher;
 namespace Indexing.Server.Demo;
 
 // What `demo` was asked to do, validated by the command line. PrefetchDisk: the modelled disk the
-// prefetch pass reads through; null reads the local disk as it is.
+// prefetch pass reads through; null reads the local disk as it is. IndexingThreads: the server's
+// Indexes:IndexingThreads, the threads the rebuild indexes with.
 internal sealed record DemoSettings(
     string DataDirectory,
     DatasetShape Shape,
@@ -16,7 +17,8 @@ internal sealed record DemoSettings(
     bool Rebuild = true,
     int Writers = 2,
     int Port = Hosting.ServerOptions.DefaultPort,
-    bool ExitWhenDone = false)
+    bool ExitWhenDone = false,
+    int IndexingThreads = Indexer.IndexOptions.DefaultIndexingThreads)
 {
     /// <summary>
     /// The prefetch pass's modelled disk by default: a slow network volume, 4 MB/s per request

@@ -114,7 +114,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 store,
                 static (request, cancellationToken) =>
                     Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, cancellationToken: cancellationToken),
-                new IndexManagerOptions(),
+                new IndexManagerOptions { Index = options.Indexes },
                 observer: prefetches);
             var opened = indexes;
             rebuilds.RegisterMany(() => RebuildBars(opened));
@@ -133,6 +133,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
             host.BaseAddress = new Uri(addresses.First());
             app.Logger.LogInformation("listening on {Address} (admin page {Address}admin); {Options}", host.BaseAddress, host.BaseAddress, options);
+            LogIndexingPriority(app.Logger, options.Indexes);
             return host;
         }
         catch
@@ -159,6 +160,15 @@ internal sealed partial class ServerHost : IAsyncDisposable
     }
 
     // The running (and just finished) rebuilds of every index, as the admin page's bars.
+    // The one line saying that indexing threads cannot be lowered here (they then compete with requests as equals).
+    private static void LogIndexingPriority(ILogger logger, IndexOptions indexes)
+    {
+        if (indexes.IndexingThreadNice > 0 && ThreadNice.CurrentThreadNice() is null)
+        {
+            logger.LogWarning("{Setting} is {Nice}, but {Reason}", ServerOptions.IndexingThreadNiceSetting, indexes.IndexingThreadNice, ThreadNice.UnsupportedReason);
+        }
+    }
+
     private static IEnumerable<RebuildBar> RebuildBars(IndexManager indexes)
     {
         foreach (var name in indexes.Names)

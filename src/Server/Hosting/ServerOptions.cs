@@ -6,7 +6,7 @@ using Microsoft.Extensions.Configuration;
 namespace Indexing.Server.Hosting;
 
 /// <summary>
-/// The server's settings (sections <c>Server</c> and <c>Storage</c>), read once at start from the
+/// The server's settings (sections <c>Server</c>, <c>Storage</c> and <c>Indexes</c>), read once at start from the
 /// merged configuration (appsettings.json, environment variables such as <c>Server__Port</c>, the
 /// command line) and validated then: every problem is reported at once, each naming its setting.
 /// Nothing here changes while the server runs; live prefetch limits go through the admin API.
@@ -29,6 +29,8 @@ internal sealed class ServerOptions
     public const string MaxQueryTermsSetting = "Server:MaxQueryTerms";
     public const string MaxEventStreamsSetting = "Server:MaxEventStreams";
     public const string MaxConnectionsSetting = "Server:MaxConnections";
+    public const string IndexingThreadsSetting = "Indexes:IndexingThreads";
+    public const string IndexingThreadNiceSetting = "Indexes:IndexingThreadNice";
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -42,8 +44,10 @@ internal sealed class ServerOptions
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
 
-    private ServerOptions(string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store)
+    private ServerOptions(
+        string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store, Indexer.IndexOptions indexes)
     {
+        Indexes = indexes;
         DataDirectory = dataDirectory;
         Address = address;
         Port = port;
@@ -76,6 +80,9 @@ internal sealed class ServerOptions
     public HttpLimits Limits { get; }
 
     public StoreOptions Store { get; }
+
+    /// <summary>The options every index is opened with (indexing threads and their nice value; the rest are the defaults).</summary>
+    public Indexer.IndexOptions Indexes { get; }
 
     /// <summary>Reads and validates the settings; throws <see cref="ServerConfigurationException"/> listing every problem.</summary>
     public static ServerOptions Bind(IConfiguration configuration, string dataDirectory)
@@ -131,6 +138,12 @@ internal sealed class ServerOptions
 
         var allowedHosts = Hosts(configuration, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
         var limits = BindLimits(configuration, problems);
+        var indexes = new Indexer.IndexOptions
+        {
+            IndexingThreads = Count(configuration, IndexingThreadsSetting, Indexer.IndexOptions.DefaultIndexingThreads, 1, 16, "threads indexing during a build", problems),
+            IndexingThreadNice = Count(configuration, IndexingThreadNiceSetting, Indexer.IndexOptions.DefaultIndexingThreadNice, 0, Indexer.ThreadNice.Lowest,
+                "nice value of the indexing and merge threads; 0 leaves them at the request threads' priority", problems),
+        };
 
         StoreOptions? store = null;
         try
@@ -148,13 +161,13 @@ internal sealed class ServerOptions
             throw new ServerConfigurationException(problems);
         }
 
-        return new ServerOptions(Path.GetFullPath(dataDirectory), address, port, apiKey, allowedHosts, limits, store);
+        return new ServerOptions(Path.GetFullPath(dataDirectory), address, port, apiKey, allowedHosts, limits, store, indexes);
     }
 
     /// <summary>The effective configuration for the start-up log line (the API key only as set or not).</summary>
     public override string ToString() =>
         $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
-        $"limits: {Limits}; store: {Store}";
+        $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}";
 
     private static HttpLimits BindLimits(IConfiguration configuration, List<string> problems)
     {

@@ -49,6 +49,12 @@ internal sealed class MeasureReport(
                 $"Bound: [bold]{bound.Mode}[/] ({bound.WallSeconds:0.00} s{fixedL}) — {(bound.Mode == RebuildMode.IndexOnly ? "indexing" : "reading")} is the slower half on this data and device.{judged}");
         }
 
+        if (IndexingAgainstLucene() is { } indexing)
+        {
+            console.MarkupLineInterpolated(
+                $"Indexing alone: IndexOnly took [bold]{indexing.Ratio:0.00}x[/] LuceneOnly's time ({indexing.IndexOnly.MegabytesPerSecond:0.0} against {indexing.LuceneOnly.MegabytesPerSecond:0.0} MB/s, Lucene.Net alone on the values extracted beforehand), {MeasureRunner.IndexOptionsOf(settings).IndexingThreads} indexing thread(s).");
+        }
+
         if (ReadingAgainstBestFixed() is { } reading)
         {
             var ramp = reading.ReadOnly.MedianRun.TimeTo80PercentOfFinalRate is { } time ? $"; 80% of its final MB/s after {time.TotalSeconds:0.0} s" : "";
@@ -79,11 +85,17 @@ internal sealed class MeasureReport(
             ? (readOnly, bestFixed, readOnly.MegabytesPerSecond / bestFixed.MegabytesPerSecond)
             : null;
 
+    // IndexOnly's median wall time over LuceneOnly's, when both were measured: the project's own indexing overhead.
+    private (ModeSummary IndexOnly, ModeSummary LuceneOnly, double Ratio)? IndexingAgainstLucene() =>
+        Summary(RebuildMode.IndexOnly) is { } indexOnly && Summary(RebuildMode.LuceneOnly) is { } luceneOnly
+            ? (indexOnly, luceneOnly, indexOnly.WallSeconds / luceneOnly.WallSeconds)
+            : null;
+
     /// <summary>The JSON file when nothing could be measured: the settings, the load and its bad lines, and why.</summary>
     public static void WriteUnmeasured(MeasureSettings settings, LoadOutcome load, string reason) =>
         WriteJson(settings.JsonFile, new MeasureJson(
             DateTimeOffset.UtcNow, Machine(), Settings(settings), Input(settings, load), reason,
-            null, null, null, null, null, null, null, null, null, null, null, null, null));
+            null, null, null, null, null, null, null, null, null, null, null, null, null, null));
 
     private static void WriteJson(string path, MeasureJson json) =>
         AtomicFile.Replace(path, stream => JsonSerializer.Serialize(stream, json, _json));
@@ -100,6 +112,8 @@ internal sealed class MeasureReport(
             disk is null ? null : new NetworkDiskJson(disk.RequestLatency.TotalMilliseconds, disk.StreamBandwidthBytesPerSecond / 1e6, disk.UsefulQueueDepth, disk.DeviceBandwidthBytesPerSecond / 1e6),
             RebuildWorkload.SmallTakes.TakeMaxBytes,
             RebuildWorkload.SmallTakes.TakeMaxDocuments,
+            settings.IndexingThreads,
+            MeasureRunner.IndexOptionsOf(settings).IndexingThreadNice,
             PrefetchOptions.DefaultBudgetBytes,
             settings.MaxDocumentBytes,
             settings.InMemoryLimitBytes);
@@ -122,7 +136,8 @@ internal sealed class MeasureReport(
             .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "wall range s")
             .Caption("x bound: wall time over max(BestFixed, IndexOnly). BestFixed: reading alone at the fastest fixed L (in mean L); " +
                 "ReadOnly: reading alone, the controller choosing L. stall: time the indexer waited for documents. " +
-                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds and ReadOnly in grey.");
+                "LuceneOnly: Lucene.Net alone on the field values extracted beforehand (IndexOnly over it is the indexer's own overhead). " +
+                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds, ReadOnly and LuceneOnly in grey.");
         foreach (var column in table.Columns.Skip(1))
         {
             column.RightAligned();
@@ -164,6 +179,7 @@ internal sealed class MeasureReport(
             JsonNode.Parse(definition.ToJson())!,
             summaries.Where(s => s.IsBound).MaxBy(s => s.WallSeconds)?.Mode,
             ReadingAgainstBestFixed()?.Ratio,
+            IndexingAgainstLucene()?.Ratio,
             Summary(RebuildMode.ReadOnly)?.MedianRun.TimeTo80PercentOfFinalRate?.TotalSeconds,
             Decisions(RebuildMode.Adaptive),
             Decisions(RebuildMode.ReadOnly),
@@ -211,6 +227,7 @@ internal sealed class MeasureReport(
         JsonNode? Definition,
         RebuildMode? Bound,
         double? ReadOnlyToBestFixed,
+        double? IndexOnlyToLuceneOnly,
         double? ReadOnlySecondsTo80PercentOfFinalRate,
         IReadOnlyList<DecisionJson>? AdaptiveDecisions,
         IReadOnlyList<DecisionJson>? ReadOnlyDecisions,
@@ -221,7 +238,7 @@ internal sealed class MeasureReport(
     private sealed record MachineJson(int ProcessorCount, string Os, string Runtime);
 
     private sealed record SettingsJson(
-        int Repeat, string Device, NetworkDiskJson? NetworkDisk, long TakeMaxBytes, int TakeMaxDocuments, long PrefetchBudgetBytes,
+        int Repeat, string Device, NetworkDiskJson? NetworkDisk, long TakeMaxBytes, int TakeMaxDocuments, int IndexingThreads, int IndexingThreadNice, long PrefetchBudgetBytes,
         long MaxDocumentBytes, long InMemoryLimitBytes);
 
     private sealed record NetworkDiskJson(double RequestLatencyMs, double StreamMegabytesPerSecond, int UsefulQueueDepth, double? DeviceMegabytesPerSecond);

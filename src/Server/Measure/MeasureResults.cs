@@ -26,8 +26,11 @@ internal sealed record ModeSummary(
     /// <summary>The bounds are not strategies: they are what reading alone (at the best fixed L) and indexing alone take.</summary>
     public bool IsBound => Mode is RebuildMode.BestFixed or RebuildMode.IndexOnly;
 
-    /// <summary>Not a rebuild: a bound, or ReadOnly (reading alone with the controller choosing L, judged against BestFixed).</summary>
-    public bool IsReference => IsBound || Mode == RebuildMode.ReadOnly;
+    /// <summary>
+    /// Not a rebuild: a bound, ReadOnly (reading alone with the controller choosing L, judged against
+    /// BestFixed), or LuceneOnly (Lucene.Net alone, which IndexOnly is judged against).
+    /// </summary>
+    public bool IsReference => IsBound || Mode is RebuildMode.ReadOnly or RebuildMode.LuceneOnly;
 
     /// <summary>The run whose wall time is the median (the lower middle one for an even count): the run whose timeline is written.</summary>
     public RebuildFigures MedianRun => Runs.OrderBy(r => r.Elapsed).ElementAt((Runs.Count - 1) / 2);
@@ -39,9 +42,9 @@ internal sealed record ModeSummary(
 /// <summary>Medians and ratios over every mode's runs.</summary>
 internal static class MeasureResults
 {
-    /// <summary>Every mode, in the order they run and are reported: the three strategies, ReadOnly, then the two bounds.</summary>
+    /// <summary>Every mode, in the order they run and are reported: the three strategies, ReadOnly, the two bounds, then LuceneOnly.</summary>
     public static IReadOnlyList<RebuildMode> Modes { get; } =
-        [RebuildMode.Sequential, RebuildMode.FixedBatch, RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.IndexOnly, RebuildMode.BestFixed];
+        [RebuildMode.Sequential, RebuildMode.FixedBatch, RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.IndexOnly, RebuildMode.BestFixed, RebuildMode.LuceneOnly];
 
     /// <summary>
     /// One summary per mode of <paramref name="modes"/> (default: <see cref="Modes"/>), in that

@@ -126,7 +126,7 @@ internal sealed partial class MeasureRunner
             : await SurveyAsync(store, collection, cancellationToken).ConfigureAwait(false);
         ReportDefinition(definition, survey);
 
-        var workload = new RebuildWorkload(store, definition, work.IndexesPath, RebuildWorkload.SmallTakes) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
+        var workload = new RebuildWorkload(store, definition, work.IndexesPath, IndexOptionsOf(_settings)) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
         var runs = await RunAllAsync(workload, cancellationToken).ConfigureAwait(false);
         var summaries = MeasureResults.Summarise(runs, _settings.Modes);
         var report = new MeasureReport(_settings, load, collections, collection, profile, definition, survey, workload, summaries);
@@ -337,7 +337,14 @@ internal sealed partial class MeasureRunner
         var runs = modes.ToDictionary(m => m, _ => new List<RebuildFigures>());
         var total = _settings.Repeat * modes.Count;
         var done = 0;
-        _console.MarkupLineInterpolated($"Measuring on [bold]{_settings.Device}[/]: {total} runs ({modes.Count} modes x {_settings.Repeat}), round robin");
+        var indexing = IndexOptionsOf(_settings);
+        _console.MarkupLineInterpolated(
+            $"Measuring on [bold]{_settings.Device}[/]: {total} runs ({modes.Count} modes x {_settings.Repeat}), round robin; {indexing.IndexingThreads} indexing thread(s) at nice {indexing.IndexingThreadNice}");
+        if (ThreadNice.CurrentThreadNice() is null)
+        {
+            _console.MarkupLineInterpolated($"[yellow]note:[/] {ThreadNice.UnsupportedReason}");
+        }
+
         if (workload.Bytes <= WarmUpLimitBytes)
         {
             // A rebuild when one is measured, else reading alone (JIT and start-up either way).
@@ -387,6 +394,9 @@ internal sealed partial class MeasureRunner
 
         return figures;
     }
+
+    /// <summary>The indexer's options of every measured run: small takes (see <see cref="RebuildWorkload.SmallTakes"/>) and the threads asked for.</summary>
+    internal static IndexOptions IndexOptionsOf(MeasureSettings settings) => RebuildWorkload.SmallTakes with { IndexingThreads = settings.IndexingThreads };
 
     private static string Describe(Exception e) => e switch
     {

@@ -15,6 +15,7 @@ namespace Indexing.Server.Measure;
 /// <param name="MaxDocumentBytes">Largest document the store accepts; longer lines are reported and skipped.</param>
 /// <param name="InMemoryLimitBytes">Most document bytes the IndexOnly bound holds in memory at once.</param>
 /// <param name="Modes">The strategies and bounds to run, in <see cref="MeasureResults.Modes"/> order (default: all).</param>
+/// <param name="IndexingThreads">Threads indexing in every run that indexes (the rebuilds, IndexOnly, LuceneOnly).</param>
 internal sealed record MeasureSettings(
     string InputFile,
     string? DefinitionFile,
@@ -27,7 +28,8 @@ internal sealed record MeasureSettings(
     bool KeepStore,
     long MaxDocumentBytes,
     long InMemoryLimitBytes,
-    IReadOnlyList<RebuildMode>? Modes = null)
+    IReadOnlyList<RebuildMode>? Modes = null,
+    int IndexingThreads = Indexer.IndexOptions.DefaultIndexingThreads)
 {
     /// <summary>The strategies and bounds to run, in <see cref="MeasureResults.Modes"/> order.</summary>
     public IReadOnlyList<RebuildMode> Modes { get; init; } = Modes ?? MeasureResults.Modes;

@@ -16,6 +16,8 @@ public sealed class EngineBoundaryTests
         typeof(PatternTermQuery),
         typeof(BoundedTermsRewrite),
         typeof(BudgetedCollector),
+        typeof(LuceneOnlyBuild),
+        typeof(LowPriorityMergeScheduler),
     ];
 
     [Fact]
