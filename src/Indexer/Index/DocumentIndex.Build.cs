@@ -8,14 +8,19 @@ namespace Indexing.Indexer;
 
 // Bulk build: every document of a snapshot, from a batch source, into an empty index.
 //
-// The calling task takes batches ("whatever is ready") and hands them through a bounded channel
-// to IndexingThreads workers, each adding with its own sink writer into the one engine (the Lucene
-// engine's IndexWriter gives each thread its own in-memory segment, DocumentsWriterPerThread). Stall
-// is the workers' time waiting on the channel: time the indexer had nothing to do.
+// The calling task takes batches ("whatever is ready"), numbers them and hands them through a
+// bounded channel to IndexingThreads workers, each adding with its own sink writer into the one
+// engine (the Lucene engine's IndexWriter gives each thread its own in-memory segment,
+// DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the indexer
+// had nothing to do.
 //
-// Checkpoints: a commit at the start records the snapshot etag as "build in progress"; commits by
-// bytes/time keep that marker (a crash leaves an index that says it is incomplete); the last
-// commit records the snapshot etag as the index's etag, from which following continues.
+// Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
+// separate task commits every BulkCommitInterval, concurrently with the workers' adds (the engine
+// allows it; neither the feeder nor the workers wait for it), recording S and the "indexed through"
+// key as it stood when the commit began (IndexedThroughKey.cs): every document up to the key is in
+// that commit. The index's etag stays the pre-build value until the last commit, which records S
+// as the index's etag, from which following continues. A crash leaves an index that says it is
+// incomplete, with the key to resume after.
 public sealed partial class DocumentIndex
 {
     /// <summary>
@@ -27,7 +32,11 @@ public sealed partial class DocumentIndex
     /// <exception cref="InvalidOperationException">The index is not new, is stale, or is busy (following, building, in error).</exception>
     /// <exception cref="IndexWriteException">The engine failed; the index is in <see cref="IndexState.Error"/>.</exception>
     /// <exception cref="PrefetchReadException">The source failed to read; the index keeps the interrupted build until rebuilt.</exception>
-    public async Task<IndexMetrics> BuildAsync(IBatchSource source, CancellationToken cancellationToken = default)
+    public Task<IndexMetrics> BuildAsync(IBatchSource source, CancellationToken cancellationToken = default) =>
+        BuildAsync(source, bulkCommitted: null, cancellationToken);
+
+    // The manager's entry: bulkCommitted is told each bulk commit's key, on the commit task (a test hook point).
+    internal async Task<IndexMetrics> BuildAsync(IBatchSource source, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(source);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -35,7 +44,7 @@ public sealed partial class DocumentIndex
         Transition(IndexState.Building, "start a build", IndexState.Idle);
         try
         {
-            var build = BuildCoreAsync(source, cancellationToken);
+            var build = BuildCoreAsync(source, bulkCommitted, cancellationToken);
             _activeBuild = build;
             return await build.ConfigureAwait(false);
         }
@@ -46,7 +55,7 @@ public sealed partial class DocumentIndex
         }
     }
 
-    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, CancellationToken cancellationToken)
+    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
         var snapshotEtag = source.SnapshotEtag;
         var before = _meter.Snapshot();
@@ -74,37 +83,29 @@ public sealed partial class DocumentIndex
             }
 
             _buildSnapshotEtag = snapshotEtag;
+            _buildIndexedThrough = null;
             CommitLocked();
         }
 
+        var key = new IndexedThroughKey(startAfter: null);
         var threads = Options.IndexingThreads;
-        // Cancelled by the caller, by Dispose, or by the first worker that fails (so the feeder
-        // never waits on a channel nobody reads any more).
+        // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
+        // the feeder never waits on a channel nobody reads any more).
         using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
-        var batches = Channel.CreateBounded<PrefetchBatch>(new BoundedChannelOptions(threads)
+        using var stopCommits = CancellationTokenSource.CreateLinkedTokenSource(failed.Token);
+        var batches = Channel.CreateBounded<NumberedBatch>(new BoundedChannelOptions(threads)
         {
             SingleWriter = true,
             SingleReader = threads == 1,
             FullMode = BoundedChannelFullMode.Wait,
         });
-        var workers = new Task[threads];
+        var workers = new Task[threads + 1];
         for (var i = 0; i < threads; i++)
         {
-            workers[i] = Task.Run(
-                async () =>
-                {
-                    try
-                    {
-                        await BuildWorkerAsync(batches.Reader, threads, failed.Token).ConfigureAwait(false);
-                    }
-                    catch
-                    {
-                        await failed.CancelAsync().ConfigureAwait(false);
-                        throw;
-                    }
-                },
-                CancellationToken.None);
+            workers[i] = FailFast(() => BuildWorkerAsync(batches.Reader, key, threads, failed.Token), failed);
         }
+
+        workers[threads] = FailFast(() => BulkCommitLoopAsync(key, bulkCommitted, stopCommits.Token), failed);
 
         try
         {
@@ -113,14 +114,7 @@ public sealed partial class DocumentIndex
                 while (await source.TakeAsync(Options.TakeMaxDocuments, Options.TakeMaxBytes, failed.Token).ConfigureAwait(false) is { } batch)
                 {
                     _meter.Read(batch.Count);
-                    await batches.Writer.WriteAsync(batch, failed.Token).ConfigureAwait(false);
-                    if (CommitDue(changedSinceCommit: true))
-                    {
-                        lock (_writeGate)
-                        {
-                            CommitLocked();
-                        }
-                    }
+                    await batches.Writer.WriteAsync(new NumberedBatch(batch, key.Taken(batch.HandedOutThrough)), failed.Token).ConfigureAwait(false);
                 }
             }
             finally
@@ -128,13 +122,15 @@ public sealed partial class DocumentIndex
                 batches.Writer.TryComplete();
             }
 
-            await Task.WhenAll(workers).ConfigureAwait(false);
+            await Task.WhenAll(workers.AsSpan(0, threads)).ConfigureAwait(false);
+            await stopCommits.CancelAsync().ConfigureAwait(false);
+            await workers[threads].ConfigureAwait(false);
         }
         catch (Exception exception) when (exception is not IndexWriteException)
         {
             // The feeder failed or was cancelled: stop the workers and let the first failure speak.
             await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             foreach (var worker in workers)
             {
                 if (worker.Exception?.InnerException is IndexWriteException writeFailure)
@@ -143,12 +139,13 @@ public sealed partial class DocumentIndex
                 }
             }
 
+            KeepIndexedThrough(key);
             throw;
         }
         catch (IndexWriteException failure)
         {
             await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             throw RecordIndexFailure(failure);
         }
 
@@ -156,6 +153,7 @@ public sealed partial class DocumentIndex
         {
             Volatile.Write(ref _appliedEtag, snapshotEtag);
             _buildSnapshotEtag = null;
+            _buildIndexedThrough = null;
             CommitLocked();
         }
 
@@ -164,12 +162,72 @@ public sealed partial class DocumentIndex
         return _meter.Since(before, Stopwatch.GetElapsedTime(started));
     }
 
-    private async Task BuildWorkerAsync(ChannelReader<PrefetchBatch> batches, int threads, CancellationToken cancellationToken)
+    // Runs a worker or the commit loop; its failure cancels the rest of the build.
+    private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(
+        async () =>
+        {
+            try
+            {
+                await run().ConfigureAwait(false);
+            }
+            catch
+            {
+                await failed.CancelAsync().ConfigureAwait(false);
+                throw;
+            }
+        },
+        CancellationToken.None);
+
+    // A build stopped (cancelled, closing, or its source failed) with the engine intact: the key it
+    // reached is still true, so the commit Dispose makes keeps it and a resume loses nothing more.
+    private void KeepIndexedThrough(IndexedThroughKey key)
+    {
+        lock (_writeGate)
+        {
+            _buildIndexedThrough = key.Through;
+        }
+    }
+
+    // Every BulkCommitInterval, a commit recording the key as it stood when the commit began: the
+    // documents up to it were added before, so the commit holds them (a commit flushes every
+    // document added before it starts; those added meanwhile may or may not be in it, and are
+    // above the key). Skipped while the key has not moved: such a commit would not shorten a resume.
+    private async Task BulkCommitLoopAsync(IndexedThroughKey key, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    {
+        using var timer = new PeriodicTimer(Options.BulkCommitInterval);
+        var committed = key.Through;
+        try
+        {
+            while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))
+            {
+                var through = key.Through;
+                if (through == committed)
+                {
+                    continue;
+                }
+
+                lock (_writeGate)
+                {
+                    _buildIndexedThrough = through;
+                    CommitLocked();
+                }
+
+                committed = through;
+                bulkCommitted?.Invoke(through);
+            }
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // The build ended (its last commit follows) or stopped.
+        }
+    }
+
+    private async Task BuildWorkerAsync(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, CancellationToken cancellationToken)
     {
         var context = CreateWriteContext();
         while (true)
         {
-            if (!batches.TryRead(out var batch))
+            if (!batches.TryRead(out var numbered))
             {
                 var waitStart = Stopwatch.GetTimestamp();
                 var more = await batches.WaitToReadAsync(cancellationToken).ConfigureAwait(false);
@@ -183,14 +241,20 @@ public sealed partial class DocumentIndex
                 continue;
             }
 
-            foreach (var document in batch.Documents)
+            foreach (var document in numbered.Batch.Documents)
             {
                 cancellationToken.ThrowIfCancellationRequested();
+                Options.BuildDocumentHook?.Invoke(document.Id);
                 if (InCollection(document.Id))
                 {
                     WriteDocument(context, document.Id, document.Etag, document.Body.Span);
                 }
             }
+
+            key.Completed(numbered.Number);
         }
     }
+
+    // A batch and its number in the order the feeder took it.
+    private readonly record struct NumberedBatch(PrefetchBatch Batch, long Number);
 }

@@ -48,7 +48,11 @@ public sealed partial class DocumentIndex
             Volatile.Read(ref _consecutiveFailures),
             Volatile.Read(ref _lastError),
             Interlocked.Read(ref _rollbacks),
-            _meter.Snapshot());
+            _meter.Snapshot())
+        {
+            BuildSnapshotEtag = Volatile.Read(ref _committedBuildSnapshotEtag) is var build and not NoBuild ? build : null,
+            BuildIndexedThrough = Volatile.Read(ref _committedIndexedThrough),
+        };
     }
 
     // The status of an index that could not be opened: Error, with the reason, and nothing else known.

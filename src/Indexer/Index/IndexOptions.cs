@@ -21,6 +21,7 @@ public sealed record IndexOptions
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
     private readonly long _commitEveryBytes = 256L << 20;
     private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
+    private readonly TimeSpan _bulkCommitInterval = TimeSpan.FromSeconds(10);
     private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
     private readonly TimeSpan _followPollInterval = TimeSpan.FromMilliseconds(100);
     private readonly int _changeBatchSize = 1024;
@@ -44,18 +45,29 @@ public sealed record IndexOptions
             : throw new ArgumentOutOfRangeException(nameof(RamBufferSizeMB), value, $"{nameof(RamBufferSizeMB)} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
     }
 
-    /// <summary>Commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
+    /// <summary>While following: commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
     public long CommitEveryBytes
     {
         get => _commitEveryBytes;
         init => _commitEveryBytes = CheckBytes(value, 1L << 20, 64L << 30, nameof(CommitEveryBytes));
     }
 
-    /// <summary>Commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
+    /// <summary>While following: commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
     public TimeSpan CommitInterval
     {
         get => _commitInterval;
         init => _commitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(CommitInterval));
+    }
+
+    /// <summary>
+    /// During a bulk build: commit this often (100 ms .. 1 h), off the feeding thread and while the
+    /// workers go on adding, recording the key a resumed build reads after. A build resumed after a
+    /// crash redoes at most about this much indexing; each commit flushes what the RAM buffer holds.
+    /// </summary>
+    public TimeSpan BulkCommitInterval
+    {
+        get => _bulkCommitInterval;
+        init => _bulkCommitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(BulkCommitInterval));
     }
 
     /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
@@ -108,10 +120,14 @@ public sealed record IndexOptions
     // Test hook: called when StartFollowing begins, with the index; it may throw.
     internal Action<DocumentIndex>? StartFollowingHook { get; init; }
 
+    // Test hook: called by a build's worker with each document's id before it is written; it may
+    // block (a slow batch holds the indexed-through key back).
+    internal Action<string>? BuildDocumentHook { get; init; }
+
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
 
