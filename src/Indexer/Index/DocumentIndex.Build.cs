@@ -102,7 +102,7 @@ public sealed partial class DocumentIndex
         var workers = new Task[threads + 1];
         for (var i = 0; i < threads; i++)
         {
-            workers[i] = FailFast(() => BuildWorkerAsync(batches.Reader, key, threads, failed.Token), failed);
+            workers[i] = FailFast(() => BuildWorkerAsync(batches.Reader, key, threads, addOnly: true, failed.Token), failed);
         }
 
         workers[threads] = FailFast(() => BulkCommitLoopAsync(key, bulkCommitted, stopCommits.Token), failed);
@@ -222,9 +222,9 @@ public sealed partial class DocumentIndex
         }
     }
 
-    private async Task BuildWorkerAsync(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, CancellationToken cancellationToken)
+    private async Task BuildWorkerAsync(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, bool addOnly, CancellationToken cancellationToken)
     {
-        var context = CreateWriteContext();
+        var context = CreateWriteContext(addOnly);
         while (true)
         {
             if (!batches.TryRead(out var numbered))

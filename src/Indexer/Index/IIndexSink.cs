@@ -55,6 +55,13 @@ internal interface IIndexSink
 // Writes documents for one thread.
 internal interface IIndexSinkWriter
 {
+    /// <summary>
+    /// Adds the document without looking for one with the same id (no delete term): only for a build
+    /// into an index that holds no document of this id, i.e. a fresh or cleared one fed from a snapshot.
+    /// </summary>
+    /// <exception cref="ArgumentException">The engine refuses this document (e.g. a term too long); the index itself is fine.</exception>
+    void Add(string id, long etag, ExtractedFields fields);
+
     /// <summary>Adds the document, replacing any with the same id.</summary>
     /// <exception cref="ArgumentException">The engine refuses this document (e.g. a term too long); the index itself is fine.</exception>
     void Upsert(string id, long etag, ExtractedFields fields);

@@ -304,6 +304,22 @@ internal sealed class LuceneIndexSink : IIndexSink
     // Reads the sink's writer on every call: a rollback may have replaced it.
     private sealed class LuceneSinkWriter(LuceneIndexSink sink, LuceneDocumentMapper mapper) : IIndexSinkWriter
     {
+        // No delete term: UpdateDocument buffers one per document, applied at every flush, which a
+        // fresh build (every id new) does not need. A document Lucene refuses part-way is marked
+        // deleted by Lucene itself.
+        public void Add(string id, long etag, ExtractedFields fields)
+        {
+            try
+            {
+                sink.Writer.AddDocument(mapper.Map(id, etag, fields));
+            }
+            catch (ObjectDisposedException)
+            {
+                sink.NoteClosed();
+                throw;
+            }
+        }
+
         public void Upsert(string id, long etag, ExtractedFields fields)
         {
             var term = new Term(IndexFieldNames.Id, id);
