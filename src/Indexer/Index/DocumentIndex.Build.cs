@@ -26,17 +26,33 @@ public sealed partial class DocumentIndex
     /// <summary>
     /// Indexes every document <paramref name="source"/> hands out (those outside the definition's
     /// collection are skipped), then commits with the source's snapshot etag as the checkpoint. The
-    /// index must be new (or hold an interrupted build, which is discarded first).
+    /// index must be new (or hold an interrupted build, which is discarded first). The source hands
+    /// out each id at most once (a snapshot does): documents are added without looking for the id.
     /// </summary>
     /// <returns>What the build did and where its time went.</returns>
     /// <exception cref="InvalidOperationException">The index is not new, is stale, or is busy (following, building, in error).</exception>
     /// <exception cref="IndexWriteException">The engine failed; the index is in <see cref="IndexState.Error"/>.</exception>
     /// <exception cref="PrefetchReadException">The source failed to read; the index keeps the interrupted build until rebuilt.</exception>
     public Task<IndexMetrics> BuildAsync(IBatchSource source, CancellationToken cancellationToken = default) =>
-        BuildAsync(source, bulkCommitted: null, cancellationToken);
+        BuildAsync(source, resume: false, bulkCommitted: null, cancellationToken);
+
+    /// <summary>
+    /// Resumes the interrupted build the index holds (<see cref="IndexStatus.BuildIndexedThrough"/> is
+    /// set) without discarding it: indexes what <paramref name="source"/> hands out, replacing by id
+    /// (documents after the key may be in the commit already), then commits with the interrupted
+    /// build's snapshot etag S as the checkpoint, so the change feed is applied from S. The source
+    /// must read the ids after the key (its <see cref="IBatchSource.HandedOutThrough"/> is the key
+    /// before the first take) in a snapshot at or after S. Why that loses and duplicates nothing:
+    /// <c>IndexManager.Rebuild.cs</c>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The index holds no interrupted build with a key, is stale, or is busy.</exception>
+    /// <exception cref="ArgumentException">The source does not start after the key, or reads a snapshot older than S.</exception>
+    /// <exception cref="IndexWriteException">The engine failed; the index is in <see cref="IndexState.Error"/>.</exception>
+    public Task<IndexMetrics> ResumeBuildAsync(IBatchSource source, CancellationToken cancellationToken = default) =>
+        BuildAsync(source, resume: true, bulkCommitted: null, cancellationToken);
 
     // The manager's entry: bulkCommitted is told each bulk commit's key, on the commit task (a test hook point).
-    internal async Task<IndexMetrics> BuildAsync(IBatchSource source, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    internal async Task<IndexMetrics> BuildAsync(IBatchSource source, bool resume, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(source);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -44,7 +60,7 @@ public sealed partial class DocumentIndex
         Transition(IndexState.Building, "start a build", IndexState.Idle);
         try
         {
-            var build = BuildCoreAsync(source, bulkCommitted, cancellationToken);
+            var build = BuildCoreAsync(source, resume, bulkCommitted, cancellationToken);
             _activeBuild = build;
             return await build.ConfigureAwait(false);
         }
@@ -55,39 +71,12 @@ public sealed partial class DocumentIndex
         }
     }
 
-    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, bool resume, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
-        var snapshotEtag = source.SnapshotEtag;
         var before = _meter.Snapshot();
         var started = Stopwatch.GetTimestamp();
-        lock (_writeGate)
-        {
-            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
-            {
-                throw new InvalidOperationException(
-                    $"index {MessageText.Quote(Name)} already holds documents up to etag {Volatile.Read(ref _appliedEtag)}; " +
-                    "a build goes into a new index: open one in a new directory (side-by-side rebuild), or delete this one first.");
-            }
-
-            try
-            {
-                if (_buildSnapshotEtag is not null)
-                {
-                    // An interrupted build: what it wrote is a partial, unknown set; start over.
-                    _sink.DeleteAll();
-                }
-            }
-            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
-            {
-                throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
-            }
-
-            _buildSnapshotEtag = snapshotEtag;
-            _buildIndexedThrough = null;
-            CommitLocked();
-        }
-
-        var key = new IndexedThroughKey(startAfter: null);
+        var (snapshotEtag, resumeAfter) = resume ? CheckResume(source) : StartFresh(source);
+        var key = new IndexedThroughKey(resumeAfter);
         var threads = Options.IndexingThreads;
         // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
         // the feeder never waits on a channel nobody reads any more).
@@ -102,10 +91,10 @@ public sealed partial class DocumentIndex
         var workers = new Task[threads + 1];
         for (var i = 0; i < threads; i++)
         {
-            workers[i] = FailFast(() => BuildWorkerAsync(batches.Reader, key, threads, addOnly: true, failed.Token), failed);
+            workers[i] = FailFast(() => BuildWorkerAsync(batches.Reader, key, threads, addOnly: !resume, failed.Token), failed);
         }
 
-        workers[threads] = FailFast(() => BulkCommitLoopAsync(key, bulkCommitted, stopCommits.Token), failed);
+        workers[threads] = FailFast(() => BulkCommitLoopAsync(key, resumeAfter, bulkCommitted, stopCommits.Token), failed);
 
         try
         {
@@ -162,6 +151,91 @@ public sealed partial class DocumentIndex
         return _meter.Since(before, Stopwatch.GetElapsedTime(started));
     }
 
+    /// <summary>Documents the index holds (as of its last refresh) with an id at or below <paramref name="id"/>: what a resumed build skips.</summary>
+    /// <exception cref="IndexReadException">The engine failed to count.</exception>
+    internal long CountDocumentsThrough(string id)
+    {
+        try
+        {
+            return _searcher.CountIdsThrough(id);
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(Name, $"counting the documents through {MessageText.Quote(id)} failed: {exception.Message}", exception);
+        }
+    }
+
+    // A fresh build: into an empty index, or one holding an interrupted build, which is discarded.
+    // Commits the marker (the snapshot etag S, no key yet) before the first document.
+    private (long SnapshotEtag, string? ResumeAfter) StartFresh(IBatchSource source)
+    {
+        var snapshotEtag = source.SnapshotEtag;
+        lock (_writeGate)
+        {
+            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
+            {
+                throw new InvalidOperationException(
+                    $"index {MessageText.Quote(Name)} already holds documents up to etag {Volatile.Read(ref _appliedEtag)}; " +
+                    "a build goes into a new index: open one in a new directory (side-by-side rebuild), or delete this one first.");
+            }
+
+            try
+            {
+                if (_buildSnapshotEtag is not null)
+                {
+                    // An interrupted build not resumed: what it wrote is a partial set; start over.
+                    _sink.DeleteAll();
+                }
+            }
+            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+            {
+                throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
+            }
+
+            _buildSnapshotEtag = snapshotEtag;
+            _buildIndexedThrough = null;
+            CommitLocked();
+        }
+
+        return (snapshotEtag, null);
+    }
+
+    // A resumed build keeps the interrupted build's S and key: its last commit already records both
+    // (no commit needed to start), its bulk commits go on recording S, and its last commit sets the
+    // index's etag to S, not to the source's newer snapshot, so the catch-up starts from S.
+    private (long SnapshotEtag, string? ResumeAfter) CheckResume(IBatchSource source)
+    {
+        lock (_writeGate)
+        {
+            if (_buildSnapshotEtag is not { } snapshotEtag || _buildIndexedThrough is not { } key)
+            {
+                throw new InvalidOperationException(
+                    $"index {MessageText.Quote(Name)} holds no interrupted build with an indexed-through key to resume " +
+                    (_buildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
+                    "; start a build with BuildAsync instead.");
+            }
+
+            if (source.HandedOutThrough != key)
+            {
+                throw new ArgumentException(
+                    $"the source for resuming index {MessageText.Quote(Name)} starts after {MessageText.Quote(source.HandedOutThrough ?? "(the beginning)")}, " +
+                    $"but the interrupted build is indexed through {MessageText.Quote(key)}; start the source after that id (Prefetch.Start's startAfterId).",
+                    nameof(source));
+            }
+
+            if (source.SnapshotEtag < snapshotEtag)
+            {
+                throw new ArgumentException(
+                    $"the source for resuming index {MessageText.Quote(Name)} reads a snapshot at etag {source.SnapshotEtag}, older than the interrupted build's " +
+                    $"snapshot etag {snapshotEtag}; take the snapshot from the store the build read (a newer one), or start the build over.",
+                    nameof(source));
+            }
+
+            return (snapshotEtag, key);
+        }
+    }
+
+
     // Runs a worker or the commit loop; its failure cancels the rest of the build.
     private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(
         async () =>
@@ -191,11 +265,11 @@ public sealed partial class DocumentIndex
     // Every BulkCommitInterval, a commit recording the key as it stood when the commit began: the
     // documents up to it were added before, so the commit holds them (a commit flushes every
     // document added before it starts; those added meanwhile may or may not be in it, and are
-    // above the key). Skipped while the key has not moved: such a commit would not shorten a resume.
-    private async Task BulkCommitLoopAsync(IndexedThroughKey key, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    // above the key). Skipped while the key has not moved from the last commit's (committed: the
+    // key the build started from): such a commit would not shorten a resume.
+    private async Task BulkCommitLoopAsync(IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
         using var timer = new PeriodicTimer(Options.BulkCommitInterval);
-        var committed = key.Through;
         try
         {
             while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))

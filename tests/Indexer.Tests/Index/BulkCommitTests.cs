@@ -55,7 +55,28 @@ public sealed class BulkCommitTests
     {
         using var environment = new IndexTestEnvironment(withStore: false);
         var documents = KeyedBatchSource.Documents(IndexTestEnvironment.Generate(300));
-        var slowId = documents[20].Id; // the first document of batch 2
+
+        await InterruptBehindASlowBatchAsync(environment, documents);
+
+        var reopened = environment.OpenIndex(options: new IndexOptions());
+        var status = reopened.GetStatus();
+        Assert.True(status.BuildInterrupted);
+        Assert.Equal(900, status.BuildSnapshotEtag);
+        Assert.Equal(documents[19].Id, status.BuildIndexedThrough);
+        // The commit holds the later batches too; only the key says what a resume may skip.
+        Assert.InRange(status.DocumentCount, 290, 291);
+    }
+
+    /// <summary>
+    /// Builds <paramref name="documents"/> (300, snapshot etag 900) on three threads in batches of
+    /// 10, with the first document of batch 2 held on its thread until every other batch was indexed
+    /// and a bulk commit recorded the key through batch 1; then stops the build and closes the index.
+    /// Its directory then holds an interrupted build indexed through documents[19] whose last commit
+    /// also holds batches 3 to 29.
+    /// </summary>
+    internal static async Task InterruptBehindASlowBatchAsync(IndexTestEnvironment environment, List<PrefetchedDocument> documents)
+    {
+        var slowId = documents[20].Id;
         using var release = new ManualResetEventSlim();
         var options = new IndexOptions
         {
@@ -75,22 +96,14 @@ public sealed class BulkCommitTests
         var build = index.BuildAsync(source, cancel.Token);
 
         // Every other batch gets indexed by the other two threads; the source is read to its end.
-        IndexTestEnvironment.WaitUntil(() => index.GetStatus().Metrics.Documents == 290 && source.HandedOut.Count == 300, HangGuard, "the other batches to be indexed");
+        IndexTestEnvironment.WaitUntil(() => index.GetStatus().Metrics.Documents == 290 && source.HandedOut.Count == 300, HangGuard, $"the other batches to be indexed ({index.GetStatus().Metrics.Documents} indexed, {source.HandedOut.Count} handed out, {index.GetStatus().LastError})");
         // A bulk commit recorded the key as far as the prefix goes: batches 0 and 1.
-        IndexTestEnvironment.WaitUntil(() => index.GetStatus().BuildIndexedThrough == documents[19].Id, HangGuard, "a bulk commit of batches 0 and 1");
+        IndexTestEnvironment.WaitUntil(() => index.GetStatus().BuildIndexedThrough == documents[19].Id, HangGuard, $"a bulk commit of batches 0 and 1 (committed {index.GetStatus().BuildIndexedThrough}, commits {index.GetStatus().Metrics.Commits}, {index.GetStatus().LastError}; batch ends {string.Join(",", source.BatchEnds.Take(4))})");
 
         // Stop the build here: the commit on close records the key the build reached.
         await cancel.CancelAsync();
         release.Set();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => build.WaitAsync(HangGuard));
         index.Dispose();
-
-        var reopened = environment.OpenIndex(options: new IndexOptions());
-        var status = reopened.GetStatus();
-        Assert.True(status.BuildInterrupted);
-        Assert.Equal(900, status.BuildSnapshotEtag);
-        Assert.Equal(documents[19].Id, status.BuildIndexedThrough);
-        // The commit holds the later batches too; only the key says what a resume may skip.
-        Assert.InRange(status.DocumentCount, 290, 291);
     }
 }

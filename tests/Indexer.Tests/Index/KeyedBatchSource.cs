@@ -1,4 +1,5 @@
 using Indexing.Datasets;
+using Indexing.Storage;
 
 namespace Indexing.Indexer.Tests.Index;
 
@@ -19,7 +20,7 @@ internal sealed class KeyedBatchSource : IBatchSource
 
     public KeyedBatchSource(IEnumerable<PrefetchedDocument> documents, long snapshotEtag, int batchDocuments, string? startAfter = null, Func<int, CancellationToken, ValueTask>? beforeTake = null)
     {
-        _documents = [.. documents.Where(d => startAfter is null || string.CompareOrdinal(d.Id, startAfter) > 0).OrderBy(d => d.Id, StringComparer.Ordinal)];
+        _documents = [.. documents.Where(d => startAfter is null || DocumentIds.CompareKeyOrder(d.Id, startAfter) > 0).Order(Comparer<PrefetchedDocument>.Create((x, y) => DocumentIds.CompareKeyOrder(x.Id, y.Id)))];
         SnapshotEtag = snapshotEtag;
         _batchDocuments = batchDocuments;
         _beforeTake = beforeTake;
