@@ -66,6 +66,7 @@ public sealed partial class DocumentIndex
         }
         finally
         {
+            EndBulkLoading();
             _activeBuild = null;
             SetState(IndexState.Idle);
         }
@@ -195,6 +196,7 @@ public sealed partial class DocumentIndex
             _buildSnapshotEtag = snapshotEtag;
             _buildIndexedThrough = null;
             CommitLocked();
+            StartBulkLoading();
         }
 
         return (snapshotEtag, null);
@@ -231,10 +233,43 @@ public sealed partial class DocumentIndex
                     nameof(source));
             }
 
+            StartBulkLoading();
             return (snapshotEtag, key);
         }
     }
 
+    // The engine's bulk settings (a larger RAM buffer, no compound files) for the build; caller holds _writeGate.
+    private void StartBulkLoading()
+    {
+        try
+        {
+            _sink.SetBulkLoading(true);
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"switching to bulk loading failed: {exception.Message}", exception));
+        }
+    }
+
+    // Back to the following settings once the build ended, however it ended. An engine that is
+    // closed (the index is being disposed, or the writer closed itself) has nothing to switch back: a
+    // reopened one starts with the following settings.
+    private void EndBulkLoading()
+    {
+        if (Volatile.Read(ref _disposed) != 0 || _sink.WriterClosed)
+        {
+            return;
+        }
+
+        try
+        {
+            _sink.SetBulkLoading(false);
+        }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0 || _sink.WriterClosed)
+        {
+            // Closed meanwhile: as above.
+        }
+    }
 
     // Runs a worker or the commit loop; its failure cancels the rest of the build.
     private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(

@@ -35,6 +35,17 @@ internal interface IIndexSink
     /// <summary>Makes everything written so far visible to queries.</summary>
     void Refresh();
 
+    /// <summary>
+    /// Switches the engine to bulk loading (<paramref name="bulk"/>: a bulk build starts) or back to
+    /// following. Bulk loading buffers more in memory (<see cref="IndexOptions.BuildRamBufferSizeMB"/>)
+    /// and writes no compound files, which cost a copy of every flushed segment; both are undone when
+    /// the build ends, so the segments written later are compound again.
+    /// </summary>
+    void SetBulkLoading(bool bulk);
+
+    /// <summary>The RAM buffer the engine fills before it flushes, now (MB): larger during a bulk build.</summary>
+    double RamBufferSizeMB { get; }
+
     /// <summary>Removes every document (before a bulk build restarts).</summary>
     void DeleteAll();
 

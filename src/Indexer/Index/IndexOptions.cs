@@ -5,7 +5,7 @@ namespace Indexing.Indexer;
 /// <summary>How an index writes, commits, refreshes and follows the change feed. Validated as each value is set.</summary>
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
-/// <see cref="RamBufferSizeMB"/>. The others are read on every use but are not meant to change
+/// <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
 /// while the index is open: pass a new instance when reopening. Defaults come from measurements
 /// on a 2-core VM (see src/Indexer/README.md, "Throughput").
 /// </remarks>
@@ -17,8 +17,12 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="RamBufferSizeMB"/>.</summary>
     public const double DefaultRamBufferSizeMB = 16;
 
+    /// <summary>Default <see cref="BuildRamBufferSizeMB"/>.</summary>
+    public const double DefaultBuildRamBufferSizeMB = 64;
+
     private readonly int _indexingThreads = DefaultIndexingThreads;
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
+    private readonly double _buildRamBufferSizeMB = DefaultBuildRamBufferSizeMB;
     private readonly long _commitEveryBytes = 256L << 20;
     private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
     private readonly TimeSpan _bulkCommitInterval = TimeSpan.FromSeconds(10);
@@ -36,13 +40,22 @@ public sealed record IndexOptions
         init => _indexingThreads = Check(value, 1, 16, nameof(IndexingThreads), "threads");
     }
 
-    /// <summary>IndexWriter RAM buffer in MB (1..2048): documents are buffered until this much, then flushed as a segment.</summary>
+    /// <summary>IndexWriter RAM buffer in MB (1..2048) while following: documents are buffered until this much, then flushed as a segment.</summary>
     public double RamBufferSizeMB
     {
         get => _ramBufferSizeMB;
-        init => _ramBufferSizeMB = double.IsFinite(value) && value is >= 1 and <= 2048
-            ? value
-            : throw new ArgumentOutOfRangeException(nameof(RamBufferSizeMB), value, $"{nameof(RamBufferSizeMB)} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
+        init => _ramBufferSizeMB = CheckMegabytes(value, nameof(RamBufferSizeMB));
+    }
+
+    /// <summary>
+    /// IndexWriter RAM buffer in MB (1..2048) during a bulk build: fewer, larger flushed segments. The
+    /// writer goes back to <see cref="RamBufferSizeMB"/> when the build ends. Lucene lets indexing
+    /// threads run on to twice the buffer before it stalls them, so a build may hold twice this.
+    /// </summary>
+    public double BuildRamBufferSizeMB
+    {
+        get => _buildRamBufferSizeMB;
+        init => _buildRamBufferSizeMB = CheckMegabytes(value, nameof(BuildRamBufferSizeMB));
     }
 
     /// <summary>While following: commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
@@ -127,9 +140,14 @@ public sealed record IndexOptions
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+
+    private static double CheckMegabytes(double value, string name) =>
+        double.IsFinite(value) && value is >= 1 and <= 2048
+            ? value
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
 
     private static int Check(int value, int min, int max, string name, string unit) =>
         value >= min && value <= max

@@ -73,6 +73,12 @@ public sealed record IndexStatus(
     /// UTF-8 key order) is in the last commit, so a resumed build reads only the ids after it; null when no prefix was complete.
     /// </summary>
     public string? BuildIndexedThrough { get; init; }
+
+    /// <summary>
+    /// The engine's RAM buffer now, in MB: <see cref="IndexOptions.BuildRamBufferSizeMB"/> during a
+    /// bulk build, <see cref="IndexOptions.RamBufferSizeMB"/> otherwise; 0 when the engine is closed.
+    /// </summary>
+    public double RamBufferSizeMB { get; init; }
 }
 
 /// <summary>Throughput of an index's writing and where its time went.</summary>

@@ -253,6 +253,20 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
+    public void SetBulkLoading(bool bulk)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        lock (_engineLock)
+        {
+            // Both are live settings of the writer (LiveIndexWriterConfig): they apply from the next flush.
+            var config = Writer.Config;
+            config.RAMBufferSizeMB = bulk ? _options.BuildRamBufferSizeMB : _options.RamBufferSizeMB;
+            config.UseCompoundFile = !bulk;
+        }
+    }
+
+    public double RamBufferSizeMB => Writer.Config.RAMBufferSizeMB;
+
     public void DeleteAll()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);

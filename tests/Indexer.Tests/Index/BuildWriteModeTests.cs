@@ -21,4 +21,37 @@ public sealed class BuildWriteModeTests
         Assert.Equal(2, index.Query(new IndexQuery($"__id:\"{documents[7].Id}\"")).TotalHits);
         Assert.Equal(51, index.GetStatus().DocumentCount);
     }
+
+    [Fact]
+    public async Task Build_UsesTheBuildRamBuffer_AndWritesNoCompoundFiles_ThenFollowsWithTheFollowingSettings()
+    {
+        using var environment = new IndexTestEnvironment();
+        environment.Put(IndexTestEnvironment.Generate(200));
+        DocumentIndex? index = null;
+        var sawBuildBuffer = false;
+        index = environment.OpenIndex(options: new IndexOptions
+        {
+            RamBufferSizeMB = 3,
+            BuildRamBufferSizeMB = 40,
+            BuildDocumentHook = _ => sawBuildBuffer |= index!.GetStatus().RamBufferSizeMB == 40,
+        });
+        Assert.Equal(3, index.GetStatus().RamBufferSizeMB);
+
+        await using (var source = Prefetch.Start(environment.RequireStore, "orders", PrefetchStrategy.Sequential))
+        {
+            await index.BuildAsync(source).WaitAsync(HangGuard);
+        }
+
+        Assert.True(sawBuildBuffer, "the status did not show the build's RAM buffer during the build");
+        Assert.Equal(3, index.GetStatus().RamBufferSizeMB);
+        // The build's segment (its last commit flushed it) is not a compound file.
+        Assert.Empty(Directory.GetFiles(environment.IndexDirectory(), "*.cfs"));
+
+        // After the build the writer is back to compound files: a followed change's segment is one.
+        environment.RequireStore.Put("orders/after-build", """{"status":"followed"}""");
+        index.CatchUp(environment.RequireStore);
+        index.Commit();
+        Assert.NotEmpty(Directory.GetFiles(environment.IndexDirectory(), "*.cfs"));
+        Assert.Equal(201, index.GetStatus().DocumentCount);
+    }
 }
