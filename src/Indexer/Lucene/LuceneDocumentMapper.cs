@@ -14,15 +14,27 @@ namespace Indexing.Indexer;
 //   long    -> Int64Field (trie terms: range queries); sortable: + NumericDocValuesField
 //   double  -> DoubleField; sortable: + DoubleDocValuesField
 //   bool    -> StringField "true"/"false"; sortable: + NumericDocValuesField 0/1
-// Multi-valued fields index every value; doc values take one value per document in Lucene 4.8,
-// so a sortable field sorts by its first value in document order.
+// Every document also gets __id (StringField, stored) and __etag (stored, one full-precision term:
+// EtagPrecisionStep, and numeric doc values). Multi-valued fields index every value; doc values take
+// one value per document in Lucene 4.8, so a sortable field sorts by its first value in document order.
 //
 // Threading: one thread at a time.
 internal sealed class LuceneDocumentMapper
 {
+    /// <summary>
+    /// The precision step of <c>__etag</c>: one full-precision term per document instead of a trie's
+    /// 16 (at the default step 4), almost all of them unique. Lucene's documented choice for a numeric
+    /// field that is seldom queried by range: <c>__etag</c> ranges still work (the query parser uses
+    /// this step), by walking the full-precision terms they cover; verify and hits read the stored
+    /// value and the doc values. Indexes written with step 4 hold these terms too, so they answer alike.
+    /// </summary>
+    public const int EtagPrecisionStep = int.MaxValue;
+
+    private static readonly FieldType _etagType = EtagType();
+
     private readonly FieldSlot[] _slots;
     private readonly StringField _id = new(IndexFieldNames.Id, "", Field.Store.YES);
-    private readonly Int64Field _etag = new(IndexFieldNames.Etag, 0, Field.Store.YES);
+    private readonly Int64Field _etag = new(IndexFieldNames.Etag, 0, _etagType);
     private readonly NumericDocValuesField _etagValue = new(IndexFieldNames.Etag, 0);
     private readonly List<IIndexableField> _fields = [];
 
@@ -33,6 +45,13 @@ internal sealed class LuceneDocumentMapper
         {
             _slots[i] = new FieldSlot(definition.Fields[i]);
         }
+    }
+
+    private static FieldType EtagType()
+    {
+        var type = new FieldType(Int64Field.TYPE_STORED) { NumericPrecisionStep = EtagPrecisionStep };
+        type.Freeze();
+        return type;
     }
 
     /// <summary>The fields of one document; valid until the next call.</summary>
