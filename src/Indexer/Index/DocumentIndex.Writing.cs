@@ -24,7 +24,7 @@ public sealed partial class DocumentIndex
         public bool AddOnly { get; } = addOnly;
     }
 
-    private WriteContext CreateWriteContext(bool addOnly = false) => new(_sink.CreateWriter(), _extractor.CreateBuffer(), addOnly);
+    private WriteContext CreateWriteContext(bool addOnly = false) => new(_sink.CreateWriter(), _extractor.CreateBuffer(streamLargeText: true), addOnly);
 
     private bool InCollection(string id) => DocumentIds.GetCollection(id).SequenceEqual(Definition.Collection);
 

@@ -1,3 +1,5 @@
+using System.Text;
+
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Util;
@@ -15,8 +17,9 @@ namespace Indexing.Indexer;
 //   double  -> DoubleField; sortable: + DoubleDocValuesField
 //   bool    -> StringField "true"/"false"; sortable: + NumericDocValuesField 0/1
 // Every document also gets __id (StringField, stored) and __etag (stored, one full-precision term:
-// EtagPrecisionStep, and numeric doc values). Multi-valued fields index every value; doc values take
-// one value per document in Lucene 4.8, so a sortable field sorts by its first value in document order.
+// EtagPrecisionStep, and numeric doc values). Large text values (ExtractedFields.LargeText) become a
+// TextField over a reader. Multi-valued fields index every value; doc values take one value per
+// document in Lucene 4.8, so a sortable field sorts by its first value in document order.
 //
 // Threading: one thread at a time.
 internal sealed class LuceneDocumentMapper
@@ -31,6 +34,7 @@ internal sealed class LuceneDocumentMapper
     public const int EtagPrecisionStep = int.MaxValue;
 
     private static readonly FieldType _etagType = EtagType();
+    private static readonly UTF8Encoding _utf8 = new(encoderShouldEmitUTF8Identifier: false);
 
     private readonly FieldSlot[] _slots;
     private readonly StringField _id = new(IndexFieldNames.Id, "", Field.Store.YES);
@@ -45,6 +49,18 @@ internal sealed class LuceneDocumentMapper
         {
             _slots[i] = new FieldSlot(definition.Fields[i]);
         }
+    }
+
+    private static StreamReader Utf8Reader(ReadOnlyMemory<byte> utf8)
+    {
+        // The bytes belong to the extraction buffer's pooled array (ExtractedFields.LargeText).
+        if (!System.Runtime.InteropServices.MemoryMarshal.TryGetArray(utf8, out var array))
+        {
+            throw new InvalidOperationException("large text is expected in an array-backed buffer");
+        }
+
+        // No byte order mark detection: the bytes are the value's text, whatever they start with.
+        return new StreamReader(new MemoryStream(array.Array!, array.Offset, array.Count, writable: false), _utf8, detectEncodingFromByteOrderMarks: false, bufferSize: 16 << 10);
     }
 
     private static FieldType EtagType()
@@ -72,6 +88,13 @@ internal sealed class LuceneDocumentMapper
             }
         }
 
+        // Large text values: Lucene analyses them from a reader over their UTF-8 bytes, decoding a
+        // block at a time, so no string of the whole value is made (ExtractedFields says which).
+        for (var value = 0; value < values.LargeTextCount; value++)
+        {
+            _fields.Add(new TextField(_slots[values.LargeTextField(value)].Name, Utf8Reader(values.LargeText(value))));
+        }
+
         return _fields;
     }
 
@@ -86,6 +109,7 @@ internal sealed class LuceneDocumentMapper
         public FieldSlot(IndexFieldDefinition field)
         {
             _field = field;
+            Name = field.Name;
             _store = field.Stored ? Field.Store.YES : Field.Store.NO;
             if (field.Sortable)
             {
@@ -97,6 +121,8 @@ internal sealed class LuceneDocumentMapper
                 };
             }
         }
+
+        public string Name { get; }
 
         public void Add(int field, ExtractedFields values, List<IIndexableField> into)
         {
