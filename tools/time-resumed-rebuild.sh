@@ -97,6 +97,7 @@ define "$other"
 echo "$other" >"$state"
 wait_done "$next"
 full=$(echo "$(now) - $started" | bc)
+full_bytes=$(progress | jq -r '.bytesTotal')
 echo "full rebuild: $full s"
 
 # 2. The same rebuild, killed at KILL_AT% of its bulk phase's bytes, then resumed by a restart.
@@ -106,7 +107,9 @@ echo "$current" >"$state"
 while true; do
   read -r ph gen bytes total plan < <(progress | jq -r '[((.phase // "none") | ascii_downcase), (.generation // 0), (.bytesDone // 0), (.bytesTotal // 0), (.prefetch.planComplete // false)] | @tsv')
   if [[ $gen -ge $next ]]; then
-    if [[ $ph == bulk && $plan == true && $total -gt 0 && $((bytes * 100)) -ge $((total * KILL_AT)) ]]; then break; fi
+    # Until its plan is complete the run's total is partial: the full rebuild's total stands in.
+    [[ $plan == true ]] || total=$full_bytes
+    if [[ $ph == bulk && $total -gt 0 && $((bytes * 100)) -ge $((total * KILL_AT)) ]]; then break; fi
     if [[ $ph != bulk ]]; then echo "the bulk phase ended before $KILL_AT% (phase $ph)" >&2; exit 1; fi
   fi
   sleep 0.1
