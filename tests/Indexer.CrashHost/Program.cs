@@ -14,6 +14,12 @@ using Indexing.Storage;
 // flushed line by line), so the test knows every write that was acknowledged and the one that
 // may have been in flight at the kill.
 //
+// Usage: bulk <store directory> <index root> <definition file> <percent>
+// As above with the writer, but the bulk phase is slowed (20 documents a take, 20 ms after each)
+// and commits every 100 ms; once it has made a bulk commit and taken <percent>% of the collection it
+// prints "AT bulk <percent>%" and blocks forever (the feeder blocked, the commit loop still running):
+// the test kills it there and checks that the restart reads only the ids after the last commit's key.
+//
 // Usage: purge <store directory> <index root> <batch>
 // Opens the store and the index manager over its catalog, waits until every index has applied and
 // committed the whole change feed, then runs one tombstone purge round; once its purge batch number
@@ -21,6 +27,11 @@ using Indexing.Storage;
 if (args.Length == 4 && args[0] == "purge")
 {
     return await PurgeUntilKilledAsync(args[1], args[2], int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture));
+}
+
+if (args.Length == 5 && args[0] == "bulk")
+{
+    return await BulkUntilKilledAsync(args[1], args[2], args[3], int.Parse(args[4], System.Globalization.CultureInfo.InvariantCulture));
 }
 
 if (args.Length is not (4 or 5) || !Enum.TryParse<RebuildPoint>(args[2], out var stopAt) || (args.Length == 5 && args[4] != "writer"))
@@ -35,6 +46,8 @@ var prefetchOptions = new PrefetchOptions { BudgetBytes = 4 << 20 };
 var options = new IndexManagerOptions
 {
     SwapLagEtags = 10,
+    // Often enough that the bulk phase of the tests' collection makes several bulk commits (BulkCheckpointed).
+    Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100) },
     RebuildHook = (_, point) =>
     {
         if (point == stopAt)
@@ -48,7 +61,7 @@ var options = new IndexManagerOptions
 await using var manager = IndexManager.Open(
     args[1],
     store,
-    (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, cancellationToken: cancellationToken),
+    (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
     options);
 if (args.Length == 5)
 {
@@ -89,6 +102,48 @@ static void Write(DocumentStore store)
 static string WrittenBody(int n) =>
     $$"""{"customer":{"name":"writer"},"status":"written","total":{{n}},"itemCount":1,"paid":true}""";
 
+static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexRoot, string definitionFile, int percent)
+{
+    var definition = IndexDefinition.Parse(File.ReadAllText(definitionFile));
+    using var store = DocumentStore.Open(storeDirectory, new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20));
+    long total = store.ScanMetadata(definition.Collection).LongCount();
+    var checkpoints = 0;
+    var options = new IndexManagerOptions
+    {
+        SwapLagEtags = 10,
+        Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
+        RebuildHook = (_, point) =>
+        {
+            if (point == RebuildPoint.BulkCheckpointed)
+            {
+                Interlocked.Increment(ref checkpoints);
+            }
+        },
+    };
+    long taken = 0;
+    await using var manager = IndexManager.Open(
+        indexRoot,
+        store,
+        (request, cancellationToken) => new SlowSource(
+            Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 4 << 20 }, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
+            count =>
+            {
+                Thread.Sleep(20);
+                if (Interlocked.Add(ref taken, count) * 100 >= percent * total && Volatile.Read(ref checkpoints) > 0)
+                {
+                    Console.WriteLine($"AT bulk {percent}%");
+                    Console.Out.Flush();
+                    Thread.Sleep(Timeout.Infinite);
+                }
+            }),
+        options);
+    new Thread(() => Write(store)) { IsBackground = true, Name = "writer" }.Start();
+    manager.CreateOrUpdate(definition);
+    var progress = await manager.WaitForRebuildAsync(definition.Name);
+    Console.WriteLine($"DONE {progress?.Phase}");
+    return 0;
+}
+
 static async Task<int> PurgeUntilKilledAsync(string storeDirectory, string indexRoot, int killAtBatch)
 {
     // No background rounds: the one round below runs the whole purge, batch after batch.
@@ -97,7 +152,7 @@ static async Task<int> PurgeUntilKilledAsync(string storeDirectory, string index
     await using var manager = IndexManager.Open(
         indexRoot,
         store,
-        static (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, cancellationToken: cancellationToken),
+        static (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
         new IndexManagerOptions { Index = index });
     var deadline = DateTime.UtcNow.AddSeconds(60);
     while (manager.Names.Any(name => manager.GetSummary(name).Status.CommittedEtag < store.LastEtag))
@@ -123,4 +178,30 @@ static async Task<int> PurgeUntilKilledAsync(string storeDirectory, string index
     var round = store.PurgeTombstones();
     Console.WriteLine($"DONE purged {round.Purged} in {round.Batches} batches");
     return 0;
+}
+
+// A bulk source that tells how many documents each take handed out (the host slows and stops the feeder there).
+internal sealed class SlowSource(IBatchSource inner, Action<int> taken) : IBatchSource
+{
+    public PrefetchPressure Pressure => inner.Pressure;
+
+    public long SnapshotEtag => inner.SnapshotEtag;
+
+    public string? HandedOutThrough => inner.HandedOutThrough;
+
+    public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
+    {
+        var batch = await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);
+        if (batch is not null)
+        {
+            taken(batch.Count);
+        }
+
+        return batch;
+    }
+
+    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+        throw new NotSupportedException("the build takes batches one by one");
+
+    public ValueTask DisposeAsync() => inner.DisposeAsync();
 }

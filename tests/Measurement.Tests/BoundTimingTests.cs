@@ -81,6 +81,10 @@ public sealed class BoundTimingTests
 
         public long RamBufferBytes => inner.RamBufferBytes;
 
+        public double RamBufferSizeMB => inner.RamBufferSizeMB;
+
+        public void SetBulkLoading(bool bulk) => inner.SetBulkLoading(bulk);
+
         public IIndexSinkWriter CreateWriter() => inner.CreateWriter();
 
         public void Commit(IndexCheckpoint checkpoint) => inner.Commit(checkpoint);

@@ -293,6 +293,15 @@ public sealed class AdminEndpointTests
             var rebuild = Assert.Single(list.GetProperty("rebuilds").EnumerateArray());
             Assert.Equal("orders-by-total", rebuild.GetProperty("index").GetString());
             Assert.Equal(40, rebuild.GetProperty("documentsDone").GetInt64());
+            Assert.Equal(JsonValueKind.Null, rebuild.GetProperty("resumedAfter").ValueKind);
+        }
+
+        // A run that resumed an interrupted bulk phase says after which id, and how much it skipped.
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", "bulk", 70, 100, null, "orders/0000061", 60)))
+        {
+            var rebuild = Assert.Single((await server.GetJsonAsync("/admin/rebuilds")).GetProperty("rebuilds").EnumerateArray());
+            Assert.Equal("orders/0000061", rebuild.GetProperty("resumedAfter").GetString());
+            Assert.Equal(60, rebuild.GetProperty("documentsSkipped").GetInt64());
         }
 
         var after = await server.GetJsonAsync("/admin/rebuilds");

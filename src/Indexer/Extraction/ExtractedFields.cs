@@ -1,5 +1,7 @@
+using System.Buffers;
 using System.Runtime.CompilerServices;
 using System.Text;
+using System.Text.Json;
 
 using Indexing.Storage;
 
@@ -10,13 +12,31 @@ namespace Indexing.Indexer;
 // indexing thread serves every document, allocating nothing beyond the strings themselves once
 // its arrays have grown. Values are held in typed arrays (no boxing) and read as spans.
 //
+//
+// Large text (a buffer made with streamLargeText, as the indexer's are): a string value of
+// LargeTextBytes or more for a text field that is not stored is not made a string (twice its UTF-8
+// size, a new object on the large object heap for every giant document) but unescaped as UTF-8
+// into one pooled buffer, which the engine reads through a TextReader. Those values are listed
+// apart (LargeTextCount), after the field's strings: a text field has no order between its values
+// beyond the position gap, so only the order of a field's analysed values changes.
+//
 // Threading: one owner at a time; not thread-safe. The FieldExtractor that fills it is shared.
 internal sealed class ExtractedFields
 {
     /// <summary>Mismatches kept with details per document; more are only counted, so a huge array of bad values costs no allocations.</summary>
     public const int MaxRecordedMismatches = 16;
 
+    /// <summary>
+    /// JSON bytes from which a text value is taken as UTF-8 rather than as a string: 32 KiB, a string
+    /// of up to 64 KiB, so the strings that stay are below the large object heap's 85,000 bytes.
+    /// </summary>
+    public const int LargeTextBytes = 32 << 10;
+
     private readonly Column[] _columns;
+    private readonly bool[] _streamsLargeText;
+    private readonly List<LargeTextValue> _largeValues = [];
+    private byte[] _largeText = [];
+    private int _largeTextUsed;
     private readonly List<FieldValueMismatch> _mismatches = [];
 
     // Where the walk is in the document, for mismatch paths: property names and array
@@ -24,10 +44,11 @@ internal sealed class ExtractedFields
     private readonly PathStep[] _path = new PathStep[DocumentBodies.MaxDepth + 1];
     private int _pathDepth;
 
-    public ExtractedFields(IndexDefinition definition)
+    public ExtractedFields(IndexDefinition definition, bool streamLargeText = false)
     {
         ArgumentNullException.ThrowIfNull(definition);
         Definition = definition;
+        _streamsLargeText = [.. definition.Fields.Select(f => streamLargeText && f.Type == IndexFieldType.Text && !f.Stored)];
         _columns = new Column[definition.Fields.Length];
         for (var i = 0; i < _columns.Length; i++)
         {
@@ -55,6 +76,15 @@ internal sealed class ExtractedFields
     /// <summary>The values of a text or keyword field.</summary>
     public ReadOnlySpan<string> Strings(int field) => Typed<string>(field).Values;
 
+    /// <summary>Large text values of the last document (see the type's comment), listed apart from <see cref="Strings"/>.</summary>
+    public int LargeTextCount => _largeValues.Count;
+
+    /// <summary>The field of large text value number <paramref name="value"/>.</summary>
+    public int LargeTextField(int value) => _largeValues[value].Field;
+
+    /// <summary>Large text value number <paramref name="value"/>, unescaped UTF-8; valid until the next <see cref="FieldExtractor.Extract"/> into this buffer.</summary>
+    public ReadOnlyMemory<byte> LargeText(int value) => _largeText.AsMemory(_largeValues[value].Start, _largeValues[value].Length);
+
     /// <summary>The values of a long field.</summary>
     public ReadOnlySpan<long> Longs(int field) => Typed<long>(field).Values;
 
@@ -74,6 +104,59 @@ internal sealed class ExtractedFields
         _mismatches.Clear();
         MismatchCount = 0;
         _pathDepth = 0;
+        _largeValues.Clear();
+        _largeTextUsed = 0;
+        if (_largeText.Length > 0)
+        {
+            // Back to the pool between documents: most have no large text, and a giant one must not
+            // keep its size in every thread's buffer.
+            ArrayPool<byte>.Shared.Return(_largeText);
+            _largeText = [];
+        }
+    }
+
+    // The reader is on a scalar of a text field: takes it as large text when it is one (see the type's
+    // comment). False when it is not, or when it escapes an unpaired surrogate: the string path then
+    // reports it as a mismatch.
+    internal bool TryAddLargeText(int field, ref Utf8JsonReader reader)
+    {
+        if (!_streamsLargeText[field] || reader.TokenType != JsonTokenType.String || reader.ValueSpan.Length < LargeTextBytes)
+        {
+            return false;
+        }
+
+        // Unescaping never lengthens a value.
+        EnsureLargeText(_largeTextUsed + reader.ValueSpan.Length);
+        int written;
+        try
+        {
+            written = reader.CopyString(_largeText.AsSpan(_largeTextUsed));
+        }
+        catch (InvalidOperationException)
+        {
+            return false;
+        }
+
+        _largeValues.Add(new LargeTextValue(field, _largeTextUsed, written));
+        _largeTextUsed += written;
+        return true;
+    }
+
+    private void EnsureLargeText(int bytes)
+    {
+        if (_largeText.Length >= bytes)
+        {
+            return;
+        }
+
+        var larger = ArrayPool<byte>.Shared.Rent(Math.Max(bytes, _largeText.Length * 2));
+        _largeText.AsSpan(0, _largeTextUsed).CopyTo(larger);
+        if (_largeText.Length > 0)
+        {
+            ArrayPool<byte>.Shared.Return(_largeText);
+        }
+
+        _largeText = larger;
     }
 
     internal void Add(int field, string value) => Typed<string>(field).Add(value);
@@ -120,6 +203,8 @@ internal sealed class ExtractedFields
             $"field {field} ('{Definition.Fields[field].Name}') is a {IndexFieldTypes.Name(Definition.Fields[field].Type)} field, " +
             $"so its values are not {typeof(T).Name}; read text and keyword fields with {nameof(Strings)}, long with {nameof(Longs)}, " +
             $"double with {nameof(Doubles)}, bool with {nameof(Bools)}.");
+
+    private readonly record struct LargeTextValue(int Field, int Start, int Length);
 
     // A property name, or an array position when Property is null.
     private readonly record struct PathStep(string? Property, int Index);

@@ -37,6 +37,9 @@ internal sealed partial class FieldExtractor
             var token = reader.TokenType;
             switch (type)
             {
+                case IndexFieldType.Text when into.TryAddLargeText(field, ref reader):
+                    continue;
+
                 case IndexFieldType.Text or IndexFieldType.Keyword:
                     text ??= AsText(ref reader);
                     if (text is not null)

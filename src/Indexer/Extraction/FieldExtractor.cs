@@ -50,8 +50,12 @@ internal sealed partial class FieldExtractor
 
     public IndexDefinition Definition { get; }
 
-    /// <summary>A buffer for <see cref="Extract"/>; keep one per thread and reuse it for every document.</summary>
-    public ExtractedFields CreateBuffer() => new(Definition);
+    /// <summary>
+    /// A buffer for <see cref="Extract"/>; keep one per thread and reuse it for every document. With
+    /// <paramref name="streamLargeText"/>, large values of unstored text fields are kept as UTF-8
+    /// (<see cref="ExtractedFields.LargeText"/>) instead of strings.
+    /// </summary>
+    public ExtractedFields CreateBuffer(bool streamLargeText = false) => new(Definition, streamLargeText);
 
     /// <summary>Replaces the contents of <paramref name="into"/> with the values of <paramref name="utf8Json"/>.</summary>
     /// <exception cref="InvalidDataException">

@@ -8,26 +8,51 @@ namespace Indexing.Indexer;
 
 // Bulk build: every document of a snapshot, from a batch source, into an empty index.
 //
-// The calling task takes batches ("whatever is ready") and hands them through a bounded channel
-// to IndexingThreads workers, each adding with its own sink writer into the one engine (the Lucene
-// engine's IndexWriter gives each thread its own in-memory segment, DocumentsWriterPerThread). Stall
-// is the workers' time waiting on the channel: time the indexer had nothing to do.
+// The calling task takes batches ("whatever is ready"), numbers them and hands them through a
+// bounded channel to IndexingThreads workers, each adding with its own sink writer into the one
+// engine (the Lucene engine's IndexWriter gives each thread its own in-memory segment,
+// DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the indexer
+// had nothing to do.
 //
-// Checkpoints: a commit at the start records the snapshot etag as "build in progress"; commits by
-// bytes/time keep that marker (a crash leaves an index that says it is incomplete); the last
-// commit records the snapshot etag as the index's etag, from which following continues.
+// Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
+// separate task commits every BulkCommitInterval, concurrently with the workers' adds (the engine
+// allows it; neither the feeder nor the workers wait for it), recording S and the "indexed through"
+// key as it stood when the commit began (IndexedThroughKey.cs): every document up to the key is in
+// that commit. The index's etag stays the pre-build value until the last commit, which records S
+// as the index's etag, from which following continues. A crash leaves an index that says it is
+// incomplete, with the key to resume after.
 public sealed partial class DocumentIndex
 {
     /// <summary>
     /// Indexes every document <paramref name="source"/> hands out (those outside the definition's
     /// collection are skipped), then commits with the source's snapshot etag as the checkpoint. The
-    /// index must be new (or hold an interrupted build, which is discarded first).
+    /// index must be new (or hold an interrupted build, which is discarded first). The source hands
+    /// out each id at most once (a snapshot does): documents are added without looking for the id.
     /// </summary>
     /// <returns>What the build did and where its time went.</returns>
     /// <exception cref="InvalidOperationException">The index is not new, is stale, or is busy (following, building, in error).</exception>
     /// <exception cref="IndexWriteException">The engine failed; the index is in <see cref="IndexState.Error"/>.</exception>
     /// <exception cref="PrefetchReadException">The source failed to read; the index keeps the interrupted build until rebuilt.</exception>
-    public async Task<IndexMetrics> BuildAsync(IBatchSource source, CancellationToken cancellationToken = default)
+    public Task<IndexMetrics> BuildAsync(IBatchSource source, CancellationToken cancellationToken = default) =>
+        BuildAsync(source, resume: false, bulkCommitted: null, cancellationToken);
+
+    /// <summary>
+    /// Resumes the interrupted build the index holds (<see cref="IndexStatus.BuildIndexedThrough"/> is
+    /// set) without discarding it: indexes what <paramref name="source"/> hands out, replacing by id
+    /// (documents after the key may be in the commit already), then commits with the interrupted
+    /// build's snapshot etag S as the checkpoint, so the change feed is applied from S. The source
+    /// must read the ids after the key (its <see cref="IBatchSource.HandedOutThrough"/> is the key
+    /// before the first take) in a snapshot at or after S. Why that loses and duplicates nothing:
+    /// <c>IndexManager.Rebuild.cs</c>.
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The index holds no interrupted build with a key, is stale, or is busy.</exception>
+    /// <exception cref="ArgumentException">The source does not start after the key, or reads a snapshot older than S.</exception>
+    /// <exception cref="IndexWriteException">The engine failed; the index is in <see cref="IndexState.Error"/>.</exception>
+    public Task<IndexMetrics> ResumeBuildAsync(IBatchSource source, CancellationToken cancellationToken = default) =>
+        BuildAsync(source, resume: true, bulkCommitted: null, cancellationToken);
+
+    // The manager's entry: bulkCommitted is told each bulk commit's key, on the commit task (a test hook point).
+    internal async Task<IndexMetrics> BuildAsync(IBatchSource source, bool resume, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(source);
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -35,22 +60,132 @@ public sealed partial class DocumentIndex
         Transition(IndexState.Building, "start a build", IndexState.Idle);
         try
         {
-            var build = BuildCoreAsync(source, cancellationToken);
+            var build = BuildCoreAsync(source, resume, bulkCommitted, cancellationToken);
             _activeBuild = build;
             return await build.ConfigureAwait(false);
         }
         finally
         {
+            EndBulkLoading();
             _activeBuild = null;
             SetState(IndexState.Idle);
         }
     }
 
-    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, CancellationToken cancellationToken)
+    private async Task<IndexMetrics> BuildCoreAsync(IBatchSource source, bool resume, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
     {
-        var snapshotEtag = source.SnapshotEtag;
         var before = _meter.Snapshot();
         var started = Stopwatch.GetTimestamp();
+        var (snapshotEtag, resumeAfter) = resume ? CheckResume(source) : StartFresh(source);
+        var key = new IndexedThroughKey(resumeAfter);
+        var threads = Options.IndexingThreads;
+        // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
+        // the feeder never waits on a channel nobody reads any more).
+        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
+        using var stopCommits = CancellationTokenSource.CreateLinkedTokenSource(failed.Token);
+        var batches = Channel.CreateBounded<NumberedBatch>(new BoundedChannelOptions(threads)
+        {
+            SingleWriter = true,
+            SingleReader = threads == 1,
+            FullMode = BoundedChannelFullMode.Wait,
+        });
+        var workers = new Task[threads + 1];
+        for (var i = 0; i < threads; i++)
+        {
+            // A dedicated thread at the indexing nice value (IndexingThread says why not the pool).
+            workers[i] = IndexingThread.Start(
+                $"indexing-{i + 1}",
+                Options.IndexingThreadNice,
+                () =>
+                {
+                    try
+                    {
+                        BuildWorker(batches.Reader, key, threads, addOnly: !resume, failed.Token);
+                    }
+                    catch
+                    {
+                        failed.Cancel();
+                        throw;
+                    }
+                });
+        }
+
+        workers[threads] = FailFast(() => BulkCommitLoopAsync(key, resumeAfter, bulkCommitted, stopCommits.Token), failed);
+
+        try
+        {
+            try
+            {
+                while (await source.TakeAsync(Options.TakeMaxDocuments, Options.TakeMaxBytes, failed.Token).ConfigureAwait(false) is { } batch)
+                {
+                    _meter.Read(batch.Count);
+                    await batches.Writer.WriteAsync(new NumberedBatch(batch, key.Taken(batch.HandedOutThrough)), failed.Token).ConfigureAwait(false);
+                }
+            }
+            finally
+            {
+                batches.Writer.TryComplete();
+            }
+
+            await Task.WhenAll(workers.AsSpan(0, threads)).ConfigureAwait(false);
+            await stopCommits.CancelAsync().ConfigureAwait(false);
+            await workers[threads].ConfigureAwait(false);
+        }
+        catch (Exception exception) when (exception is not IndexWriteException)
+        {
+            // The feeder failed or was cancelled: stop the workers and let the first failure speak.
+            await failed.CancelAsync().ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            foreach (var worker in workers)
+            {
+                if (worker.Exception?.InnerException is IndexWriteException writeFailure)
+                {
+                    throw RecordIndexFailure(writeFailure);
+                }
+            }
+
+            KeepIndexedThrough(key);
+            throw;
+        }
+        catch (IndexWriteException failure)
+        {
+            await failed.CancelAsync().ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+            throw RecordIndexFailure(failure);
+        }
+
+        lock (_writeGate)
+        {
+            Volatile.Write(ref _appliedEtag, snapshotEtag);
+            _buildSnapshotEtag = null;
+            _buildIndexedThrough = null;
+            CommitLocked();
+        }
+
+        _sink.Refresh();
+        RecordSuccess();
+        return _meter.Since(before, Stopwatch.GetElapsedTime(started));
+    }
+
+    /// <summary>Documents the index holds (as of its last refresh) with an id at or below <paramref name="id"/>: what a resumed build skips.</summary>
+    /// <exception cref="IndexReadException">The engine failed to count.</exception>
+    internal long CountDocumentsThrough(string id)
+    {
+        try
+        {
+            return _searcher.CountIdsThrough(id);
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(Name, $"counting the documents through {MessageText.Quote(id)} failed: {exception.Message}", exception);
+        }
+    }
+
+    // A fresh build: into an empty index, or one holding an interrupted build, which is discarded.
+    // Commits the marker (the snapshot etag S, no key yet) before the first document.
+    private (long SnapshotEtag, string? ResumeAfter) StartFresh(IBatchSource source)
+    {
+        var snapshotEtag = source.SnapshotEtag;
         lock (_writeGate)
         {
             if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
@@ -64,7 +199,7 @@ public sealed partial class DocumentIndex
             {
                 if (_buildSnapshotEtag is not null)
                 {
-                    // An interrupted build: what it wrote is a partial, unknown set; start over.
+                    // An interrupted build not resumed: what it wrote is a partial set; start over.
                     _sink.DeleteAll();
                 }
             }
@@ -74,105 +209,150 @@ public sealed partial class DocumentIndex
             }
 
             _buildSnapshotEtag = snapshotEtag;
+            _buildIndexedThrough = null;
             CommitLocked();
+            StartBulkLoading();
         }
 
-        var threads = Options.IndexingThreads;
-        // Cancelled by the caller, by Dispose, or by the first worker that fails (so the feeder
-        // never waits on a channel nobody reads any more).
-        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
-        var batches = Channel.CreateBounded<PrefetchBatch>(new BoundedChannelOptions(threads)
+        return (snapshotEtag, null);
+    }
+
+    // A resumed build keeps the interrupted build's S and key: its last commit already records both
+    // (no commit needed to start), its bulk commits go on recording S, and its last commit sets the
+    // index's etag to S, not to the source's newer snapshot, so the catch-up starts from S.
+    private (long SnapshotEtag, string? ResumeAfter) CheckResume(IBatchSource source)
+    {
+        lock (_writeGate)
         {
-            SingleWriter = true,
-            SingleReader = threads == 1,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
-        var workers = new Task[threads];
-        for (var i = 0; i < threads; i++)
+            if (_buildSnapshotEtag is not { } snapshotEtag || _buildIndexedThrough is not { } key)
+            {
+                throw new InvalidOperationException(
+                    $"index {MessageText.Quote(Name)} holds no interrupted build with an indexed-through key to resume " +
+                    (_buildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
+                    "; start a build with BuildAsync instead.");
+            }
+
+            if (source.HandedOutThrough != key)
+            {
+                throw new ArgumentException(
+                    $"the source for resuming index {MessageText.Quote(Name)} starts after {MessageText.Quote(source.HandedOutThrough ?? "(the beginning)")}, " +
+                    $"but the interrupted build is indexed through {MessageText.Quote(key)}; start the source after that id (Prefetch.Start's startAfterId).",
+                    nameof(source));
+            }
+
+            if (source.SnapshotEtag < snapshotEtag)
+            {
+                throw new ArgumentException(
+                    $"the source for resuming index {MessageText.Quote(Name)} reads a snapshot at etag {source.SnapshotEtag}, older than the interrupted build's " +
+                    $"snapshot etag {snapshotEtag}; take the snapshot from the store the build read (a newer one), or start the build over.",
+                    nameof(source));
+            }
+
+            StartBulkLoading();
+            return (snapshotEtag, key);
+        }
+    }
+
+    // The engine's bulk settings (a larger RAM buffer, no compound files) for the build; caller holds _writeGate.
+    private void StartBulkLoading()
+    {
+        try
         {
-            // A dedicated thread at the indexing nice value (IndexingThread says why not the pool).
-            workers[i] = IndexingThread.Start(
-                $"indexing-{i + 1}",
-                Options.IndexingThreadNice,
-                () =>
-                {
-                    try
-                    {
-                        BuildWorker(batches.Reader, threads, failed.Token);
-                    }
-                    catch
-                    {
-                        failed.Cancel();
-                        throw;
-                    }
-                });
+            _sink.SetBulkLoading(true);
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw RecordIndexFailure(new IndexWriteException(Name, null, $"switching to bulk loading failed: {exception.Message}", exception));
+        }
+    }
+
+    // Back to the following settings once the build ended, however it ended. An engine that is
+    // closed (the index is being disposed, or the writer closed itself) has nothing to switch back: a
+    // reopened one starts with the following settings.
+    private void EndBulkLoading()
+    {
+        if (Volatile.Read(ref _disposed) != 0 || _sink.WriterClosed)
+        {
+            return;
         }
 
         try
         {
+            _sink.SetBulkLoading(false);
+        }
+        catch (ObjectDisposedException) when (Volatile.Read(ref _disposed) != 0 || _sink.WriterClosed)
+        {
+            // Closed meanwhile: as above.
+        }
+    }
+
+    // Runs a worker or the commit loop; its failure cancels the rest of the build.
+    private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(
+        async () =>
+        {
             try
             {
-                while (await source.TakeAsync(Options.TakeMaxDocuments, Options.TakeMaxBytes, failed.Token).ConfigureAwait(false) is { } batch)
-                {
-                    _meter.Read(batch.Count);
-                    await batches.Writer.WriteAsync(batch, failed.Token).ConfigureAwait(false);
-                    if (CommitDue(changedSinceCommit: true))
-                    {
-                        lock (_writeGate)
-                        {
-                            CommitLocked();
-                        }
-                    }
-                }
+                await run().ConfigureAwait(false);
             }
-            finally
+            catch
             {
-                batches.Writer.TryComplete();
+                await failed.CancelAsync().ConfigureAwait(false);
+                throw;
             }
+        },
+        CancellationToken.None);
 
-            await Task.WhenAll(workers).ConfigureAwait(false);
-        }
-        catch (Exception exception) when (exception is not IndexWriteException)
-        {
-            // The feeder failed or was cancelled: stop the workers and let the first failure speak.
-            await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
-            foreach (var worker in workers)
-            {
-                if (worker.Exception?.InnerException is IndexWriteException writeFailure)
-                {
-                    throw RecordIndexFailure(writeFailure);
-                }
-            }
-
-            throw;
-        }
-        catch (IndexWriteException failure)
-        {
-            await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
-            throw RecordIndexFailure(failure);
-        }
-
+    // A build stopped (cancelled, closing, or its source failed) with the engine intact: the key it
+    // reached is still true, so the commit Dispose makes keeps it and a resume loses nothing more.
+    private void KeepIndexedThrough(IndexedThroughKey key)
+    {
         lock (_writeGate)
         {
-            Volatile.Write(ref _appliedEtag, snapshotEtag);
-            _buildSnapshotEtag = null;
-            CommitLocked();
+            _buildIndexedThrough = key.Through;
         }
+    }
 
-        _sink.Refresh();
-        RecordSuccess();
-        return _meter.Since(before, Stopwatch.GetElapsedTime(started));
+    // Every BulkCommitInterval, a commit recording the key as it stood when the commit began: the
+    // documents up to it were added before, so the commit holds them (a commit flushes every
+    // document added before it starts; those added meanwhile may or may not be in it, and are
+    // above the key). Skipped while the key has not moved from the last commit's (committed: the
+    // key the build started from): such a commit would not shorten a resume.
+    private async Task BulkCommitLoopAsync(IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    {
+        using var timer = new PeriodicTimer(Options.BulkCommitInterval);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))
+            {
+                var through = key.Through;
+                if (through == committed)
+                {
+                    continue;
+                }
+
+                lock (_writeGate)
+                {
+                    _buildIndexedThrough = through;
+                    CommitLocked();
+                }
+
+                committed = through;
+                bulkCommitted?.Invoke(through);
+            }
+        }
+        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
+        {
+            // The build ended (its last commit follows) or stopped.
+        }
     }
 
     // Runs on its own thread, so it blocks while it waits.
-    private void BuildWorker(ChannelReader<PrefetchBatch> batches, int threads, CancellationToken cancellationToken)
+    private void BuildWorker(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, bool addOnly, CancellationToken cancellationToken)
     {
-        var context = CreateWriteContext();
+        var context = CreateWriteContext(addOnly);
         while (true)
         {
-            if (!batches.TryRead(out var batch))
+            if (!batches.TryRead(out var numbered))
             {
                 var waitStart = Stopwatch.GetTimestamp();
                 var more = batches.WaitToReadAsync(cancellationToken).AsTask().GetAwaiter().GetResult();
@@ -186,14 +366,20 @@ public sealed partial class DocumentIndex
                 continue;
             }
 
-            foreach (var document in batch.Documents)
+            foreach (var document in numbered.Batch.Documents)
             {
                 cancellationToken.ThrowIfCancellationRequested();
+                Options.BuildDocumentHook?.Invoke(document.Id);
                 if (InCollection(document.Id))
                 {
                     WriteDocument(context, document.Id, document.Etag, document.Body.Span);
                 }
             }
+
+            key.Completed(numbered.Number);
         }
     }
+
+    // A batch and its number in the order the feeder took it.
+    private readonly record struct NumberedBatch(PrefetchBatch Batch, long Number);
 }

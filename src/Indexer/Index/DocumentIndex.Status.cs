@@ -21,13 +21,16 @@ public sealed partial class DocumentIndex
     public IndexStatus GetStatus()
     {
         long documentCount;
+        double ramBuffer;
         try
         {
             documentCount = Volatile.Read(ref _disposed) == 0 ? _searcher.DocumentCount : 0;
+            ramBuffer = Volatile.Read(ref _disposed) == 0 && !_sink.WriterClosed ? _sink.RamBufferSizeMB : 0;
         }
         catch (ObjectDisposedException)
         {
             documentCount = 0;
+            ramBuffer = 0;
         }
 
         return new IndexStatus(
@@ -48,7 +51,12 @@ public sealed partial class DocumentIndex
             Volatile.Read(ref _consecutiveFailures),
             Volatile.Read(ref _lastError),
             Interlocked.Read(ref _rollbacks),
-            _meter.Snapshot());
+            _meter.Snapshot())
+        {
+            BuildSnapshotEtag = Volatile.Read(ref _committedBuildSnapshotEtag) is var build and not NoBuild ? build : null,
+            BuildIndexedThrough = Volatile.Read(ref _committedIndexedThrough),
+            RamBufferSizeMB = ramBuffer,
+        };
     }
 
     // The status of an index that could not be opened: Error, with the reason, and nothing else known.

@@ -12,15 +12,19 @@ namespace Indexing.Indexer;
 //   index and the document, and thrown to the loop, which decides (retry, then Error).
 public sealed partial class DocumentIndex
 {
-    // Per-thread state: the sink writer (the engine reuses its fields per thread) and the extraction buffer.
-    private sealed class WriteContext(IIndexSinkWriter writer, ExtractedFields buffer)
+    // Per-thread state: the sink writer (the engine reuses its fields per thread) and the extraction
+    // buffer. AddOnly: a build into a fresh or cleared index, where no id is there yet, so documents
+    // are added without a delete term; everything else (following, a resumed build) replaces by id.
+    private sealed class WriteContext(IIndexSinkWriter writer, ExtractedFields buffer, bool addOnly)
     {
         public IIndexSinkWriter Writer { get; } = writer;
 
         public ExtractedFields Buffer { get; } = buffer;
+
+        public bool AddOnly { get; } = addOnly;
     }
 
-    private WriteContext CreateWriteContext() => new(_sink.CreateWriter(), _extractor.CreateBuffer());
+    private WriteContext CreateWriteContext(bool addOnly = false) => new(_sink.CreateWriter(), _extractor.CreateBuffer(streamLargeText: true), addOnly);
 
     private bool InCollection(string id) => DocumentIds.GetCollection(id).SequenceEqual(Definition.Collection);
 
@@ -34,7 +38,11 @@ public sealed partial class DocumentIndex
         catch (InvalidDataException exception)
         {
             RecordDocumentFailure(new IndexWriteException(Name, id, exception.Message, exception));
-            DeleteDocument(context, id, countDelete: false);
+            if (!context.AddOnly)
+            {
+                DeleteDocument(context, id, countDelete: false);
+            }
+
             return false;
         }
 
@@ -46,7 +54,14 @@ public sealed partial class DocumentIndex
         var start = Stopwatch.GetTimestamp();
         try
         {
-            context.Writer.Upsert(id, etag, context.Buffer);
+            if (context.AddOnly)
+            {
+                context.Writer.Add(id, etag, context.Buffer);
+            }
+            else
+            {
+                context.Writer.Upsert(id, etag, context.Buffer);
+            }
         }
         catch (ArgumentException exception)
         {

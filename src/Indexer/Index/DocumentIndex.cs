@@ -38,6 +38,8 @@ public sealed partial class DocumentIndex : IDisposable
     private long _appliedEtag;
     private long _committedEtag;
     private long? _buildSnapshotEtag;
+    private string? _buildIndexedThrough; // the build's key to record with its next commit (under _writeGate)
+    private string? _committedIndexedThrough; // the last commit's BuildIndexedThrough, readable from any thread
     private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
     private long _uncommittedBytes;
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
@@ -57,6 +59,7 @@ public sealed partial class DocumentIndex : IDisposable
             _committedHash = checkpoint.DefinitionHash;
             _appliedEtag = _committedEtag = checkpoint.Etag;
             _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
+            _buildIndexedThrough = _committedIndexedThrough = checkpoint.BuildIndexedThrough;
             _committedBuildSnapshotEtag = checkpoint.BuildSnapshotEtag ?? NoBuild;
         }
         else
@@ -224,7 +227,7 @@ public sealed partial class DocumentIndex : IDisposable
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
     private IndexCheckpoint CurrentCheckpoint() =>
-        new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag);
+        new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag, _buildSnapshotEtag is null ? null : _buildIndexedThrough);
 
     // Caller holds _writeGate.
     private void CommitLocked()
@@ -244,6 +247,7 @@ public sealed partial class DocumentIndex : IDisposable
         // The build snapshot first: when a build's last commit clears it, a reader in between sees
         // the etag from before the build (lower), never one the commit does not hold.
         Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint.BuildSnapshotEtag ?? NoBuild);
+        Volatile.Write(ref _committedIndexedThrough, checkpoint.BuildIndexedThrough);
         Volatile.Write(ref _committedEtag, checkpoint.Etag);
         Interlocked.Exchange(ref _uncommittedBytes, 0);
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
@@ -282,7 +286,9 @@ public sealed partial class DocumentIndex : IDisposable
             var checkpoint = _sink.RollbackToLastCommit();
             var etag = checkpoint?.Etag ?? 0;
             _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
+            _buildIndexedThrough = checkpoint?.BuildIndexedThrough;
             Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint?.BuildSnapshotEtag ?? NoBuild);
+            Volatile.Write(ref _committedIndexedThrough, checkpoint?.BuildIndexedThrough);
             Volatile.Write(ref _appliedEtag, etag);
             Volatile.Write(ref _committedEtag, etag);
             Interlocked.Exchange(ref _uncommittedBytes, 0);

@@ -22,6 +22,9 @@ internal interface IIndexSearcher
     /// <summary>One page of hits for <paramref name="query"/> (already checked for Take, Skip and limits), within <paramref name="budget"/>.</summary>
     QueryResult Search(IndexQuery query, QueryBudget budget);
 
+    /// <summary>Live documents whose id is at or below <paramref name="id"/> (UTF-8 key order), as of the last refresh: what a resumed build skips.</summary>
+    long CountIdsThrough(string id);
+
     /// <summary>Every live entry's id and etag, in no particular order; a view is held until the enumeration is disposed.</summary>
     IEnumerable<IndexEntry> ReadEntries();
 }

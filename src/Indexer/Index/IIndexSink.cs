@@ -38,6 +38,17 @@ internal interface IIndexSink
     /// <summary>Makes everything written so far visible to queries.</summary>
     void Refresh();
 
+    /// <summary>
+    /// Switches the engine to bulk loading (<paramref name="bulk"/>: a bulk build starts) or back to
+    /// following. Bulk loading buffers more in memory (<see cref="IndexOptions.BuildRamBufferSizeMB"/>)
+    /// and writes no compound files, which cost a copy of every flushed segment; both are undone when
+    /// the build ends, so the segments written later are compound again.
+    /// </summary>
+    void SetBulkLoading(bool bulk);
+
+    /// <summary>The RAM buffer the engine fills before it flushes, now (MB): larger during a bulk build.</summary>
+    double RamBufferSizeMB { get; }
+
     /// <summary>Removes every document (before a bulk build restarts).</summary>
     void DeleteAll();
 
@@ -58,6 +69,13 @@ internal interface IIndexSink
 // Writes documents for one thread.
 internal interface IIndexSinkWriter
 {
+    /// <summary>
+    /// Adds the document without looking for one with the same id (no delete term): only for a build
+    /// into an index that holds no document of this id, i.e. a fresh or cleared one fed from a snapshot.
+    /// </summary>
+    /// <exception cref="ArgumentException">The engine refuses this document (e.g. a term too long); the index itself is fine.</exception>
+    void Add(string id, long etag, ExtractedFields fields);
+
     /// <summary>Adds the document, replacing any with the same id.</summary>
     /// <exception cref="ArgumentException">The engine refuses this document (e.g. a term too long); the index itself is fine.</exception>
     void Upsert(string id, long etag, ExtractedFields fields);

@@ -8,9 +8,12 @@ namespace Indexing.Indexer;
 //
 // Etag: every change of the store up to it is in the commit; a reopened index follows the change
 // feed from there. During a bulk build it keeps the value from before the build (0 for a new
-// index) and BuildSnapshotEtag holds the snapshot being built: a commit taken mid-build is
-// incomplete, and an index reopened with the marker must be rebuilt (the bulk phase restarts).
-internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash, long? BuildSnapshotEtag)
+// index) and BuildSnapshotEtag holds the snapshot S being built: a commit taken mid-build is
+// incomplete. BuildIndexedThrough (only with BuildSnapshotEtag) is the build's "indexed through"
+// key: every document of the snapshot with an id at or below it (UTF-8 key order) is in the commit,
+// so a resumed build reads only the ids after it (DocumentIndex.Build.cs); null when no prefix of
+// the build was complete yet, and then the build starts over.
+internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash, long? BuildSnapshotEtag, string? BuildIndexedThrough = null)
 {
     public const int FormatVersion = 1;
 
@@ -18,6 +21,7 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
     private const string EtagKey = "indexer.etag";
     private const string HashKey = "indexer.definitionHash";
     private const string BuildKey = "indexer.buildSnapshotEtag";
+    private const string ThroughKey = "indexer.buildIndexedThrough";
 
     public Dictionary<string, string> ToUserData()
     {
@@ -30,6 +34,10 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
         if (BuildSnapshotEtag is { } snapshot)
         {
             data[BuildKey] = snapshot.ToString(CultureInfo.InvariantCulture);
+            if (BuildIndexedThrough is { } through)
+            {
+                data[ThroughKey] = through;
+            }
         }
 
         return data;
@@ -52,7 +60,10 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
 
         var etag = ReadLong(data, EtagKey) ?? throw Missing(EtagKey);
         var hash = data.TryGetValue(HashKey, out var h) ? h : throw Missing(HashKey);
-        return new IndexCheckpoint(etag, hash, ReadLong(data, BuildKey));
+        var build = ReadLong(data, BuildKey);
+        // A key without a build is meaningless (and never written): ignore it.
+        var through = build is not null && data.TryGetValue(ThroughKey, out var key) ? key : null;
+        return new IndexCheckpoint(etag, hash, build, through);
     }
 
     private static long? ReadLong(IDictionary<string, string> data, string key)

@@ -5,7 +5,7 @@ namespace Indexing.Indexer;
 /// <summary>How an index writes, commits, refreshes and follows the change feed. Validated as each value is set.</summary>
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
-/// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>. The others are read on every use but are not meant to change
+/// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
 /// while the index is open: pass a new instance when reopening. Defaults come from measurements
 /// on a 2-core VM (see src/Indexer/README.md, "Throughput").
 /// </remarks>
@@ -20,11 +20,16 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="IndexingThreadNice"/>.</summary>
     public const int DefaultIndexingThreadNice = 10;
 
+    /// <summary>Default <see cref="BuildRamBufferSizeMB"/>.</summary>
+    public const double DefaultBuildRamBufferSizeMB = 64;
+
     private readonly int _indexingThreads = DefaultIndexingThreads;
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
+    private readonly double _buildRamBufferSizeMB = DefaultBuildRamBufferSizeMB;
     private readonly int _indexingThreadNice = DefaultIndexingThreadNice;
     private readonly long _commitEveryBytes = 256L << 20;
     private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
+    private readonly TimeSpan _bulkCommitInterval = TimeSpan.FromSeconds(10);
     private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
     private readonly TimeSpan _followPollInterval = TimeSpan.FromMilliseconds(100);
     private readonly int _changeBatchSize = 1024;
@@ -51,27 +56,47 @@ public sealed record IndexOptions
         init => _indexingThreadNice = Check(value, 0, ThreadNice.Lowest, nameof(IndexingThreadNice), "nice, 0 = request threads' priority");
     }
 
-    /// <summary>IndexWriter RAM buffer in MB (1..2048): documents are buffered until this much, then flushed as a segment.</summary>
+    /// <summary>IndexWriter RAM buffer in MB (1..2048) while following: documents are buffered until this much, then flushed as a segment.</summary>
     public double RamBufferSizeMB
     {
         get => _ramBufferSizeMB;
-        init => _ramBufferSizeMB = double.IsFinite(value) && value is >= 1 and <= 2048
-            ? value
-            : throw new ArgumentOutOfRangeException(nameof(RamBufferSizeMB), value, $"{nameof(RamBufferSizeMB)} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
+        init => _ramBufferSizeMB = CheckMegabytes(value, nameof(RamBufferSizeMB));
     }
 
-    /// <summary>Commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
+    /// <summary>
+    /// IndexWriter RAM buffer in MB (1..2048) during a bulk build: fewer, larger flushed segments. The
+    /// writer goes back to <see cref="RamBufferSizeMB"/> when the build ends. Lucene lets indexing
+    /// threads run on to twice the buffer before it stalls them, so a build may hold twice this.
+    /// </summary>
+    public double BuildRamBufferSizeMB
+    {
+        get => _buildRamBufferSizeMB;
+        init => _buildRamBufferSizeMB = CheckMegabytes(value, nameof(BuildRamBufferSizeMB));
+    }
+
+    /// <summary>While following: commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
     public long CommitEveryBytes
     {
         get => _commitEveryBytes;
         init => _commitEveryBytes = CheckBytes(value, 1L << 20, 64L << 30, nameof(CommitEveryBytes));
     }
 
-    /// <summary>Commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
+    /// <summary>While following: commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
     public TimeSpan CommitInterval
     {
         get => _commitInterval;
         init => _commitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(CommitInterval));
+    }
+
+    /// <summary>
+    /// During a bulk build: commit this often (100 ms .. 1 h), off the feeding thread and while the
+    /// workers go on adding, recording the key a resumed build reads after. A build resumed after a
+    /// crash redoes at most about this much indexing; each commit flushes what the RAM buffer holds.
+    /// </summary>
+    public TimeSpan BulkCommitInterval
+    {
+        get => _bulkCommitInterval;
+        init => _bulkCommitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(BulkCommitInterval));
     }
 
     /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
@@ -124,12 +149,21 @@ public sealed record IndexOptions
     // Test hook: called when StartFollowing begins, with the index; it may throw.
     internal Action<DocumentIndex>? StartFollowingHook { get; init; }
 
+    // Test hook: called by a build's worker with each document's id before it is written; it may
+    // block (a slow batch holds the indexed-through key back).
+    internal Action<string>? BuildDocumentHook { get; init; }
+
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB, commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+
+    private static double CheckMegabytes(double value, string name) =>
+        double.IsFinite(value) && value is >= 1 and <= 2048
+            ? value
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
 
     private static int Check(int value, int min, int max, string name, string unit) =>
         value >= min && value <= max

@@ -63,7 +63,23 @@ public sealed record IndexStatus(
     int ConsecutiveFailures,
     string? LastError,
     long Rollbacks,
-    IndexMetrics Metrics);
+    IndexMetrics Metrics)
+{
+    /// <summary>The snapshot etag of the bulk build the last commit was made in; null when that commit was not made mid-build.</summary>
+    public long? BuildSnapshotEtag { get; init; }
+
+    /// <summary>
+    /// With <see cref="BuildSnapshotEtag"/>: every document of that snapshot with an id up to this one (inclusive,
+    /// UTF-8 key order) is in the last commit, so a resumed build reads only the ids after it; null when no prefix was complete.
+    /// </summary>
+    public string? BuildIndexedThrough { get; init; }
+
+    /// <summary>
+    /// The engine's RAM buffer now, in MB: <see cref="IndexOptions.BuildRamBufferSizeMB"/> during a
+    /// bulk build, <see cref="IndexOptions.RamBufferSizeMB"/> otherwise; 0 when the engine is closed.
+    /// </summary>
+    public double RamBufferSizeMB { get; init; }
+}
 
 /// <summary>Throughput of an index's writing and where its time went.</summary>
 /// <param name="Documents">Documents indexed (added or replaced; failed ones excluded).</param>

@@ -1,3 +1,5 @@
+using System.Text;
+
 using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Util;
@@ -14,15 +16,29 @@ namespace Indexing.Indexer;
 //   long    -> Int64Field (trie terms: range queries); sortable: + NumericDocValuesField
 //   double  -> DoubleField; sortable: + DoubleDocValuesField
 //   bool    -> StringField "true"/"false"; sortable: + NumericDocValuesField 0/1
-// Multi-valued fields index every value; doc values take one value per document in Lucene 4.8,
-// so a sortable field sorts by its first value in document order.
+// Every document also gets __id (StringField, stored) and __etag (stored, one full-precision term:
+// EtagPrecisionStep, and numeric doc values). Large text values (ExtractedFields.LargeText) become a
+// TextField over a reader. Multi-valued fields index every value; doc values take one value per
+// document in Lucene 4.8, so a sortable field sorts by its first value in document order.
 //
 // Threading: one thread at a time.
 internal sealed class LuceneDocumentMapper
 {
+    /// <summary>
+    /// The precision step of <c>__etag</c>: one full-precision term per document instead of a trie's
+    /// 16 (at the default step 4), almost all of them unique. Lucene's documented choice for a numeric
+    /// field that is seldom queried by range: <c>__etag</c> ranges still work (the query parser uses
+    /// this step), by walking the full-precision terms they cover; verify and hits read the stored
+    /// value and the doc values. Indexes written with step 4 hold these terms too, so they answer alike.
+    /// </summary>
+    public const int EtagPrecisionStep = int.MaxValue;
+
+    private static readonly FieldType _etagType = EtagType();
+    private static readonly UTF8Encoding _utf8 = new(encoderShouldEmitUTF8Identifier: false);
+
     private readonly FieldSlot[] _slots;
     private readonly StringField _id = new(IndexFieldNames.Id, "", Field.Store.YES);
-    private readonly Int64Field _etag = new(IndexFieldNames.Etag, 0, Field.Store.YES);
+    private readonly Int64Field _etag = new(IndexFieldNames.Etag, 0, _etagType);
     private readonly NumericDocValuesField _etagValue = new(IndexFieldNames.Etag, 0);
     private readonly List<IIndexableField> _fields = [];
 
@@ -33,6 +49,25 @@ internal sealed class LuceneDocumentMapper
         {
             _slots[i] = new FieldSlot(definition.Fields[i]);
         }
+    }
+
+    private static StreamReader Utf8Reader(ReadOnlyMemory<byte> utf8)
+    {
+        // The bytes belong to the extraction buffer's pooled array (ExtractedFields.LargeText).
+        if (!System.Runtime.InteropServices.MemoryMarshal.TryGetArray(utf8, out var array))
+        {
+            throw new InvalidOperationException("large text is expected in an array-backed buffer");
+        }
+
+        // No byte order mark detection: the bytes are the value's text, whatever they start with.
+        return new StreamReader(new MemoryStream(array.Array!, array.Offset, array.Count, writable: false), _utf8, detectEncodingFromByteOrderMarks: false, bufferSize: 16 << 10);
+    }
+
+    private static FieldType EtagType()
+    {
+        var type = new FieldType(Int64Field.TYPE_STORED) { NumericPrecisionStep = EtagPrecisionStep };
+        type.Freeze();
+        return type;
     }
 
     /// <summary>The fields of one document; valid until the next call.</summary>
@@ -53,6 +88,13 @@ internal sealed class LuceneDocumentMapper
             }
         }
 
+        // Large text values: Lucene analyses them from a reader over their UTF-8 bytes, decoding a
+        // block at a time, so no string of the whole value is made (ExtractedFields says which).
+        for (var value = 0; value < values.LargeTextCount; value++)
+        {
+            _fields.Add(new TextField(_slots[values.LargeTextField(value)].Name, Utf8Reader(values.LargeText(value))));
+        }
+
         return _fields;
     }
 
@@ -67,6 +109,7 @@ internal sealed class LuceneDocumentMapper
         public FieldSlot(IndexFieldDefinition field)
         {
             _field = field;
+            Name = field.Name;
             _store = field.Stored ? Field.Store.YES : Field.Store.NO;
             if (field.Sortable)
             {
@@ -78,6 +121,8 @@ internal sealed class LuceneDocumentMapper
                 };
             }
         }
+
+        public string Name { get; }
 
         public void Add(int field, ExtractedFields values, List<IIndexableField> into)
         {

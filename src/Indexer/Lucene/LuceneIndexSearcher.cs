@@ -98,6 +98,16 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
         }
     }
 
+    // Terms compare as UTF-8 bytes, the store's key order. Linear in the ids counted (a term range
+    // over __id), once per resumed build.
+    public long CountIdsThrough(string id)
+    {
+        using var lease = _sink.AcquireSearcher();
+        var count = new TotalHitCountCollector();
+        lease.Searcher.Search(TermRangeQuery.NewStringRange(IndexFieldNames.Id, null, id, includeLower: true, includeUpper: true), count);
+        return count.TotalHits;
+    }
+
     public IEnumerable<IndexEntry> ReadEntries()
     {
         using var lease = _sink.AcquireSearcher();

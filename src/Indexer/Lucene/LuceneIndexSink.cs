@@ -274,6 +274,20 @@ internal sealed class LuceneIndexSink : IIndexSink
         }
     }
 
+    public void SetBulkLoading(bool bulk)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        lock (_engineLock)
+        {
+            // Both are live settings of the writer (LiveIndexWriterConfig): they apply from the next flush.
+            var config = Writer.Config;
+            config.RAMBufferSizeMB = bulk ? _options.BuildRamBufferSizeMB : _options.RamBufferSizeMB;
+            config.UseCompoundFile = !bulk;
+        }
+    }
+
+    public double RamBufferSizeMB => Writer.Config.RAMBufferSizeMB;
+
     public void DeleteAll()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
@@ -325,6 +339,22 @@ internal sealed class LuceneIndexSink : IIndexSink
     // Reads the sink's writer on every call: a rollback may have replaced it.
     private sealed class LuceneSinkWriter(LuceneIndexSink sink, LuceneDocumentMapper mapper) : IIndexSinkWriter
     {
+        // No delete term: UpdateDocument buffers one per document, applied at every flush, which a
+        // fresh build (every id new) does not need. A document Lucene refuses part-way is marked
+        // deleted by Lucene itself.
+        public void Add(string id, long etag, ExtractedFields fields)
+        {
+            try
+            {
+                sink.Writer.AddDocument(mapper.Map(id, etag, fields));
+            }
+            catch (ObjectDisposedException)
+            {
+                sink.NoteClosed();
+                throw;
+            }
+        }
+
         public void Upsert(string id, long etag, ExtractedFields fields)
         {
             var term = new Term(IndexFieldNames.Id, id);

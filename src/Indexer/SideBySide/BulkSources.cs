@@ -17,7 +17,12 @@ public delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, Cancel
 /// <param name="Store">The manager's store: the source must read a snapshot of it, as the catch-up phase continues from that snapshot's etag in it.</param>
 /// <param name="IndexName">The index being rebuilt.</param>
 /// <param name="Collection">The collection of the definition being built.</param>
-public sealed record BulkSourceRequest(DocumentStore Store, string IndexName, string Collection);
+/// <param name="StartAfterId">
+/// Set when an interrupted bulk phase resumes: read only the ids after this one (UTF-8 key order; pass it
+/// as <c>Prefetch.Start</c>'s <c>startAfterId</c>), and report it as <see cref="IBatchSource.HandedOutThrough"/>
+/// before the first take. A source that starts elsewhere makes the rebuild start its bulk phase over.
+/// </param>
+public sealed record BulkSourceRequest(DocumentStore Store, string IndexName, string Collection, string? StartAfterId = null);
 
 /// <summary>
 /// Told by the <see cref="IndexManager"/> what its rebuilds are doing, for its host's operators: the

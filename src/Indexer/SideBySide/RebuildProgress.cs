@@ -28,10 +28,10 @@ public enum RebuildPhase
 /// <param name="Phase">Where it is.</param>
 /// <param name="Reason">Why it runs ("definition changed", "requested", "resumed after restart", "new index").</param>
 /// <param name="StartedAt">When this rebuild (or its resumption) started.</param>
-/// <param name="DocumentsDone">Documents the replacement has indexed in the bulk phase.</param>
-/// <param name="DocumentsTotal">Documents of the collection in the bulk phase's snapshot (exact once planning is complete).</param>
-/// <param name="BytesDone">Body bytes indexed in the bulk phase.</param>
-/// <param name="BytesTotal">Body bytes of the snapshot's collection (exact once planning is complete).</param>
+/// <param name="DocumentsDone">Documents the replacement has indexed in the bulk phase (a resumed one: those it skipped included).</param>
+/// <param name="DocumentsTotal">Documents of the collection in the bulk phase's snapshot (exact once planning is complete; a resumed one: the skipped ones plus those after its key).</param>
+/// <param name="BytesDone">Body bytes indexed in the bulk phase (a resumed one: by this run, after its key).</param>
+/// <param name="BytesTotal">Body bytes of the snapshot's collection (exact once planning is complete; a resumed one: after its key).</param>
 /// <param name="SnapshotEtag">The bulk phase's snapshot etag; the catch-up applies the change feed after it.</param>
 /// <param name="AppliedEtag">The replacement holds every change up to this etag.</param>
 /// <param name="LagEtags">The store's last etag minus <paramref name="AppliedEtag"/>.</param>
@@ -61,6 +61,15 @@ public sealed record RebuildProgress(
     string? SwapSteps,
     Prefetcher.PrefetchPressure? Prefetch)
 {
+    /// <summary>
+    /// Set when this run resumed an interrupted bulk phase (after a crash or a restart) instead of
+    /// starting it over: every document up to this id was already indexed, and the run read only the ids after it.
+    /// </summary>
+    public string? ResumedAfter { get; init; }
+
+    /// <summary>Documents a resumed bulk phase did not read again: those the replacement already held up to <see cref="ResumedAfter"/>.</summary>
+    public long DocumentsSkipped { get; init; }
+
     /// <summary>Whether the rebuild has ended (done, failed or cancelled).</summary>
     public bool IsFinished => Phase is RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled;
 }
@@ -74,6 +83,7 @@ internal enum RebuildPoint
     IntentPersisted,
     BulkStarted,
     BulkBatchTaken,
+    BulkCheckpointed, // after each commit the bulk phase makes while it runs (not the last)
     BulkCommitted,
     CatchUpPersisted,
     CatchUpStep,

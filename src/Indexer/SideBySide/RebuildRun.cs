@@ -53,6 +53,17 @@ internal sealed class RebuildRun
 
     public long SnapshotEtag { get; set; }
 
+    // Set when the bulk phase resumed an interrupted one (IndexManager.Rebuild.cs).
+    public string? ResumedAfter { get; private set; }
+
+    public long DocumentsSkipped { get; private set; }
+
+    public void MarkResumed(string resumedAfter, long documentsSkipped)
+    {
+        DocumentsSkipped = documentsSkipped;
+        ResumedAfter = resumedAfter;
+    }
+
     public CancellationTokenSource Cancellation { get; }
 
     public bool CancelRequested { get; private set; }
@@ -166,14 +177,15 @@ internal sealed class RebuildRun
         var applied = Target.GetStatus().AppliedEtag;
 
         var bulkDone = phase != RebuildPhase.Bulk && pressure is not null;
+        var skipped = DocumentsSkipped;
         return new RebuildProgress(
             Name,
             Generation,
             phase,
             Reason,
             StartedAt,
-            DocumentsDone: pressure?.DocumentsDone ?? 0,
-            DocumentsTotal: bulkDone ? pressure!.DocumentsDone : pressure?.DocumentsPlanned ?? 0,
+            DocumentsDone: skipped + (pressure?.DocumentsDone ?? 0),
+            DocumentsTotal: skipped + (bulkDone ? pressure!.DocumentsDone : pressure?.DocumentsPlanned ?? 0),
             BytesDone: pressure?.BytesDone ?? 0,
             BytesTotal: bulkDone ? pressure!.BytesDone : pressure?.BytesPlanned ?? 0,
             SnapshotEtag,
@@ -184,7 +196,11 @@ internal sealed class RebuildRun
             Volatile.Read(ref _error),
             Notes(),
             SwapSteps(),
-            pressure);
+            pressure)
+        {
+            ResumedAfter = ResumedAfter,
+            DocumentsSkipped = skipped,
+        };
     }
 }
 

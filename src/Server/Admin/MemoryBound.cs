@@ -14,8 +14,9 @@ namespace Indexing.Server.Admin;
 /// <param name="RowCacheBytes">Storage:RowCacheBytes (0: none).</param>
 /// <param name="MemtableBytes">Every column family's write buffer times the buffers it may have.</param>
 /// <param name="LuceneRamBufferBytes">
-/// Two writers (the serving generation and its replacement) times twice the RAM buffer each: Lucene
-/// flushes at the buffer size but lets indexing threads go on until twice that before it stalls them.
+/// Two writers, the serving generation (its following buffer) and its replacement (its build buffer
+/// during the bulk phase), each twice its buffer: Lucene flushes at the buffer size but lets indexing
+/// threads go on until twice that before it stalls them.
 /// </param>
 /// <param name="FixedOverheadBytes">Everything else, measured: see <see cref="MeasuredOverheadBytes"/>.</param>
 internal sealed record MemoryBound(
@@ -50,7 +51,7 @@ internal sealed record MemoryBound(
             store.BlockCacheBytes,
             store.RowCacheBytes,
             memory.MemtableLimitBytes,
-            2 * 2 * (long)(indexes.Index.RamBufferSizeMB * 1024 * 1024),
+            2 * (long)((indexes.Index.RamBufferSizeMB + indexes.Index.BuildRamBufferSizeMB) * 1024 * 1024),
             MeasuredOverheadBytes);
     }
 }

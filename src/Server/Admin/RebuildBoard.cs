@@ -61,4 +61,6 @@ internal sealed class RebuildBoard
 /// <param name="DocumentsDone">Documents indexed so far.</param>
 /// <param name="DocumentsTotal">Documents to index; null while not yet known.</param>
 /// <param name="Eta">Time left at the current rate; null when unknown.</param>
-internal sealed record RebuildBar(string Index, string Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta);
+/// <param name="ResumedAfter">Set when the run resumed an interrupted bulk phase: the id it read after.</param>
+/// <param name="DocumentsSkipped">Documents a resumed bulk phase did not read again (counted in <paramref name="DocumentsDone"/>).</param>
+internal sealed record RebuildBar(string Index, string Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0);

@@ -71,6 +71,10 @@ internal static class StatusTables
         var bulk = rebuild.PhaseTimes.GetValueOrDefault(RebuildPhase.Bulk);
         table.AddRow("wall time", $"{report.Elapsed.TotalSeconds:0.00} s");
         table.AddRow("bulk documents / bytes", $"{rebuild.DocumentsDone:N0} / {ByteSize.Format(rebuild.BytesDone)}");
+        if (rebuild.ResumedAfter is { } key)
+        {
+            table.AddRow("bulk resumed after", $"{Markup.Escape(key)} ({rebuild.DocumentsSkipped:N0} documents skipped, not read again)");
+        }
         if (bulk > TimeSpan.Zero)
         {
             table.AddRow("bulk rate", $"{rebuild.DocumentsDone / bulk.TotalSeconds:N0} docs/s, {rebuild.BytesDone / 1e6 / bulk.TotalSeconds:0.0} MB/s");

@@ -113,7 +113,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 options.IndexesDirectory,
                 store,
                 static (request, cancellationToken) =>
-                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, cancellationToken: cancellationToken),
+                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
                 new IndexManagerOptions { Index = options.Indexes },
                 observer: prefetches);
             var opened = indexes;
@@ -190,7 +190,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
                     progress.Phase.ToString(),
                     progress.DocumentsDone,
                     progress.DocumentsTotal > 0 ? progress.DocumentsTotal : null,
-                    progress.Eta);
+                    progress.Eta,
+                    progress.ResumedAfter,
+                    progress.DocumentsSkipped);
             }
         }
     }

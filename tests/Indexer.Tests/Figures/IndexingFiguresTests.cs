@@ -37,7 +37,7 @@ public sealed class IndexingFiguresTests(ITestOutputHelper output)
         var bytesPerShape = _requestedMegabytes is { } mb ? mb * 1_000_000L : DefaultBytesPerShape;
         var repeats = int.TryParse(Environment.GetEnvironmentVariable("INDEXER_FIGURES_REPEATS"), out var r) && r > 0 ? r : 1;
         (int Threads, double RamMB)[] grid = _requestedMegabytes is null
-            ? [(IndexOptions.DefaultIndexingThreads, IndexOptions.DefaultRamBufferSizeMB)]
+            ? [(IndexOptions.DefaultIndexingThreads, IndexOptions.DefaultBuildRamBufferSizeMB)]
             : [(1, 16), (1, 64), (1, 256), (2, 16), (2, 64), (2, 256)];
         output.WriteLine($"machine: {Environment.ProcessorCount} cores, server GC {GCSettings.IsServerGC}, concurrent GC {GCSettings.LatencyMode}; .NET {Environment.Version}");
         output.WriteLine($"definition: {IndexTestEnvironment.Orders}; about {bytesPerShape / 1e6:0} MB per shape; median of {repeats} (configurations interleaved per repeat)");
@@ -77,7 +77,7 @@ public sealed class IndexingFiguresTests(ITestOutputHelper output)
     private static async Task<Run> MeasureAsync(List<PrefetchedDocument> documents, long snapshotEtag, int threads, double ramMB)
     {
         using var environment = new IndexTestEnvironment(withStore: false);
-        var index = environment.OpenIndex(options: new IndexOptions { IndexingThreads = threads, RamBufferSizeMB = ramMB });
+        var index = environment.OpenIndex(options: new IndexOptions { IndexingThreads = threads, RamBufferSizeMB = ramMB, BuildRamBufferSizeMB = ramMB });
         GC.Collect();
         GC.WaitForPendingFinalizers();
         var gen2 = GC.CollectionCount(2);

@@ -28,6 +28,28 @@ public sealed class IndexOptionsTests
         Assert.Equal(value, setting == nameof(IndexOptions.CommitEveryBytes) ? options.CommitEveryBytes : options.TakeMaxBytes);
     }
 
+    [Theory]
+    [InlineData(0.5)]
+    [InlineData(2049)]
+    [InlineData(double.NaN)]
+    public void BuildRamBuffer_OutsideItsRange_IsRefusedNamingTheSetting(double value)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new IndexOptions { BuildRamBufferSizeMB = value });
+
+        Assert.Equal(nameof(IndexOptions.BuildRamBufferSizeMB), error.ParamName);
+        Assert.Contains("it must be from 1 to 2048 (MB)", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void BuildRamBuffer_Default_IsLargerThanTheFollowingOne_AndShown()
+    {
+        var options = new IndexOptions();
+
+        Assert.Equal(IndexOptions.DefaultBuildRamBufferSizeMB, options.BuildRamBufferSizeMB);
+        Assert.True(options.BuildRamBufferSizeMB > options.RamBufferSizeMB);
+        Assert.Contains("RAM buffer 16 MB (64 MB building)", options.ToString(), StringComparison.Ordinal);
+    }
+
     private static IndexOptions WithBytes(string setting, long value) => setting switch
     {
         nameof(IndexOptions.CommitEveryBytes) => new IndexOptions { CommitEveryBytes = value },

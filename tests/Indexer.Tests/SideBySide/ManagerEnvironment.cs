@@ -69,7 +69,7 @@ internal sealed class ManagerEnvironment : IDisposable
 
     /// <summary>The bulk phase's source, as the server's: the adaptive prefetcher, with a small budget.</summary>
     public static IBatchSource AdaptiveSource(BulkSourceRequest request, CancellationToken cancellationToken) =>
-        Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 8 << 20 }, cancellationToken: cancellationToken);
+        Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 8 << 20 }, startAfterId: request.StartAfterId, cancellationToken: cancellationToken);
 
     public IndexManager OpenManager(IndexManagerOptions? options = null, IRebuildObserver? observer = null, BulkSourceFactory? bulkSources = null)
     {

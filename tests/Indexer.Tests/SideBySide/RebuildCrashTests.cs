@@ -82,7 +82,7 @@ public sealed class RebuildCrashTests(ITestOutputHelper log)
     // What the crash host's writer printed, checked against the reopened store: every acknowledged
     // put is there with its etag and body unless a delete of it may have run; every acknowledged
     // delete is gone; the one write in flight at the kill may or may not have happened.
-    private sealed record WrittenState(int Acknowledged, int Live, long HighestEtag)
+    internal sealed record WrittenState(int Acknowledged, int Live, long HighestEtag)
     {
         public static WrittenState Check(ManagerEnvironment env, List<string> output)
         {

@@ -73,7 +73,7 @@ internal sealed class DefinitionQueryParser : QueryParser
             IndexFieldType.Text => base.GetFieldQuery(field, queryText, quoted),
             IndexFieldType.Keyword => new TermQuery(new Term(field, queryText)),
             IndexFieldType.Bool => new TermQuery(new Term(field, ParseBool(field, queryText))),
-            IndexFieldType.Long => NumericRangeQuery.NewInt64Range(field, ParseLong(field, queryText), ParseLong(field, queryText), true, true),
+            IndexFieldType.Long => LongRange(field, ParseLong(field, queryText), ParseLong(field, queryText), true, true),
             _ => NumericRangeQuery.NewDoubleRange(field, ParseDouble(field, queryText), ParseDouble(field, queryText), true, true),
         };
     }
@@ -84,8 +84,7 @@ internal sealed class DefinitionQueryParser : QueryParser
         switch (type)
         {
             case IndexFieldType.Long:
-                return NumericRangeQuery.NewInt64Range(
-                    field, Open(part1) ? null : ParseLong(field, part1), Open(part2) ? null : ParseLong(field, part2), startInclusive, endInclusive);
+                return LongRange(field, Open(part1) ? null : ParseLong(field, part1), Open(part2) ? null : ParseLong(field, part2), startInclusive, endInclusive);
             case IndexFieldType.Double:
                 return NumericRangeQuery.NewDoubleRange(
                     field, Open(part1) ? null : ParseDouble(field, part1), Open(part2) ? null : ParseDouble(field, part2), startInclusive, endInclusive);
@@ -97,6 +96,12 @@ internal sealed class DefinitionQueryParser : QueryParser
                 throw Invalid($"field {MessageText.Quote(field)} is a bool field; ranges apply to long, double, keyword and text fields. Use {field}:true or {field}:false.");
         }
     }
+
+    // __etag is indexed with its own precision step; a range query must use the step the field was written with.
+    private static NumericRangeQuery<long> LongRange(string field, long? min, long? max, bool minInclusive, bool maxInclusive) =>
+        field == IndexFieldNames.Etag
+            ? NumericRangeQuery.NewInt64Range(field, LuceneDocumentMapper.EtagPrecisionStep, min, max, minInclusive, maxInclusive)
+            : NumericRangeQuery.NewInt64Range(field, min, max, minInclusive, maxInclusive);
 
     protected override Query GetPrefixQuery(string field, string termStr) =>
         base.GetPrefixQuery(field, ExpandableTerm(field, termStr, "a prefix query"));

@@ -160,7 +160,10 @@ async function pollRebuilds() {
         item.innerHTML = `<div><strong></strong> <span class="badge"></span> <span class="muted"></span></div><div class="progress"><div class="bar"></div><span class="progress-text"></span></div>`;
         item.querySelector("strong").textContent = r.index;
         item.querySelector(".badge").textContent = r.phase;
-        item.querySelector(".muted").textContent = r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "";
+        const resumed = r.resumedAfter
+          ? `resumed after ${r.resumedAfter} (${r.documentsSkipped.toLocaleString("en-US")} documents skipped)`
+          : "";
+        item.querySelector(".muted").textContent = [r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "", resumed].filter(Boolean).join(" · ");
         item.querySelector(".bar").style.width = (fraction * 100).toFixed(1) + "%";
         item.querySelector(".progress-text").textContent = r.documentsTotal
           ? `${r.documentsDone.toLocaleString("en-US")} of ${r.documentsTotal.toLocaleString("en-US")} documents`

@@ -1,0 +1,61 @@
+using System.Collections.Concurrent;
+
+namespace Indexing.Indexer.Tests.SideBySide;
+
+// A bulk-source factory around another that records what each bulk phase asked for and read: the
+// request (StartAfterId tells a resumed run) and every id the indexer took. Optionally waits before
+// each take, to make a short bulk phase last long enough for several bulk commits, and holds the
+// feeder once it has read HoldAfterDocuments (until the build is cancelled), so the bulk phase cannot
+// end before the test stops it.
+internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan delayPerTake = default)
+{
+    public ConcurrentQueue<BulkSourceRequest> Requests { get; } = new();
+
+    // Set before a bulk phase starts: its feeder waits (until cancelled) once this many documents were read.
+    public int? HoldAfterDocuments { get; set; }
+
+    // Ids read by the latest bulk phase.
+    public ConcurrentQueue<string> Read { get; private set; } = new();
+
+    public IBatchSource Start(BulkSourceRequest request, CancellationToken cancellationToken)
+    {
+        Requests.Enqueue(request);
+        Read = new ConcurrentQueue<string>();
+        return new Counting(inner(request, cancellationToken), Read, delayPerTake, HoldAfterDocuments);
+    }
+
+    private sealed class Counting(IBatchSource source, ConcurrentQueue<string> read, TimeSpan delay, int? holdAfter) : IBatchSource
+    {
+        public PrefetchPressure Pressure => source.Pressure;
+
+        public long SnapshotEtag => source.SnapshotEtag;
+
+        public string? HandedOutThrough => source.HandedOutThrough;
+
+        public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
+        {
+            if (delay > TimeSpan.Zero)
+            {
+                await Task.Delay(delay, cancellationToken);
+            }
+
+            if (read.Count >= holdAfter)
+            {
+                await Task.Delay(Timeout.Infinite, cancellationToken);
+            }
+
+            var batch = await source.TakeAsync(maxDocuments, maxBytes, cancellationToken);
+            foreach (var document in batch?.Documents ?? [])
+            {
+                read.Enqueue(document.Id);
+            }
+
+            return batch;
+        }
+
+        public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
+            throw new NotSupportedException("the build takes batches one by one");
+
+        public ValueTask DisposeAsync() => source.DisposeAsync();
+    }
+}

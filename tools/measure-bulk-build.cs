@@ -1,0 +1,135 @@
+#:project ../src/Indexer/Indexing.Indexer.csproj
+#:project ../src/Datasets/Indexing.Datasets.csproj
+#:property TreatWarningsAsErrors=false
+#:property PublishAot=false
+
+// Measures a bulk build (DocumentIndex.BuildAsync from the sequential prefetcher over a store) and
+// what each of its bulk commits costs: the time the commit took, read from the index's status
+// (Metrics.CommitTime grows by one commit's time at each commit; polled every 2 ms, and commits
+// are seconds apart). Public API only. Generates the dataset into a store once per run.
+//
+//   dotnet run tools/measure-bulk-build.cs -- [--size 128MiB] [--shape lognormal] [--repeat 3]
+//       [--bulk-commit-s 2] [--build-ram-mb 64] [--threads 1] [--directory DIR]
+//
+// Prints one line per build (wall s, MB/s, commits, each bulk commit's median / max ms, bytes the
+// process allocated) and the medians over the builds, with /proc/loadavg before and after: quote
+// figures with the load average (above 1.5: indicative). The first build is a warm-up, not counted.
+using System.Diagnostics;
+using Indexing.Datasets;
+using Indexing.Indexer;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+var settings = Args(args);
+if (!ByteSize.TryParse(settings.GetValueOrDefault("size", "128MiB"), out var size))
+{
+    Console.Error.WriteLine($"--size {settings["size"]} is not a size such as 128MiB");
+    return 2;
+}
+
+var shape = Enum.Parse<DatasetShape>(settings.GetValueOrDefault("shape", "lognormal").Replace("-", ""), ignoreCase: true);
+var repeat = int.Parse(settings.GetValueOrDefault("repeat", "3"));
+var options = new IndexOptions
+{
+    BulkCommitInterval = TimeSpan.FromSeconds(double.Parse(settings.GetValueOrDefault("bulk-commit-s", "2"))),
+    BuildRamBufferSizeMB = double.Parse(settings.GetValueOrDefault("build-ram-mb", IndexOptions.DefaultBuildRamBufferSizeMB.ToString())),
+    IndexingThreads = int.Parse(settings.GetValueOrDefault("threads", "1")),
+};
+var root = settings.GetValueOrDefault("directory", Path.Combine(Path.GetTempPath(), "measure-bulk-build-" + Guid.NewGuid().ToString("N")));
+var definition = IndexDefinition.Parse("""
+    { "name": "orders-all", "collection": "orders", "fields": [
+      { "name": "customer", "path": "customer.name", "type": "text" },
+      { "name": "description", "path": "description", "type": "text" },
+      { "name": "status", "path": "status", "type": "keyword", "sortable": true },
+      { "name": "tags", "path": "tags[]", "type": "keyword" },
+      { "name": "itemCount", "path": "itemCount", "type": "long", "sortable": true },
+      { "name": "total", "path": "total", "type": "double", "sortable": true },
+      { "name": "paid", "path": "paid", "type": "bool" }
+    ] }
+    """);
+
+Console.WriteLine($"load average before: {File.ReadAllText("/proc/loadavg").Trim()}");
+Console.WriteLine($"{shape} {ByteSize.Format(size)}; index options: {options}");
+try
+{
+    using var store = DocumentStore.Open(Path.Combine(root, "store"), new StoreOptions(syncWrites: false));
+    store.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: size)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+    var runs = new List<Run>();
+    for (var i = 0; i <= repeat; i++)
+    {
+        var run = await BuildAsync(store, Path.Combine(root, $"index-{i}"), definition, options);
+        Console.WriteLine($"{(i == 0 ? "warm-up" : $"build {i}")}: {run}");
+        if (i > 0)
+        {
+            runs.Add(run);
+        }
+    }
+
+    Console.WriteLine(
+        $"medians of {runs.Count}: {Median(runs.Select(r => r.Wall.TotalSeconds)):0.00} s, {Median(runs.Select(r => r.MegabytesPerSecond)):0.0} MB/s, " +
+        $"bulk commit {Median(runs.Select(r => r.MedianCommitMs)):0} ms (median of the builds' medians; longest {runs.Max(r => r.MaxCommitMs):0} ms), " +
+        $"allocated {Median(runs.Select(r => r.AllocatedBytes / 1e9)):0.00} GB");
+}
+finally
+{
+    Console.WriteLine($"load average after: {File.ReadAllText("/proc/loadavg").Trim()}");
+    Directory.Delete(root, recursive: true);
+}
+
+return 0;
+
+static async Task<Run> BuildAsync(DocumentStore store, string directory, IndexDefinition definition, IndexOptions options)
+{
+    using var index = DocumentIndex.Open(directory, definition, options);
+    await using var source = Prefetch.Start(store, definition.Collection, PrefetchStrategy.Sequential);
+    var commits = new List<double>();
+    using var stop = new CancellationTokenSource();
+    var watch = Task.Run(async () =>
+    {
+        var last = index.GetStatus().Metrics;
+        while (!stop.IsCancellationRequested)
+        {
+            await Task.Delay(2);
+            var now = index.GetStatus().Metrics;
+            if (now.Commits > last.Commits)
+            {
+                commits.Add((now.CommitTime - last.CommitTime).TotalMilliseconds / (now.Commits - last.Commits));
+            }
+
+            last = now;
+        }
+    });
+    var allocated = GC.GetTotalAllocatedBytes();
+    var started = Stopwatch.GetTimestamp();
+    var metrics = await index.BuildAsync(source);
+    var wall = Stopwatch.GetElapsedTime(started);
+    await stop.CancelAsync();
+    await watch;
+    // The first commit (the build's marker, before any document) and the last (the build's end) are
+    // not bulk commits.
+    var bulk = commits.Count > 2 ? commits[1..^1] : [];
+    return new Run(wall, metrics.Bytes / 1e6 / wall.TotalSeconds, bulk.Count, Median(bulk), bulk.Count == 0 ? 0 : bulk.Max(), GC.GetTotalAllocatedBytes() - allocated);
+}
+
+static double Median(IEnumerable<double> values)
+{
+    var sorted = values.Order().ToArray();
+    return sorted.Length == 0 ? 0 : sorted.Length % 2 == 1 ? sorted[sorted.Length / 2] : (sorted[sorted.Length / 2 - 1] + sorted[sorted.Length / 2]) / 2;
+}
+
+static Dictionary<string, string> Args(string[] args)
+{
+    var settings = new Dictionary<string, string>();
+    for (var i = 0; i + 1 < args.Length; i += 2)
+    {
+        settings[args[i].TrimStart('-')] = args[i + 1];
+    }
+
+    return settings;
+}
+
+internal sealed record Run(TimeSpan Wall, double MegabytesPerSecond, int BulkCommits, double MedianCommitMs, double MaxCommitMs, long AllocatedBytes)
+{
+    public override string ToString() =>
+        $"{Wall.TotalSeconds:0.00} s, {MegabytesPerSecond:0.0} MB/s, {BulkCommits} bulk commits: median {MedianCommitMs:0} ms, max {MaxCommitMs:0} ms; allocated {AllocatedBytes / 1e9:0.00} GB";
+}
