@@ -134,7 +134,7 @@ public sealed partial class DocumentIndex
         {
             // The feeder failed or was cancelled: stop the workers and let the first failure speak.
             await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             foreach (var worker in workers)
             {
                 if (worker.Exception?.InnerException is IndexWriteException writeFailure)
@@ -148,7 +148,7 @@ public sealed partial class DocumentIndex
         catch (IndexWriteException failure)
         {
             await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
             throw RecordIndexFailure(failure);
         }
 
