@@ -215,7 +215,7 @@ public static class DocumentBodies
     private static DocumentValidationError TooLarge(string id, long size, long maxDocumentBytes) =>
         new(id, DocumentValidationRule.BodyTooLarge,
             $"document {MessageText.Quote(id)} is {ByteSize.FormatExact(size)} as UTF-8; the limit is {ByteSize.FormatExact(maxDocumentBytes)} " +
-            $"({StoreOptions.MaxDocumentBytesSetting}). Split the document, move large binary data out of it, or raise {StoreOptions.MaxDocumentBytesSetting}.");
+            $"({StoreOptions.MaxDocumentBytesName}). Split the document, move large binary data out of it, or raise {StoreOptions.MaxDocumentBytesName}.");
 
     // The reader's message ends with its own " LineNumber: 0 | BytePositionInLine: 9." suffix,
     // which the caller replaces with one-based figures, and some messages carry advice meant

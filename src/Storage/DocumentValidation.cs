@@ -18,7 +18,7 @@ public enum DocumentValidationRule
     /// <summary>The id starts with '/', so its collection part would be empty.</summary>
     IdEmptyCollection,
 
-    /// <summary>The UTF-8 body is larger than <c>Storage:MaxDocumentBytes</c>.</summary>
+    /// <summary>The UTF-8 body is larger than <see cref="StoreOptions.MaxDocumentBytes"/>.</summary>
     BodyTooLarge,
 
     /// <summary>The body is not valid UTF-8 (or, given as a string, not valid UTF-16).</summary>

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Numerics;
 
 namespace Indexing.Storage;
 
@@ -19,7 +18,7 @@ public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan 
 /// <para>
 /// Buckets are log-linear over <see cref="TimeSpan"/> ticks (100 ns): one per tick below 64
 /// ticks (6.4 us), then 32 per power of two, so a bucket is at most 1/32 as wide as its lower
-/// edge. Values from 60 s up share the top bucket; <see cref="LatencySummary.Max"/> stays exact.
+/// edge (<see cref="LogLinearBuckets"/> does the maths). Values from 60 s up share the top bucket; <see cref="LatencySummary.Max"/> stays exact.
 /// A percentile reports the largest value its bucket holds, never more than the observed max:
 /// below 6.4 us that is the value itself (to the tick), and up to 60 s it errs high by less than 1/32 (3.125%),
 /// never low. Sub-microsecond buckets matter because block-cache Gets take a few microseconds,
@@ -39,12 +38,14 @@ public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan 
 public sealed class LatencyHistogram
 {
     private const int SubBucketBits = 5;
-    private const int SubBucketCount = 1 << SubBucketBits;
     private const long TopTicks = 60 * TimeSpan.TicksPerSecond;
 
     // More slots than the longest window, so a snapshot reading the oldest second of its window
     // does not race that slot being cleared for a new second unless the snapshot takes seconds.
     private const int SlotCount = 64;
+
+    // Declared before BucketCount, whose initializer uses it.
+    private static readonly LogLinearBuckets _buckets = new(SubBucketBits);
 
     private static readonly double _ticksPerStopwatchTick = (double)TimeSpan.TicksPerSecond / Stopwatch.Frequency;
 
@@ -66,7 +67,7 @@ public sealed class LatencyHistogram
     /// <summary>The longest window <see cref="Snapshot"/> accepts: 60 seconds.</summary>
     public static TimeSpan MaxWindow { get; } = TimeSpan.FromSeconds(60);
 
-    internal static int BucketCount { get; } = BucketIndex(TopTicks) + 1;
+    internal static int BucketCount { get; } = _buckets.CountUpTo(TopTicks);
 
     /// <summary>Records one latency; a negative one (a clock quirk) counts as zero rather than throwing.</summary>
     public void Record(TimeSpan elapsed) => RecordTimeSpanTicks(elapsed.Ticks);
@@ -125,31 +126,10 @@ public sealed class LatencyHistogram
     }
 
     /// <summary>Bucket of a latency in <see cref="TimeSpan"/> ticks; values from 60 s up share the top bucket.</summary>
-    internal static int BucketIndex(long ticks)
-    {
-        ticks = Math.Clamp(ticks, 0, TopTicks);
-        if (ticks < SubBucketCount)
-        {
-            return (int)ticks;
-        }
-
-        // The top SubBucketBits + 1 bits of the value pick the bucket; the shift is the octave.
-        var shift = 63 - BitOperations.LeadingZeroCount((ulong)ticks) - SubBucketBits;
-        return (shift << SubBucketBits) + (int)(ticks >> shift);
-    }
+    internal static int BucketIndex(long ticks) => _buckets.IndexOf(Math.Clamp(ticks, 0, TopTicks));
 
     /// <summary>Exclusive upper edge of a bucket, in <see cref="TimeSpan"/> ticks.</summary>
-    internal static long BucketLimitTicks(int index)
-    {
-        if (index < 2 * SubBucketCount)
-        {
-            return index + 1;
-        }
-
-        var shift = (index >> SubBucketBits) - 1;
-        var sub = index - (shift << SubBucketBits);
-        return (long)(sub + 1) << shift;
-    }
+    internal static long BucketLimitTicks(int index) => _buckets.UpperBound(index) + 1;
 
     private static long Rank(double fraction, long count) => Math.Max(1, (long)Math.Ceiling(fraction * count));
 

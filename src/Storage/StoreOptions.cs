@@ -2,7 +2,7 @@ using System.Globalization;
 
 namespace Indexing.Storage;
 
-/// <summary>Settings of the document store (configuration section <c>Storage</c>), validated when built.</summary>
+/// <summary>Settings of the document store, validated when built (the server reads them from its <c>Storage</c> section).</summary>
 /// <remarks>
 /// Only the constructor sets values, so an instance that exists is a valid one; there is no
 /// <c>with</c>/init path that could skip the checks. Ranges exist to catch unit mistakes
@@ -51,11 +51,24 @@ public sealed class StoreOptions
     /// <summary>Longest allowed <see cref="TombstonePurgeInterval"/>: 1 hour.</summary>
     public static readonly TimeSpan TombstonePurgeIntervalCeiling = TimeSpan.FromHours(1);
 
-    internal const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
-    internal const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
-    internal const string TombstonePurgeIntervalSetting = "Storage:TombstonePurgeInterval";
-    internal const string RowCacheBytesSetting = "Storage:RowCacheBytes";
-    internal const string NativeLibrarySetting = "Storage:NativeLibrary";
+    // How this layer's messages name its settings: by this type's own names. A host that calls them
+    // something else (the server's configuration keys, a command's options) replaces these in the
+    // messages it shows; Storage knows nothing of its hosts' names.
+
+    /// <summary>The name messages give <see cref="MaxDocumentBytes"/>.</summary>
+    public const string MaxDocumentBytesName = "StoreOptions.MaxDocumentBytes";
+
+    /// <summary>The name messages give <see cref="BlockCacheBytes"/>.</summary>
+    public const string BlockCacheBytesName = "StoreOptions.BlockCacheBytes";
+
+    /// <summary>The name messages give <see cref="TombstonePurgeInterval"/>.</summary>
+    public const string TombstonePurgeIntervalName = "StoreOptions.TombstonePurgeInterval";
+
+    /// <summary>The name messages give <see cref="RowCacheBytes"/>.</summary>
+    public const string RowCacheBytesName = "StoreOptions.RowCacheBytes";
+
+    /// <summary>The name messages give <see cref="NativeLibrary"/>.</summary>
+    public const string NativeLibraryName = "StoreOptions.NativeLibrary";
 
     /// <summary>Builds options, throwing <see cref="ArgumentOutOfRangeException"/> for a value out of range.</summary>
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
@@ -78,7 +91,7 @@ public sealed class StoreOptions
         {
             throw OutOfRange(
                 nameof(maxDocumentBytes),
-                MaxDocumentBytesSetting,
+                MaxDocumentBytesName,
                 maxDocumentBytes,
                 $"from {ByteSize.Format(MaxDocumentBytesFloor)} to {ByteSize.Format(MaxDocumentBytesCeiling)}",
                 DefaultMaxDocumentBytes);
@@ -88,7 +101,7 @@ public sealed class StoreOptions
         {
             throw OutOfRange(
                 nameof(blockCacheBytes),
-                BlockCacheBytesSetting,
+                BlockCacheBytesName,
                 blockCacheBytes,
                 $"0 (no block cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
                 DefaultBlockCacheBytes);
@@ -98,7 +111,7 @@ public sealed class StoreOptions
         {
             throw OutOfRange(
                 nameof(rowCacheBytes),
-                RowCacheBytesSetting,
+                RowCacheBytesName,
                 rowCacheBytes,
                 $"0 (no row cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
                 DefaultRowCacheBytes);
@@ -106,7 +119,7 @@ public sealed class StoreOptions
 
         if (!Enum.IsDefined(nativeLibrary))
         {
-            throw new ArgumentOutOfRangeException(nameof(nativeLibrary), nativeLibrary, $"{NativeLibrarySetting} must be glibc or jemalloc.");
+            throw new ArgumentOutOfRangeException(nameof(nativeLibrary), nativeLibrary, $"{NativeLibraryName} must be glibc or jemalloc.");
         }
 
         var purgeInterval = tombstonePurgeInterval ?? DefaultTombstonePurgeInterval;
@@ -115,8 +128,8 @@ public sealed class StoreOptions
             throw new ArgumentOutOfRangeException(
                 nameof(tombstonePurgeInterval),
                 purgeInterval,
-                $"{TombstonePurgeIntervalSetting} is {FormatInterval(purgeInterval)}; it must be from {FormatInterval(TombstonePurgeIntervalFloor)} to {FormatInterval(TombstonePurgeIntervalCeiling)}. " +
-                $"Set {TombstonePurgeIntervalSetting} within that range, or leave it out for the default of {FormatInterval(DefaultTombstonePurgeInterval)}.");
+                $"{TombstonePurgeIntervalName} is {FormatInterval(purgeInterval)}; it must be from {FormatInterval(TombstonePurgeIntervalFloor)} to {FormatInterval(TombstonePurgeIntervalCeiling)}. " +
+                $"Set {TombstonePurgeIntervalName} within that range, or leave it out for the default of {FormatInterval(DefaultTombstonePurgeInterval)}.");
         }
 
         MaxDocumentBytes = maxDocumentBytes;
@@ -185,10 +198,10 @@ public sealed class StoreOptions
             : string.Create(CultureInfo.InvariantCulture, $"{interval.TotalMilliseconds:0.###} ms");
 
     private static ArgumentOutOfRangeException OutOfRange(
-        string parameter, string setting, long value, string allowed, long defaultValue) =>
+        string parameter, string name, long value, string allowed, long defaultValue) =>
         new(
             parameter,
             value,
-            $"{setting} is {ByteSize.FormatExact(value)}; it must be {allowed}. " +
-            $"Set {setting} within that range, or leave it out for the default of {ByteSize.Format(defaultValue)}.");
+            $"{name} is {ByteSize.FormatExact(value)}; it must be {allowed}. " +
+            $"Set {name} within that range, or leave it out for the default of {ByteSize.Format(defaultValue)}.");
 }

@@ -8,6 +8,8 @@ namespace Indexing.Measurement.Tests;
 // benchmarks do) and the workload's index directory; disposing closes the store and deletes it all.
 internal sealed class MeasurementEnvironment : IDisposable
 {
+    private readonly TempDirectory _root = new("indexing-measurement-tests");
+
     public static readonly IndexDefinition Orders = IndexDefinition.Parse($$"""
         { "name": "orders-measure", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
           { "name": "customer", "path": "customer.name", "type": "text" },
@@ -24,7 +26,6 @@ internal sealed class MeasurementEnvironment : IDisposable
     // A store of the given documents (for cases a generated shape does not lay out).
     public MeasurementEnvironment(IEnumerable<DocumentWrite> documents)
     {
-        Root = Path.Combine(Path.GetTempPath(), "indexing-measurement-tests", Guid.NewGuid().ToString("N"));
         var storePath = Path.Combine(Root, "store");
         using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
         {
@@ -35,7 +36,7 @@ internal sealed class MeasurementEnvironment : IDisposable
         Workload = new RebuildWorkload(Store, Orders, IndexesDirectory);
     }
 
-    public string Root { get; }
+    public string Root => _root.Path;
 
     public string IndexesDirectory => Path.Combine(Root, "indexes");
 
@@ -55,6 +56,6 @@ internal sealed class MeasurementEnvironment : IDisposable
     public void Dispose()
     {
         Store.Dispose();
-        Directory.Delete(Root, recursive: true);
+        _root.Dispose();
     }
 }

@@ -1,13 +1,34 @@
+using System.IO.Pipelines;
 using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using Indexing.Server.Hosting;
+using Indexing.Server.Loading;
+using Indexing.Storage;
 
 namespace Indexing.Server.Tests;
 
 public sealed class BulkLoadTests
 {
+    [Fact]
+    public async Task Load_DocumentOverTheLimit_MessageNamesTheCallersLimitSetting()
+    {
+        // The measure command calls the limit --max-document-size; Storage calls it StoreOptions.MaxDocumentBytes.
+        using var directory = new TempDirectory("indexing-bulk-load-tests");
+        using var store = DocumentStore.Open(directory.Path, new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false));
+        var line = "{\"id\": \"orders/1\", \"doc\": {\"note\": \"" + new string('x', 2000) + "\"}}\n";
+
+        var result = await BulkLoad.LoadAsync(
+            PipeReader.Create(new MemoryStream(Encoding.UTF8.GetBytes(line))), store, "--max-document-size", progress: null, CancellationToken.None);
+
+        var error = Assert.Single(result.Errors);
+        Assert.Equal("BodyTooLarge", error.Rule);
+        Assert.Contains("the limit is 1 KiB (--max-document-size)", error.Message, StringComparison.Ordinal);
+        Assert.Contains("or raise --max-document-size", error.Message, StringComparison.Ordinal);
+        Assert.DoesNotContain("StoreOptions.", error.Message, StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task Bulk_MixedLines_GoodStoredBadReportedWithLineNumbersAndRules()
     {

@@ -7,6 +7,7 @@ using Indexing.Datasets;
 using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Server.Cli;
+using Indexing.Server.Loading;
 using Indexing.Server.Measure;
 
 namespace Indexing.Server.Tests;

@@ -4,6 +4,7 @@ using Indexing.Server.Hosting;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace Indexing.Server.Tests;
 
@@ -199,6 +200,35 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
+
+    [Fact]
+    public void Validator_TwoBadSettings_FailsWithBothNamedAsTheServerNamesThem()
+    {
+        var settings = ServerSettings.From(new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.PortSetting] = "http",
+            [ServerOptions.BlockCacheBytesSetting] = "100KiB",
+        }).Build());
+
+        var result = new ServerSettingsValidator().Validate(name: null, settings);
+
+        Assert.True(result.Failed);
+        Assert.Collection(
+            result.Failures!,
+            problem => Assert.StartsWith("Server:Port is 'http'", problem, StringComparison.Ordinal),
+            // Storage's own range check, its name for the setting mapped to the server's.
+            problem => Assert.StartsWith("Storage:BlockCacheBytes is 100 KiB; it must be 0 (no block cache) or from 1 MiB to 1 TiB.", problem, StringComparison.Ordinal));
+        Assert.True(new ServerSettingsValidator().Validate(name: null, new ServerSettings()).Succeeded);
+    }
+
+    [Fact]
+    public async Task Start_ValidSettings_HostValidatesTheSameSettingsOnStart()
+    {
+        await using var server = await RunningServer.StartAsync();
+
+        Assert.Contains(server.Host.Services.GetServices<IValidateOptions<ServerSettings>>(), v => v is ServerSettingsValidator);
+        Assert.Equal("false", server.Host.Services.GetRequiredService<IOptions<ServerSettings>>().Value.Storage.SyncWrites);
+    }
 
     [Theory]
     [MemberData(nameof(BadSettings))]

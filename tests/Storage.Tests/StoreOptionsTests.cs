@@ -19,6 +19,26 @@ public sealed class StoreOptionsTests
         Assert.Equal(new StoreOptions().ToString(), StoreOptions.Default.ToString());
     }
 
+    [Fact]
+    public void Constructor_EachValueOutOfRange_MessageNamesTheStoreOptionNotAHostSetting()
+    {
+        // The server calls these Storage:MaxDocumentBytes and so on, a command its own options: hosts map the names.
+        Action[] bad =
+        [
+            () => _ = new StoreOptions(maxDocumentBytes: 1),
+            () => _ = new StoreOptions(blockCacheBytes: 1),
+            () => _ = new StoreOptions(rowCacheBytes: 1),
+            () => _ = new StoreOptions(tombstonePurgeInterval: TimeSpan.Zero),
+            () => _ = new StoreOptions(nativeLibrary: (RocksDbLibrary)99),
+        ];
+        foreach (var construct in bad)
+        {
+            var error = Assert.Throws<ArgumentOutOfRangeException>(construct);
+            Assert.Contains("StoreOptions.", error.Message, StringComparison.Ordinal);
+            Assert.DoesNotContain("Storage:", error.Message, StringComparison.Ordinal);
+        }
+    }
+
     [Theory]
     [InlineData(1024L)]
     [InlineData(1L << 30)]
@@ -38,7 +58,7 @@ public sealed class StoreOptionsTests
 
         Assert.Equal("maxDocumentBytes", error.ParamName);
         Assert.Equal(value, error.ActualValue);
-        Assert.Contains("Storage:MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
+        Assert.Contains("StoreOptions.MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
         Assert.Contains("from 1 KiB to 1 GiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -61,7 +81,7 @@ public sealed class StoreOptionsTests
         var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(blockCacheBytes: value));
 
         Assert.Equal("blockCacheBytes", error.ParamName);
-        Assert.Contains("Storage:BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("StoreOptions.BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no block cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -75,7 +95,7 @@ public sealed class StoreOptionsTests
         var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(rowCacheBytes: value));
 
         Assert.Equal("rowCacheBytes", error.ParamName);
-        Assert.Contains("Storage:RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("StoreOptions.RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no row cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -133,7 +153,7 @@ public sealed class StoreOptionsTests
 
         Assert.Equal("tombstonePurgeInterval", error.ParamName);
         Assert.Equal(interval, error.ActualValue);
-        Assert.Contains($"Storage:TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"StoreOptions.TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
         Assert.Contains("default of 1 s", error.Message, StringComparison.Ordinal);
     }
 }

@@ -1,11 +1,9 @@
-using System.Numerics;
-
 namespace Indexing.Datasets;
 
 // Counts of sizes in log-linear buckets: exact below 2 * SubBuckets, then SubBuckets equal
 // buckets per power of two up to long.MaxValue. A bucket [lower, lower + width) has width at most
 // lower / SubBuckets, so its midpoint is within 1 / (2 * SubBuckets) = 0.78% of any value in it.
-// Fixed memory (about 3,700 counters) whatever the number of sizes.
+// Fixed memory (about 3,700 counters) whatever the number of sizes. The bucket maths is LogLinearBuckets'.
 internal sealed class LogLinearHistogram
 {
     public const int SubBucketBits = 6;
@@ -14,7 +12,9 @@ internal sealed class LogLinearHistogram
     /// <summary>Largest relative distance between a reported percentile and the true one.</summary>
     public const double RelativeError = 1.0 / (2 * SubBuckets);
 
-    private readonly long[] _counts = new long[BucketIndex(long.MaxValue) + 1];
+    private static readonly LogLinearBuckets _buckets = new(SubBucketBits);
+
+    private readonly long[] _counts = new long[_buckets.CountUpTo(long.MaxValue)];
 
     public long Count { get; private set; }
 
@@ -45,29 +45,9 @@ internal sealed class LogLinearHistogram
     // least 1. Integer arithmetic, since e.g. 0.9 * 10 in doubles can round up past 9.
     public static long NearestRank(int perMille, long count) => Math.Max(1, ((count * perMille) + 999) / 1000);
 
-    internal static int BucketIndex(long value)
-    {
-        if (value < 2 * SubBuckets)
-        {
-            return (int)Math.Max(0, value);
-        }
-
-        // The leading bit plus the next SubBucketBits bits pick the bucket; each power of two past
-        // the exact range adds SubBuckets buckets.
-        var shift = BitOperations.Log2((ulong)value) - SubBucketBits;
-        return (shift * SubBuckets) + (int)(value >> shift);
-    }
+    // Negative values (none are expected: sizes) count as zero rather than throwing mid-profile.
+    internal static int BucketIndex(long value) => _buckets.IndexOf(Math.Max(0, value));
 
     // First value and width of a bucket.
-    internal static (long Lower, long Width) Bounds(int bucket)
-    {
-        if (bucket < 2 * SubBuckets)
-        {
-            return (bucket, 1);
-        }
-
-        var shift = (bucket / SubBuckets) - 1;
-        var lower = (long)(bucket - (shift * SubBuckets)) << shift;
-        return (lower, 1L << shift);
-    }
+    internal static (long Lower, long Width) Bounds(int bucket) => (_buckets.LowerBound(bucket), _buckets.Width(bucket));
 }

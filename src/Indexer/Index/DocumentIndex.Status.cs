@@ -114,7 +114,7 @@ public sealed partial class DocumentIndex
 
     // "index 'x' cannot <action> while it is <state>", with the last error and what to do when that state is Error.
     private InvalidOperationException CannotWhile(string action, IndexState state) => new(
-        $"index {Storage.MessageText.Quote(Name)} cannot {action} while it is {state}" +
+        $"index {MessageText.Quote(Name)} cannot {action} while it is {state}" +
         (state == IndexState.Error ? $" (last error: {Volatile.Read(ref _lastError)}); reopen it after fixing the cause." : "."));
 
     private void SetState(IndexState to)
@@ -133,7 +133,7 @@ public sealed partial class DocumentIndex
         if (IsStale)
         {
             throw new InvalidOperationException(
-                $"index {Storage.MessageText.Quote(Name)} cannot {action}: it was built with definition hash {_committedHash[..12]}..., " +
+                $"index {MessageText.Quote(Name)} cannot {action}: it was built with definition hash {_committedHash[..12]}..., " +
                 $"not {Definition.DefinitionHash[..12]}... of the definition in use; rebuild it into a new directory.");
         }
     }
@@ -176,7 +176,7 @@ public sealed partial class DocumentIndex
         Interlocked.Add(ref _mismatchedValues, fields.MismatchCount);
         if (fields.Mismatches.Count > 0)
         {
-            Volatile.Write(ref _lastMismatch, $"document {Storage.MessageText.Quote(id)}: {fields.Mismatches[^1]}");
+            Volatile.Write(ref _lastMismatch, $"document {MessageText.Quote(id)}: {fields.Mismatches[^1]}");
         }
     }
 }

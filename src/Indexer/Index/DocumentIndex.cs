@@ -178,9 +178,14 @@ public sealed partial class DocumentIndex : IDisposable
         _closing.Cancel();
         StopFollowLoop();
         // A running build sees _closing and stops; its outcome belongs to its caller, and the
-        // refresh loop records its own failures: neither may stop the close.
-        _activeBuild?.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(30));
-        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
+        // refresh loop records its own failures: neither may stop the close (nor may a wait that
+        // times out, hence WaitAsync under SuppressThrowing; Dispose is synchronous, so it blocks).
+        if (_activeBuild is { } build)
+        {
+            WaitIgnoringOutcome(build, TimeSpan.FromSeconds(30));
+        }
+
+        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
 
         var committed = false;
         lock (_writeGate)
@@ -220,8 +225,12 @@ public sealed partial class DocumentIndex : IDisposable
 
         _closing.Cancel();
         StopFollowLoop();
-        _refreshLoop.ContinueWith(static _ => { }, TaskScheduler.Default).Wait(TimeSpan.FromSeconds(10));
+        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
     }
+
+    // Blocks until the task ends or the timeout passes, whatever the task's outcome.
+    private static void WaitIgnoringOutcome(Task task, TimeSpan timeout) =>
+        task.WaitAsync(timeout).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing).GetAwaiter().GetResult();
 
     /// <inheritdoc/>
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";

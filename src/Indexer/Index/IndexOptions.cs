@@ -156,9 +156,9 @@ public sealed record IndexOptions
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {Storage.ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
-        $"take {TakeMaxDocuments} docs / {Storage.ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+        $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
 
     private static double CheckMegabytes(double value, string name) =>
         double.IsFinite(value) && value is >= 1 and <= 2048
@@ -174,7 +174,7 @@ public sealed record IndexOptions
     private static long CheckBytes(long value, long min, long max, string name) =>
         value >= min && value <= max
             ? value
-            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {Storage.ByteSize.Format(min)} to {Storage.ByteSize.Format(max)}.");
+            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {ByteSize.Format(min)} to {ByteSize.Format(max)}.");
 
     private static TimeSpan CheckTime(TimeSpan value, TimeSpan min, TimeSpan max, string name) =>
         value >= min && value <= max

@@ -78,7 +78,7 @@ public sealed partial class IndexManager
         }
 
         run.RequestCancel();
-        await run.Completion.WaitAsync(cancellationToken).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+        await run.Completion.WaitAsync(cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         return run.Progress();
     }
 
@@ -91,7 +91,7 @@ public sealed partial class IndexManager
             return null;
         }
 
-        await run.Completion.WaitAsync(cancellationToken).ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+        await run.Completion.WaitAsync(cancellationToken).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         return run.Progress();
     }
 

@@ -152,7 +152,7 @@ internal sealed class RebuildRun
             await Cancellation.CancelAsync().ConfigureAwait(false);
         }
 
-        await Completion.ContinueWith(static _ => { }, TaskScheduler.Default).ConfigureAwait(false);
+        await Completion.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
     }
 
     private string? SwapSteps()

@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Numerics;
 
 namespace Indexing.Prefetcher;
 
@@ -7,8 +6,8 @@ namespace Indexing.Prefetcher;
 // documents, how much budget does a typical read need) and the pressure view (is a giant in flight).
 //
 // Buckets are log-linear: exact below 32 bytes, then 16 sub-buckets per power of two up to 4 GiB,
-// so any bucket is at most 1/16 (6.25%) of its values wide; one overflow bucket holds 4 GiB and
-// above. Reported percentiles are interpolated inside their bucket (never outside its bounds) and
+// so any bucket is at most 1/16 (6.25%) of its values wide (LogLinearBuckets does the maths); one
+// overflow bucket holds 4 GiB and above. Reported percentiles are interpolated inside their bucket (never outside its bounds) and
 // clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
 //
 // Decay: the controller calls Decay(factor) once per tick; every weight is multiplied by factor,
@@ -27,14 +26,15 @@ internal sealed class DocumentSizeHistogram
 {
     public const int DefaultRecentWindowTicks = 40;
 
-    private const int SubBucketBits = 4;
-    private const int SubBucketCount = 1 << SubBucketBits;
-    private const int OverflowExponent = 32;
-    private const long OverflowBytes = 1L << OverflowExponent;
-    private const int OverflowIndex = (OverflowExponent - SubBucketBits + 1) * SubBucketCount;
+    private const long OverflowBytes = 1L << 32;
     private const double MinWeight = 1e-6;
 
-    internal const int BucketCount = OverflowIndex + 1;
+    private static readonly LogLinearBuckets _buckets = new(subBucketBits: 4);
+
+    // Every size from 4 GiB up shares the bucket 4 GiB itself would have.
+    private static readonly int _overflowIndex = _buckets.IndexOf(OverflowBytes);
+
+    internal static readonly int BucketCount = _overflowIndex + 1;
 
     private readonly Lock _lock = new();
     private readonly double[] _weights = new double[BucketCount];
@@ -178,35 +178,13 @@ internal sealed class DocumentSizeHistogram
     internal static int BucketIndex(long sizeBytes)
     {
         Debug.Assert(sizeBytes >= 0, "Sizes are validated before bucketing.");
-        if (sizeBytes >= OverflowBytes)
-        {
-            return OverflowIndex;
-        }
-
-        // Values below 2 * SubBucketCount map to themselves (shift 0); above, the shift keeps the
-        // leading bit plus SubBucketBits bits, and each shift step adds SubBucketCount buckets.
-        var shift = Math.Max(0, BitOperations.Log2((ulong)sizeBytes) - SubBucketBits);
-        return (shift << SubBucketBits) + (int)(sizeBytes >> shift);
+        return sizeBytes >= OverflowBytes ? _overflowIndex : _buckets.IndexOf(sizeBytes);
     }
 
     // Inclusive bounds of a bucket's values. The overflow bucket's upper bound is open-ended;
     // callers clamp it (to the recent maximum).
-    internal static (long Lower, long Upper) BucketBounds(int index)
-    {
-        if (index >= OverflowIndex)
-        {
-            return (OverflowBytes, long.MaxValue);
-        }
-
-        if (index < 2 * SubBucketCount)
-        {
-            return (index, index);
-        }
-
-        var shift = (index >> SubBucketBits) - 1;
-        var lower = (long)((index & (SubBucketCount - 1)) + SubBucketCount) << shift;
-        return (lower, lower + (1L << shift) - 1);
-    }
+    internal static (long Lower, long Upper) BucketBounds(int index) =>
+        index >= _overflowIndex ? (OverflowBytes, long.MaxValue) : (_buckets.LowerBound(index), _buckets.UpperBound(index));
 
     // One pass over the buckets for all quantiles (ascending).
     private static void Percentiles(
@@ -245,7 +223,7 @@ internal sealed class DocumentSizeHistogram
     private static long ValueInBucket(int index, double fraction, long ceiling)
     {
         var (lower, upper) = BucketBounds(index);
-        if (index == OverflowIndex)
+        if (index == _overflowIndex)
         {
             upper = ceiling == long.MaxValue ? lower : Math.Max(lower, ceiling);
         }

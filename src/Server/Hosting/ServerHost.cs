@@ -14,6 +14,7 @@ using Microsoft.Extensions.Configuration.Memory;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
 
 namespace Indexing.Server.Hosting;
 
@@ -95,10 +96,15 @@ internal sealed partial class ServerHost : IAsyncDisposable
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = args });
         builder.Configuration.Sources.Insert(0, new MemoryConfigurationSource { InitialData = QuietDefaults });
         builder.Configuration.AddInMemoryCollection(overrides);
+        // The settings are judged here, before anything opens (a refused start creates no store), and
+        // shape the services (Kestrel's address, authentication when a key is set); the host judges
+        // them again at start by the same validator, for whatever reads them through IOptions.
         var options = ServerOptions.Bind(builder.Configuration, dataDirectory);
+        builder.Services.AddSingleton<IValidateOptions<ServerSettings>, ServerSettingsValidator>();
+        builder.Services.AddOptions<ServerSettings>().Bind(builder.Configuration).ValidateOnStart();
         ConfigureServices(builder, options);
 
-        var store = DocumentStore.Open(options.StoreDirectory, options.Store);
+        var store = OpenStore(options);
         var prefetches = new PrefetchRegistry();
         var rebuilds = new RebuildBoard();
         IndexManager? indexes = null;
@@ -156,6 +162,26 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
             store.Dispose();
             throw;
+        }
+    }
+
+    // Storage names its settings by StoreOptions' names (a wrong Storage:NativeLibrary is found when
+    // the store opens); the operator knows them as this server's settings.
+    private static DocumentStore OpenStore(ServerOptions options)
+    {
+        try
+        {
+            return DocumentStore.Open(options.StoreDirectory, options.Store);
+        }
+        catch (DocumentStoreException e)
+        {
+            var named = StorageSettingNames.Map(e.Message);
+            if (named == e.Message)
+            {
+                throw;
+            }
+
+            throw new DocumentStoreException(named, e);
         }
     }
 

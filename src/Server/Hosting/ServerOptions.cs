@@ -2,14 +2,16 @@ using System.Globalization;
 using System.Net;
 using Indexing.Storage;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Options;
 
 namespace Indexing.Server.Hosting;
 
 /// <summary>
-/// The server's settings (sections <c>Server</c>, <c>Storage</c> and <c>Indexes</c>), read once at start from the
-/// merged configuration (appsettings.json, environment variables such as <c>Server__Port</c>, the
-/// command line) and validated then: every problem is reported at once, each naming its setting.
-/// Nothing here changes while the server runs; live prefetch limits go through the admin API.
+/// What the server's settings (sections <c>Server</c>, <c>Storage</c> and <c>Indexes</c>) mean, read once at start
+/// from the merged configuration (appsettings.json, environment variables such as <c>Server__Port</c>,
+/// the command line) as <see cref="ServerSettings"/> and judged by <see cref="ServerSettingsValidator"/>:
+/// every problem is reported at once, each naming its setting. Nothing here changes while the server
+/// runs; live prefetch limits go through the admin API.
 /// </summary>
 internal sealed class ServerOptions
 {
@@ -44,10 +46,8 @@ internal sealed class ServerOptions
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
 
-    private ServerOptions(
-        string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store, Indexer.IndexOptions indexes)
+    private ServerOptions(string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store, Indexer.IndexOptions indexes)
     {
-        Indexes = indexes;
         DataDirectory = dataDirectory;
         Address = address;
         Port = port;
@@ -55,6 +55,7 @@ internal sealed class ServerOptions
         AllowedHosts = allowedHosts;
         Limits = limits;
         Store = store;
+        Indexes = indexes;
     }
 
     /// <summary>The data directory; the store lives in <see cref="StoreDirectory"/>.</summary>
@@ -84,15 +85,33 @@ internal sealed class ServerOptions
     /// <summary>The options every index is opened with (indexing threads and their nice value; the rest are the defaults).</summary>
     public Indexer.IndexOptions Indexes { get; }
 
-    /// <summary>Reads and validates the settings; throws <see cref="ServerConfigurationException"/> listing every problem.</summary>
+    /// <summary>Binds and validates the settings; throws <see cref="ServerConfigurationException"/> listing every problem.</summary>
     public static ServerOptions Bind(IConfiguration configuration, string dataDirectory)
     {
         ArgumentNullException.ThrowIfNull(configuration);
         ArgumentException.ThrowIfNullOrWhiteSpace(dataDirectory);
-        var problems = new List<string>();
+        var settings = ServerSettings.From(configuration);
+        var validation = new ServerSettingsValidator().Validate(name: null, settings);
+        if (validation.Failed)
+        {
+            throw new ServerConfigurationException(validation.Failures?.ToList() ?? [validation.FailureMessage]);
+        }
 
+        var problems = new List<string>();
+        return Read(settings, Path.GetFullPath(dataDirectory), problems)
+            ?? throw new InvalidOperationException($"settings that passed validation could not be read: {string.Join("; ", problems)}");
+    }
+
+    /// <summary>
+    /// What <paramref name="settings"/> mean, or null with every problem added to <paramref name="problems"/>:
+    /// the rules of <see cref="ServerSettingsValidator"/>.
+    /// </summary>
+    internal static ServerOptions? Read(ServerSettings settings, string dataDirectory, List<string> problems)
+    {
+        var server = settings.Server;
+        var storage = settings.Storage;
         var address = IPAddress.Loopback;
-        var addressText = configuration[AddressSetting];
+        var addressText = server.Address;
         if (addressText is not null && !IPAddress.TryParse(addressText.Trim(), out address!))
         {
             problems.Add($"{AddressSetting} is {MessageText.Quote(addressText)}, which is not an IP address; use e.g. 127.0.0.1 (the default), ::1, or 0.0.0.0 for every interface.");
@@ -100,14 +119,14 @@ internal sealed class ServerOptions
         }
 
         var port = DefaultPort;
-        var portText = configuration[PortSetting];
+        var portText = server.Port;
         if (portText is not null && (!int.TryParse(portText.Trim(), NumberStyles.None, CultureInfo.InvariantCulture, out port) || port > IPEndPoint.MaxPort))
         {
             problems.Add($"{PortSetting} is {MessageText.Quote(portText)}; it must be a whole number from 0 to {IPEndPoint.MaxPort} (0 picks a free port; default {DefaultPort}).");
             port = DefaultPort;
         }
 
-        var apiKey = configuration[ApiKeySetting];
+        var apiKey = server.ApiKey;
         if (apiKey is not null && (apiKey.Length < MinApiKeyLength || apiKey.Any(char.IsWhiteSpace)))
         {
             // The key itself is a secret: say what is wrong with it, never echo it.
@@ -122,13 +141,13 @@ internal sealed class ServerOptions
                 $"or bind 127.0.0.1.");
         }
 
-        var maxDocumentBytes = Size(configuration, MaxDocumentBytesSetting, StoreOptions.DefaultMaxDocumentBytes, problems);
-        var blockCacheBytes = Size(configuration, BlockCacheBytesSetting, StoreOptions.Default.BlockCacheBytes, problems);
-        var syncWrites = Flag(configuration, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
-        var directReads = Flag(configuration, DirectReadsSetting, false, "reads go through the OS page cache", problems);
-        var rowCacheBytes = Size(configuration, RowCacheBytesSetting, StoreOptions.Default.RowCacheBytes, problems);
+        var maxDocumentBytes = Size(storage.MaxDocumentBytes, MaxDocumentBytesSetting, StoreOptions.DefaultMaxDocumentBytes, problems);
+        var blockCacheBytes = Size(storage.BlockCacheBytes, BlockCacheBytesSetting, StoreOptions.Default.BlockCacheBytes, problems);
+        var syncWrites = Flag(storage.SyncWrites, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
+        var directReads = Flag(storage.DirectReads, DirectReadsSetting, false, "reads go through the OS page cache", problems);
+        var rowCacheBytes = Size(storage.RowCacheBytes, RowCacheBytesSetting, StoreOptions.Default.RowCacheBytes, problems);
         var nativeLibrary = StoreOptions.DefaultNativeLibrary;
-        var libraryText = configuration[NativeLibrarySetting];
+        var libraryText = storage.NativeLibrary;
         if (libraryText is not null && !RocksDbNative.TryParse(libraryText, out nativeLibrary))
         {
             problems.Add($"{NativeLibrarySetting} is {MessageText.Quote(libraryText)}; it must be glibc (librocksdb.so, the default) or jemalloc " +
@@ -136,12 +155,12 @@ internal sealed class ServerOptions
             nativeLibrary = StoreOptions.DefaultNativeLibrary;
         }
 
-        var allowedHosts = Hosts(configuration, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
-        var limits = BindLimits(configuration, problems);
+        var allowedHosts = Hosts(settings.AllowedHosts, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
+        var limits = ReadLimits(server, problems);
         var indexes = new Indexer.IndexOptions
         {
-            IndexingThreads = Count(configuration, IndexingThreadsSetting, Indexer.IndexOptions.DefaultIndexingThreads, 1, 16, "threads indexing during a build", problems),
-            IndexingThreadNice = Count(configuration, IndexingThreadNiceSetting, Indexer.IndexOptions.DefaultIndexingThreadNice, 0, Indexer.ThreadNice.Lowest,
+            IndexingThreads = Count(settings.Indexes.IndexingThreads, IndexingThreadsSetting, Indexer.IndexOptions.DefaultIndexingThreads, 1, 16, "threads indexing during a build", problems),
+            IndexingThreadNice = Count(settings.Indexes.IndexingThreadNice, IndexingThreadNiceSetting, Indexer.IndexOptions.DefaultIndexingThreadNice, 0, Indexer.ThreadNice.Lowest,
                 "nice value of the indexing and merge threads; 0 leaves them at the request threads' priority", problems),
         };
 
@@ -152,16 +171,14 @@ internal sealed class ServerOptions
         }
         catch (ArgumentOutOfRangeException e)
         {
-            // StoreOptions names the setting and its range itself; drop the parameter suffix the BCL appends.
-            problems.Add(e.Message.Split(" (Parameter", 2)[0]);
+            // StoreOptions states the value and its range itself, naming the setting by its own name:
+            // name it as the server's users know it, and drop the parameter suffix the BCL appends.
+            problems.Add(StorageSettingNames.Map(e.Message.Split(" (Parameter", 2)[0]));
         }
 
-        if (problems.Count > 0 || store is null)
-        {
-            throw new ServerConfigurationException(problems);
-        }
-
-        return new ServerOptions(Path.GetFullPath(dataDirectory), address, port, apiKey, allowedHosts, limits, store, indexes);
+        return problems.Count > 0 || store is null
+            ? null
+            : new ServerOptions(dataDirectory, address, port, apiKey, allowedHosts, limits, store, indexes);
     }
 
     /// <summary>The effective configuration for the start-up log line (the API key only as set or not).</summary>
@@ -169,15 +186,15 @@ internal sealed class ServerOptions
         $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
         $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}";
 
-    private static HttpLimits BindLimits(IConfiguration configuration, List<string> problems)
+    private static HttpLimits ReadLimits(ServerSettings.ServerSection server, List<string> problems)
     {
-        var queryTimeout = Duration(configuration, QueryTimeoutSetting, HttpLimits.DefaultQueryTimeout, _minQueryTimeout, _maxQueryTimeout, problems);
-        var queries = Count(configuration, MaxConcurrentQueriesSetting, HttpLimits.DefaultMaxConcurrentQueries, 1, 10_000, "queries running at once", problems);
-        var queue = Count(configuration, QueryQueueLengthSetting, HttpLimits.DefaultQueryQueueLength, 0, 100_000, "queries waiting for a turn (0: refuse at once)", problems);
-        var terms = Count(configuration, MaxQueryTermsSetting, Indexer.IndexQuery.DefaultMaxExpandedTerms, 1, Indexer.IndexQuery.MaxExpandedTermsLimit,
+        var queryTimeout = Duration(server.QueryTimeout, QueryTimeoutSetting, HttpLimits.DefaultQueryTimeout, _minQueryTimeout, _maxQueryTimeout, problems);
+        var queries = Count(server.MaxConcurrentQueries, MaxConcurrentQueriesSetting, HttpLimits.DefaultMaxConcurrentQueries, 1, 10_000, "queries running at once", problems);
+        var queue = Count(server.QueryQueueLength, QueryQueueLengthSetting, HttpLimits.DefaultQueryQueueLength, 0, 100_000, "queries waiting for a turn (0: refuse at once)", problems);
+        var terms = Count(server.MaxQueryTerms, MaxQueryTermsSetting, Indexer.IndexQuery.DefaultMaxExpandedTerms, 1, Indexer.IndexQuery.MaxExpandedTermsLimit,
             "terms one prefix, wildcard or regular-expression term may expand to", problems);
-        var streams = Count(configuration, MaxEventStreamsSetting, HttpLimits.DefaultMaxEventStreams, 1, 100_000, "admin event streams open at once", problems);
-        var connections = Count(configuration, MaxConnectionsSetting, HttpLimits.DefaultMaxConnections, 2, 1_000_000, "TCP connections open at once", problems);
+        var streams = Count(server.MaxEventStreams, MaxEventStreamsSetting, HttpLimits.DefaultMaxEventStreams, 1, 100_000, "admin event streams open at once", problems);
+        var connections = Count(server.MaxConnections, MaxConnectionsSetting, HttpLimits.DefaultMaxConnections, 2, 1_000_000, "TCP connections open at once", problems);
         if (connections <= streams)
         {
             problems.Add($"{MaxConnectionsSetting} is {connections}, not above {MaxEventStreamsSetting} ({streams}): every event stream holds a connection, " +
@@ -188,9 +205,8 @@ internal sealed class ServerOptions
     }
 
     // A whole number in [min, max]; a problem naming the setting, its range and what it counts otherwise.
-    private static int Count(IConfiguration configuration, string setting, int defaultValue, int min, int max, string counts, List<string> problems)
+    private static int Count(string? text, string setting, int defaultValue, int min, int max, string counts, List<string> problems)
     {
-        var text = configuration[setting];
         if (text is null)
         {
             return defaultValue;
@@ -206,9 +222,8 @@ internal sealed class ServerOptions
     }
 
     // "10s", "1.5 s", "250ms", "2min" or a TimeSpan ("00:00:10"), in [min, max].
-    private static TimeSpan Duration(IConfiguration configuration, string setting, TimeSpan defaultValue, TimeSpan min, TimeSpan max, List<string> problems)
+    private static TimeSpan Duration(string? text, string setting, TimeSpan defaultValue, TimeSpan min, TimeSpan max, List<string> problems)
     {
-        var text = configuration[setting];
         if (text is null)
         {
             return defaultValue;
@@ -242,9 +257,8 @@ internal sealed class ServerOptions
     }
 
     // Semicolon-separated host names without scheme, port or path ("*" for any, "*.example.com" for subdomains).
-    private static IReadOnlyList<string> Hosts(IConfiguration configuration, IReadOnlyList<string> defaultValue, List<string> problems)
+    private static IReadOnlyList<string> Hosts(string? text, IReadOnlyList<string> defaultValue, List<string> problems)
     {
-        var text = configuration[AllowedHostsSetting];
         if (text is null)
         {
             return defaultValue;
@@ -263,9 +277,8 @@ internal sealed class ServerOptions
         return defaultValue;
     }
 
-    private static long Size(IConfiguration configuration, string setting, long defaultValue, List<string> problems)
+    private static long Size(string? text, string setting, long defaultValue, List<string> problems)
     {
-        var text = configuration[setting];
         if (text is null)
         {
             return defaultValue;
@@ -281,9 +294,8 @@ internal sealed class ServerOptions
     }
 
     // true or false (any case, surrounding spaces allowed); a problem naming the default and what it means otherwise.
-    private static bool Flag(IConfiguration configuration, string setting, bool defaultValue, string defaultMeaning, List<string> problems)
+    private static bool Flag(string? text, string setting, bool defaultValue, string defaultMeaning, List<string> problems)
     {
-        var text = configuration[setting];
         if (text is null)
         {
             return defaultValue;

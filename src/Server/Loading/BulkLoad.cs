@@ -2,6 +2,7 @@ using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Text.Json;
+using Indexing.Server.Hosting;
 using Indexing.Storage;
 
 namespace Indexing.Server.Loading;
@@ -179,7 +180,7 @@ internal static class BulkLoad
             var body = line[doc];
             if (!DocumentBodies.TryValidate(id, body, store.Options.MaxDocumentBytes, out var bodyError))
             {
-                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {bodyError.Message}");
+                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {StorageSettingNames.Map(bodyError.Message, limitSetting)}");
                 return;
             }
 

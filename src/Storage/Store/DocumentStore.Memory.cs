@@ -106,9 +106,9 @@ public readonly record struct CacheCounts(long Hits, long Misses)
 /// <summary>What RocksDB holds in memory now, and how its caches served reads since the store opened.</summary>
 /// <param name="BlockCacheUsageBytes">Bytes in the block cache (data, index and filter blocks).</param>
 /// <param name="BlockCachePinnedBytes">Block cache bytes pinned by readers (in use, not evictable); part of the usage.</param>
-/// <param name="BlockCacheCapacityBytes">The block cache's size (Storage:BlockCacheBytes).</param>
+/// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
 /// <param name="RowCacheUsageBytes">Bytes in the row cache.</param>
-/// <param name="RowCacheCapacityBytes">The row cache's size (Storage:RowCacheBytes; 0: none).</param>
+/// <param name="RowCacheCapacityBytes">The row cache's size (StoreOptions.RowCacheBytes; 0: none).</param>
 /// <param name="MemtableBytes">Bytes in memtables over all column families (rocksdb.cur-size-all-mem-tables).</param>
 /// <param name="MemtableLimitBytes">The most memtables can hold: each family's write buffer size times the buffers it may have.</param>
 /// <param name="TableReadersBytes">Memory of open SST readers outside the block cache (rocksdb.estimate-table-readers-mem).</param>

@@ -249,7 +249,7 @@ public sealed partial class DocumentStore : IDisposable
 /// <param name="LiveSstFilesBytes">Size of the SST files in use.</param>
 /// <param name="MemtableBytes">Bytes in memtables (written, not yet flushed).</param>
 /// <param name="BlockCacheUsageBytes">Bytes the block cache holds now.</param>
-/// <param name="BlockCacheCapacityBytes">The block cache's size (Storage:BlockCacheBytes).</param>
+/// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
 /// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
 /// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
 /// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>

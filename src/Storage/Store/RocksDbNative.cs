@@ -5,7 +5,7 @@ using RocksDbSharp;
 
 namespace Indexing.Storage;
 
-/// <summary>Which build of RocksDB's native library the process runs (<c>Storage:NativeLibrary</c>).</summary>
+/// <summary>Which build of RocksDB's native library the process runs (<see cref="StoreOptions.NativeLibrary"/>).</summary>
 public enum RocksDbLibrary
 {
     /// <summary><c>librocksdb.so</c>: RocksDB built against glibc's malloc (on other systems, the package's only build).</summary>
@@ -81,7 +81,7 @@ public static class RocksDbNative
         }
     }
 
-    /// <summary>Parses a <c>Storage:NativeLibrary</c> value: <c>glibc</c> or <c>jemalloc</c> (any case).</summary>
+    /// <summary>Parses a native library name: <c>glibc</c> or <c>jemalloc</c> (any case).</summary>
     public static bool TryParse(string? text, out RocksDbLibrary library)
     {
         switch (text?.Trim().ToLowerInvariant())
@@ -136,7 +136,7 @@ public static class RocksDbNative
                 if (selected != library)
                 {
                     throw new InvalidOperationException(
-                        $"{StoreOptions.NativeLibrarySetting} is {library.ToName()}, but this process already runs RocksDB from {MessageText.Quote(_loadedPath)} " +
+                        $"{StoreOptions.NativeLibraryName} is {library.ToName()}, but this process already runs RocksDB from {MessageText.Quote(_loadedPath)} " +
                         $"({selected.ToName()}); the library is chosen once per process, before the first store opens. Use the same setting for every store, or restart.");
                 }
 
@@ -157,7 +157,7 @@ public static class RocksDbNative
                 if (inUseBefore is not null)
                 {
                     throw new InvalidOperationException(
-                        $"{StoreOptions.NativeLibrarySetting} is {library.ToName()}, but RocksDB was already in use in this process from {MessageText.Quote(inUseBefore)} " +
+                        $"{StoreOptions.NativeLibraryName} is {library.ToName()}, but RocksDB was already in use in this process from {MessageText.Quote(inUseBefore)} " +
                         "before the first store opened; the library can only be chosen before the first RocksDB call. Open the store first, or restart.");
                 }
 
@@ -201,17 +201,17 @@ public static class RocksDbNative
         if (!OperatingSystem.IsLinux() || RuntimeInformation.ProcessArchitecture != Architecture.X64)
         {
             throw new InvalidOperationException(
-                $"{StoreOptions.NativeLibrarySetting} is jemalloc, which the RocksDB package ships for Linux x64 only; this is {RuntimeInformation.RuntimeIdentifier}. " +
-                $"Leave {StoreOptions.NativeLibrarySetting} out (glibc) here.");
+                $"{StoreOptions.NativeLibraryName} is jemalloc, which the RocksDB package ships for Linux x64 only; this is {RuntimeInformation.RuntimeIdentifier}. " +
+                $"Leave {StoreOptions.NativeLibraryName} out (glibc) here.");
         }
 
         if (!JemallocIsProcessMalloc())
         {
             throw new InvalidOperationException(
-                $"{StoreOptions.NativeLibrarySetting} is jemalloc, but jemalloc is not this process's malloc ({DescribeMalloc()}). " +
+                $"{StoreOptions.NativeLibraryName} is jemalloc, but jemalloc is not this process's malloc ({DescribeMalloc()}). " +
                 "libjemalloc.so.2 cannot be loaded into a running process (it needs static TLS), and without it RocksDB's allocations would still go to glibc: " +
                 "start the process with LD_PRELOAD=libjemalloc.so.2 (Debian: apt-get install libjemalloc2), e.g. tools/scale-run.sh jemalloc, " +
-                $"or leave {StoreOptions.NativeLibrarySetting} out for glibc.");
+                $"or leave {StoreOptions.NativeLibraryName} out for glibc.");
         }
     }
 
@@ -222,7 +222,7 @@ public static class RocksDbNative
         if (!NativeLibrary.TryLoad(path, out var handle))
         {
             throw new InvalidOperationException(
-                $"{StoreOptions.NativeLibrarySetting} asks for {MessageText.Quote(path)}, which could not be loaded; the RocksDB package ships it in runtimes/linux-x64/native/. Rebuild, or choose the other library.");
+                $"{StoreOptions.NativeLibraryName} asks for {MessageText.Quote(path)}, which could not be loaded; the RocksDB package ships it in runtimes/linux-x64/native/. Rebuild, or choose the other library.");
         }
 
         Native.Instance = NativeImport.Importers.Import<Native>(new OneFileImporter(handle), "rocksdb", "0", suppressUnload: true);

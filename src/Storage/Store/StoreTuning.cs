@@ -50,7 +50,7 @@ internal sealed class StoreTuning
             // foreground reads do not see multi-second write-back stalls.
             .SetBytesPerSync(1 << 20)
             .SetKeepLogFileNum(5)
-            // RocksDB has no per-read direct I/O switch: this is DB-wide (Storage:DirectReads).
+            // RocksDB has no per-read direct I/O switch: this is DB-wide (StoreOptions.DirectReads).
             .SetUseDirectReads(options.DirectReads)
             // Statistics for the status page (rocksdb.stats); a few percent of CPU at most.
             .EnableStatistics();

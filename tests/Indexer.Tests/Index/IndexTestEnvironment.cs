@@ -26,20 +26,19 @@ internal sealed class IndexTestEnvironment : IDisposable
         ] }
         """;
 
+    private readonly TempDirectory _root = new("indexing-indexer-tests", create: true);
     private readonly List<DocumentIndex> _indexes = [];
     private bool _storeClosed;
 
     public IndexTestEnvironment(bool withStore = true)
     {
-        Root = Path.Combine(Path.GetTempPath(), "indexing-indexer-tests", Guid.NewGuid().ToString("N"));
-        Directory.CreateDirectory(Root);
         if (withStore)
         {
-            Store = DocumentStore.Open(Path.Combine(Root, "store"), new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20));
+            Store = DocumentStore.Open(Path.Combine(Root, "store"), TempStore.DefaultOptions);
         }
     }
 
-    public string Root { get; }
+    public string Root => _root.Path;
 
     public DocumentStore? Store { get; }
 
@@ -116,14 +115,6 @@ internal sealed class IndexTestEnvironment : IDisposable
         }
 
         CloseStore();
-
-        try
-        {
-            Directory.Delete(Root, recursive: true);
-        }
-        catch (IOException)
-        {
-            // Best effort: a leftover temp directory must not fail the test that made it.
-        }
+        _root.Dispose();
     }
 }

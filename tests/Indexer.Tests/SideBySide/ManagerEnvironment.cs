@@ -27,12 +27,11 @@ internal sealed class ManagerEnvironment : IDisposable
         ] }
         """;
 
+    private readonly TempDirectory _root = new("indexing-rebuild-tests", create: true);
     private IndexManager? _manager;
 
     public ManagerEnvironment(int documents = 2000, DatasetShape shape = DatasetShape.LogNormal)
     {
-        Root = Path.Combine(Path.GetTempPath(), "indexing-rebuild-tests", Guid.NewGuid().ToString("N"));
-        Directory.CreateDirectory(Root);
         Store = OpenStore(StoreDirectory);
         if (documents > 0)
         {
@@ -45,7 +44,7 @@ internal sealed class ManagerEnvironment : IDisposable
 
     public static IndexDefinition V2 { get; } = IndexDefinition.Parse(V2Json);
 
-    public string Root { get; }
+    public string Root => _root.Path;
 
     public string StoreDirectory => Path.Combine(Root, "store");
 
@@ -160,13 +159,6 @@ internal sealed class ManagerEnvironment : IDisposable
     {
         _manager?.DisposeAsync().AsTask().GetAwaiter().GetResult();
         Store.Dispose();
-        try
-        {
-            Directory.Delete(Root, recursive: true);
-        }
-        catch (IOException)
-        {
-            // Best effort: a leftover temp directory must not fail the test that made it.
-        }
+        _root.Dispose();
     }
 }

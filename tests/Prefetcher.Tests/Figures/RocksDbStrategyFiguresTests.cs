@@ -30,7 +30,7 @@ public sealed class RocksDbStrategyFiguresTests(ITestOutputHelper output)
         output.WriteLine("shape | disk | strategy | MB/s | consumer stall | mean L | documents");
         foreach (var shape in Enum.GetValues<DatasetShape>())
         {
-            using var temp = new TempDocumentStore(new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
+            using var temp = new TempStore(new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
             var written = temp.Store.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: TargetBytesPerShape))
                 .Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
             output.WriteLine(string.Create(CultureInfo.InvariantCulture,

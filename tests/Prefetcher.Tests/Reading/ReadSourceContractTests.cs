@@ -200,7 +200,7 @@ public sealed class ModelledDiskReadSourceContractTests : ReadSourceContractTest
 /// <summary>The contract on RocksDB: a store snapshot of the documents' collection, in a temp directory.</summary>
 public sealed class StoreSnapshotSourceContractTests : ReadSourceContractTests
 {
-    private readonly TempDocumentStore _store = new();
+    private readonly TempStore _store = new();
     private readonly Dictionary<string, long> _etags;
 
     public StoreSnapshotSourceContractTests()
@@ -231,7 +231,7 @@ public sealed class StoreSnapshotSourceContractTests : ReadSourceContractTests
 /// <summary>The contract on the modelled network disk wrapping the RocksDB source unchanged.</summary>
 public sealed class ModelledDiskOverStoreSnapshotContractTests : ReadSourceContractTests
 {
-    private readonly TempDocumentStore _store = new();
+    private readonly TempStore _store = new();
     private readonly Dictionary<string, long> _etags;
 
     public ModelledDiskOverStoreSnapshotContractTests()

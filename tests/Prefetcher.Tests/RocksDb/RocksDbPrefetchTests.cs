@@ -35,8 +35,8 @@ public sealed class RocksDbPrefetchTests
     [MemberData(nameof(ShapesAndStrategies))]
     public async Task ReadAll_EachShapeAndStrategy_DeliversExactlyTheSnapshotsDocuments(DatasetShape shape, PrefetchStrategy strategy)
     {
-        using var temp = new TempDocumentStore();
-        var expected = temp.Load(TempDocumentStore.SmallSpec(shape));
+        using var temp = new TempStore();
+        var expected = temp.Load(StoreDatasets.SmallSpec(shape));
         temp.Store.Put("other/1", """{"not":"in the collection"}""");
 
         var prefetcher = Prefetch.Start(temp.Store, Collection, strategy, _options);
@@ -53,8 +53,8 @@ public sealed class RocksDbPrefetchTests
     [MemberData(nameof(AllStrategies))]
     public async Task ReadAll_WritesAfterTheSnapshot_AreNotDelivered(PrefetchStrategy strategy)
     {
-        using var temp = new TempDocumentStore();
-        var expected = temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
+        using var temp = new TempStore();
+        var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
         await using var prefetcher = Prefetch.Start(temp.Store, Collection, strategy, _options);
 
         // After the snapshot: a new document, a changed one, a deleted one.
@@ -72,8 +72,8 @@ public sealed class RocksDbPrefetchTests
     [MemberData(nameof(AllStrategies))]
     public async Task ReadAll_StartAfterTheWatermark_DeliversTheRestOnly(PrefetchStrategy strategy)
     {
-        using var temp = new TempDocumentStore();
-        var expected = temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Growing, totalBytes: 2_000_000));
+        using var temp = new TempStore();
+        var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Growing, totalBytes: 2_000_000));
         var resumeAfter = expected[expected.Count / 3].Id;
 
         await using var prefetcher = Prefetch.Start(temp.Store, Collection, strategy, _options, startAfterId: resumeAfter);
@@ -86,8 +86,8 @@ public sealed class RocksDbPrefetchTests
     [MemberData(nameof(AllStrategies))]
     public async Task Cancel_MidRun_ReleasesTheSnapshotAndEveryIterator(PrefetchStrategy strategy)
     {
-        using var temp = new TempDocumentStore();
-        temp.Load(TempDocumentStore.SmallSpec(DatasetShape.LogNormal));
+        using var temp = new TempStore();
+        temp.Load(StoreDatasets.SmallSpec(DatasetShape.LogNormal));
         using var cancellation = new CancellationTokenSource();
 
         // A slow modelled disk, so reads are still going when the token fires.
@@ -109,8 +109,8 @@ public sealed class RocksDbPrefetchTests
     [MemberData(nameof(AllStrategies))]
     public async Task ReadAll_StoreDisposedBeforeARead_FailureNamesTheTasksKeyRange(PrefetchStrategy strategy)
     {
-        using var temp = new TempDocumentStore();
-        var expected = temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
+        using var temp = new TempStore();
+        var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
 
         // The last task is cut only after the metadata scan ended, so only its read meets the closed store.
         ReadTask? failed = null;
@@ -140,8 +140,8 @@ public sealed class RocksDbPrefetchTests
     [Fact]
     public async Task Start_Adaptive_WatchesTheStoresForegroundReadsByDefault()
     {
-        using var temp = new TempDocumentStore();
-        var expected = temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
+        using var temp = new TempStore();
+        var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
 
         // A slow modelled disk keeps the run going for several ticks while the store serves Gets.
         var slowDisk = new NetworkDiskModel(new NetworkDiskModelOptions { RequestLatency = TimeSpan.FromMilliseconds(100), StreamBandwidthBytesPerSecond = 2_000_000 });
@@ -164,8 +164,8 @@ public sealed class RocksDbPrefetchTests
     [Fact]
     public void Start_BadCollectionOrStartKey_ThrowsNamingTheValueAndOpensNothing()
     {
-        using var temp = new TempDocumentStore();
-        temp.Load(TempDocumentStore.SmallSpec(DatasetShape.Uniform, totalBytes: 100_000));
+        using var temp = new TempStore();
+        temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 100_000));
 
         var nested = Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, "orders/x", PrefetchStrategy.Adaptive));
         Assert.Contains("'orders/x'", nested.Message, StringComparison.Ordinal);

@@ -20,7 +20,7 @@ public sealed class RocksDbShutdownTests(ITestOutputHelper output)
     [Fact]
     public async Task Cancel_DuringAGiantGet_ReadersStopOnlyAfterThatGetReturnsAndThenPromptly()
     {
-        using var temp = new TempDocumentStore();
+        using var temp = new TempStore();
         var small = RocksDbPrefetchTests.JsonOfSize(2048);
         var documents = Enumerable.Range(0, 400)
             .Select(i => new DocumentWrite($"orders/{i:D8}", i == 100 ? RocksDbPrefetchTests.JsonOfSize(GiantBytes) : small))

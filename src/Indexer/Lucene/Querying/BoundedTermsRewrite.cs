@@ -47,8 +47,8 @@ internal sealed class BoundedTermsRewrite : ScoringRewrite<BooleanQuery>
     private static string Describe(MultiTermQuery? query) => query switch
     {
         PatternTermQuery pattern => pattern.Description,
-        PrefixQuery prefix => $"prefix {Storage.MessageText.Quote(prefix.Field + ":" + prefix.Prefix.Text + "*")}",
+        PrefixQuery prefix => $"prefix {MessageText.Quote(prefix.Field + ":" + prefix.Prefix.Text + "*")}",
         null => "a term",
-        _ => Storage.MessageText.Quote(query.ToString()),
+        _ => MessageText.Quote(query.ToString()),
     };
 }

@@ -1,4 +1,4 @@
-namespace Indexing.Storage.Tests;
+namespace Indexing.Common.Tests;
 
 public sealed class ByteSizeTests
 {

@@ -1,15 +1,14 @@
 using System.Buffers;
 using System.Text.Encodings.Web;
 using System.Text.Json;
+using Indexing.Datasets;
 
-using Indexing.Storage;
-
-namespace Indexing.Datasets;
+namespace Indexing.Server.Loading;
 
 /// <summary>Writes documents in the bulk format: one line per document, <c>{"id":"…","doc":{…}}</c>.</summary>
 /// <remarks>
 /// <para>
-/// This is the format the server's bulk endpoint and the size-measuring command read: UTF-8,
+/// This is the format <see cref="BulkLoad"/> reads (the bulk endpoint and the measure command): UTF-8,
 /// '\n' after every line, the body embedded as-is (so it must be compact JSON with no line
 /// breaks; anything else would split the line). The id is JSON-escaped as needed.
 /// </para>
@@ -20,7 +19,7 @@ namespace Indexing.Datasets;
 /// (ASP.NET Core request and response bodies). Not thread-safe.
 /// </para>
 /// </remarks>
-public sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
+internal sealed class NdjsonBulkWriter : IDisposable, IAsyncDisposable
 {
     // Bodies up to this size are copied into the line buffer so the line is one stream write.
     private const int CopyLimitBytes = 64 * 1024;

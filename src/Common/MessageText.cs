@@ -1,7 +1,7 @@
 using System.Globalization;
 using System.Text;
 
-namespace Indexing.Storage;
+namespace Indexing;
 
 /// <summary>Quotes values (ids, names, paths) for error messages and status text.</summary>
 /// <remarks>

@@ -1,8 +1,6 @@
 using System.Runtime.InteropServices;
 
-using Indexing.Storage;
-
-namespace Indexing.Indexer;
+namespace Indexing;
 
 /// <summary>
 /// Replaces a file whole: the content goes to <c>path.tmp</c>, is flushed to disk, renamed over

@@ -1,6 +1,6 @@
 using System.Globalization;
 
-namespace Indexing.Storage;
+namespace Indexing;
 
 /// <summary>Formats byte counts for messages and effective-config text, in binary units.</summary>
 /// <remarks>

@@ -1,6 +1,6 @@
 using System.Runtime.InteropServices;
 
-namespace Indexing.Indexer;
+namespace Indexing;
 
 // POSIX calls AtomicFile needs and .NET does not expose (fsync of a directory).
 internal static partial class NativeFiles

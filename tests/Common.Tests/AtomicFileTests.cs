@@ -1,6 +1,6 @@
 using System.Text;
 
-namespace Indexing.Indexer.Tests;
+namespace Indexing.Common.Tests;
 
 public sealed class AtomicFileTests : IDisposable
 {
