@@ -5,7 +5,7 @@ namespace Indexing.Server.Tests;
 
 /// <summary>
 /// The admin page in a real headless Chromium against a live server with a running prefetch: the
-/// charts must render the streamed data, and the screenshot becomes the README's picture.
+/// charts must render the streamed data, and the screenshot can become docs/admin-page.png (with ADMIN_PAGE_SCREENSHOT).
 /// </summary>
 public sealed class AdminPageBrowserTests
 {

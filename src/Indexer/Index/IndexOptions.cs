@@ -7,7 +7,7 @@ namespace Indexing.Indexer;
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
 /// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
 /// while the index is open: pass a new instance when reopening. Defaults come from measurements
-/// on a 2-core VM (see src/Indexer/README.md, "Throughput").
+/// on a 2-core VM (see benchmarks/results/indexer.md and indexing-throughput.md).
 /// </remarks>
 public sealed record IndexOptions
 {

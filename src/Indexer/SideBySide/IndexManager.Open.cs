@@ -12,7 +12,7 @@ public sealed partial class IndexManager
     /// <summary>
     /// Opens the indexes under <paramref name="root"/> over <paramref name="store"/>: each active
     /// generation starts following the change feed, and every rebuild that was in progress when the
-    /// process stopped resumes (a bulk phase after the key its replacement last committed; see the README). An index that cannot be
+    /// process stopped resumes (a bulk phase after the key its replacement last committed; see docs/architecture.md, "Crash safety"). An index that cannot be
     /// opened is listed in state Error with its reason (<see cref="IndexUnavailableException"/> for
     /// its queries); the others serve.
     /// </summary>

@@ -6,7 +6,7 @@ namespace Indexing.Server.Admin;
 
 /// <summary>
 /// The most the server process should hold while one index is rebuilt side by side under live traffic:
-/// what its settings bound, plus a fixed overhead measured once. The README's memory accounting and the
+/// what its settings bound, plus a fixed overhead measured once. docs/architecture.md ("Memory bound") and the
 /// scale run's report (peak RSS against <see cref="TotalBytes"/>) use it.
 /// </summary>
 /// <param name="PrefetchBudgetBytes">The rebuild's prefetch budget: document bytes in flight plus buffered never exceed it.</param>
@@ -34,7 +34,9 @@ internal sealed record MemoryBound(
     /// Measured by `soak` as "unaccounted" (RSS minus the parts above as they stand, each second): at
     /// most 844 MiB over the three 512 MiB validation runs of benchmarks/results/scale.md (glibc; 726
     /// MiB with jemalloc, 739 MiB with MALLOC_ARENA_MAX=2; 2 cores under load, workstation GC), of which
-    /// about 300 MiB was .NET garbage beyond the budget's live documents. Re-measure with the 10 GiB runs.
+    /// about 300 MiB was .NET garbage beyond the budget's live documents. The first 10 GiB run (glibc, under
+    /// load) left up to 2.3 GiB unaccounted at short peaks (1.55-1.85 GiB RSS in its bulk phase): the bound does not
+    /// hold there yet; set this from the 10 GiB runs of every allocator (benchmarks/results/scale.md) once the cause is known.
     /// </summary>
     public const long MeasuredOverheadBytes = 850L << 20;
 

@@ -36,7 +36,7 @@ internal sealed class MemoryMonitor : IAsyncDisposable
         _loop = Task.Run(LoopAsync);
     }
 
-    /// <summary>The most the process should hold (the README's memory accounting), for these settings.</summary>
+    /// <summary>The most the process should hold (docs/architecture.md, "Memory bound"), for these settings.</summary>
     public MemoryBound Bound { get; }
 
     /// <summary>The newest sample (there is always one: the first is taken at construction).</summary>
