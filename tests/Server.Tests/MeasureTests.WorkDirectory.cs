@@ -1,13 +1,5 @@
-using System.CommandLine;
-using System.Globalization;
-using System.IO.Compression;
-using System.Text;
 using System.Text.Json;
 using Indexing.Datasets;
-using Indexing.Measurement;
-using Indexing.Prefetcher;
-using Indexing.Server.Cli;
-using Indexing.Server.Loading;
 using Indexing.Server.Measure;
 
 namespace Indexing.Server.Tests;
