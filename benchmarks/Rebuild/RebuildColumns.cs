@@ -25,6 +25,10 @@ internal static class RebuildColumns
     public static readonly IColumn ForegroundP99Idle = new FigureColumn("Get p99 idle ms", "Foreground Get p99 before the rebuild", f => f.ForegroundIdle?.P99.TotalMilliseconds, "0.000");
     public static readonly IColumn ForegroundP50During = new FigureColumn("Get p50 during ms", "Foreground Get p50 during the rebuild", f => f.ForegroundDuringRebuild?.P50.TotalMilliseconds, "0.000");
     public static readonly IColumn ForegroundP99During = new FigureColumn("Get p99 during ms", "Foreground Get p99 during the rebuild", f => f.ForegroundDuringRebuild?.P99.TotalMilliseconds, "0.000");
+    public static readonly IColumn GcPausePercent = new FigureColumn(
+        "GC pause %", "Share of the run every managed thread stood in a garbage collection pause (the foreground Gets too)", f => f.GcPausePercent, "0.0");
+    public static readonly IColumn GcMeanPause = new FigureColumn(
+        "GC mean pause ms", "Mean pause per garbage collection during the run", f => f.CollectionsDuringRun?.MeanPause.TotalMilliseconds, "0.00");
     public static readonly IColumn ForegroundP99Ratio = new FigureColumn(
         "p99 during/idle", "Foreground Get p99 during the rebuild over p99 idle (target <= 1.3 for Adaptive)", f => f.ForegroundDuringRebuild?.P99 / f.ForegroundIdle?.P99, "0.00");
 

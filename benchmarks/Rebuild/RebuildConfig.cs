@@ -48,5 +48,5 @@ internal sealed class LiveTrafficConfig : RebuildConfig
 {
     public LiveTrafficConfig() => AddColumn(
         RebuildColumns.ForegroundP50Idle, RebuildColumns.ForegroundP99Idle, RebuildColumns.ForegroundP50During, RebuildColumns.ForegroundP99During,
-        RebuildColumns.ForegroundP99Ratio);
+        RebuildColumns.ForegroundP99Ratio, RebuildColumns.GcPausePercent, RebuildColumns.GcMeanPause);
 }

@@ -51,7 +51,8 @@ public sealed record RebuildFigures(
     int? IndexOnlyChunks = null,
     TimeSpan? IndexOnlyLoadingTime = null,
     int? FixedConcurrency = null,
-    ImmutableArray<FixedConcurrencyRun> BestFixedSweep = default)
+    ImmutableArray<FixedConcurrencyRun> BestFixedSweep = default,
+    GarbageCollections? CollectionsDuringRun = null)
 {
     /// <summary>Every fixed L the BestFixed sweep ran (empty for the other modes).</summary>
     public ImmutableArray<FixedConcurrencyRun> BestFixedSweep { get; init; } = BestFixedSweep.IsDefault ? [] : BestFixedSweep;
@@ -70,6 +71,9 @@ public sealed record RebuildFigures(
 
     /// <summary>Share of the wall time the indexing threads waited for input, in percent; null without an indexer.</summary>
     public double? IndexerStallPercent => IndexerStall is { } stall ? stall / Elapsed * 100 : null;
+
+    /// <summary>Share of the wall time the runtime held every managed thread in a garbage collection pause, in percent.</summary>
+    public double? GcPausePercent => CollectionsDuringRun is { } gc ? gc.PauseTime / Elapsed * 100 : null;
 
     /// <summary>See <see cref="TimeTo80PercentOfFinalRate"/>, for another fraction.</summary>
     public TimeSpan? RampTime(double fraction)
@@ -124,6 +128,26 @@ public readonly record struct RebuildTimelinePoint(
     double ConsumerWaitPercent,
     long InFlightAndBufferedBytes,
     TimeSpan? ForegroundP99);
+
+/// <summary>
+/// Garbage collections over an interval, process-wide: how many of each generation and how long
+/// the runtime paused every managed thread for them (the foreground Gets included, whatever their
+/// thread priority). A p99 that rises while the p50 does not is often made of these pauses.
+/// </summary>
+public readonly record struct GarbageCollections(int Gen0, int Gen1, int Gen2, TimeSpan PauseTime)
+{
+    public static GarbageCollections Now() =>
+        new(GC.CollectionCount(0), GC.CollectionCount(1), GC.CollectionCount(2), GC.GetTotalPauseDuration());
+
+    public static GarbageCollections operator -(GarbageCollections later, GarbageCollections earlier) =>
+        new(later.Gen0 - earlier.Gen0, later.Gen1 - earlier.Gen1, later.Gen2 - earlier.Gen2, later.PauseTime - earlier.PauseTime);
+
+    /// <summary>The collections of any generation (a gen1 collection also counts in gen0's count, so this is gen0's).</summary>
+    public int Count => Gen0;
+
+    /// <summary>The mean pause per collection; zero without any.</summary>
+    public TimeSpan MeanPause => Count == 0 ? TimeSpan.Zero : PauseTime / Count;
+}
 
 /// <summary>Foreground Get latency over one phase (modelled disk delay included on that device).</summary>
 public readonly record struct ForegroundLatency(long Gets, TimeSpan P50, TimeSpan P99);

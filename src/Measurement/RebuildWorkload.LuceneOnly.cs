@@ -56,7 +56,8 @@ public sealed partial class RebuildWorkload
                 idle,
                 sampler.ForegroundDuringRun,
                 IndexOnlyChunks: pieces,
-                IndexOnlyLoadingTime: untimed);
+                IndexOnlyLoadingTime: untimed,
+                CollectionsDuringRun: sampler.CollectionsDuringRun);
         }
         finally
         {

@@ -18,6 +18,7 @@ public sealed partial class RebuildWorkload
         private readonly List<RebuildTimelinePoint> _points = [];
         private readonly List<(long At, long Ticks)> _foreground = [];
         private readonly long _started = Stopwatch.GetTimestamp();
+        private readonly GarbageCollections _gcAtStart = GarbageCollections.Now();
         private readonly Task _loop;
         private long _lastBytesDone;
         private TimeSpan _lastWait;
@@ -37,6 +38,9 @@ public sealed partial class RebuildWorkload
         /// <summary>The foreground Gets completed while sampling (available after <see cref="StopAsync"/>).</summary>
         public ForegroundLatency? ForegroundDuringRun { get; private set; }
 
+        /// <summary>The process's garbage collections while sampling (available after <see cref="StopAsync"/>).</summary>
+        public GarbageCollections? CollectionsDuringRun { get; private set; }
+
         /// <summary>Stops sampling, takes one last sample, and returns the timeline.</summary>
         public async Task<ImmutableArray<RebuildTimelinePoint>> StopAsync()
         {
@@ -45,6 +49,7 @@ public sealed partial class RebuildWorkload
                 await _stop.CancelAsync().ConfigureAwait(false);
                 await _loop.ConfigureAwait(false);
                 Sample();
+                CollectionsDuringRun = GarbageCollections.Now() - _gcAtStart;
                 ForegroundDuringRun = ForegroundReaders.Summarise(_foreground);
             }
 

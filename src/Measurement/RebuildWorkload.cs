@@ -358,7 +358,8 @@ public sealed partial class RebuildWorkload
                 idle,
                 sampler.ForegroundDuringRun,
                 indexOnlyChunks,
-                indexOnlyLoading);
+                indexOnlyLoading,
+                CollectionsDuringRun: sampler.CollectionsDuringRun);
         }
     }
 

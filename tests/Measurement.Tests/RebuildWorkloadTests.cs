@@ -65,10 +65,24 @@ public sealed class RebuildWorkloadTests
         }
 
         Assert.True(figures.PeakWorkingSetBytes > 0);
+        var collections = Assert.NotNull(figures.CollectionsDuringRun);
+        Assert.True(collections.Gen0 >= collections.Gen1 && collections.Gen1 >= collections.Gen2 && collections.PauseTime >= TimeSpan.Zero, $"{collections}");
         Assert.NotEmpty(figures.Timeline);
         Assert.Null(figures.ForegroundIdle);
         Assert.Empty(Directory.GetDirectories(environment.IndexesDirectory));
         environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public void GarbageCollections_AcrossAFullCollection_CountsItInEveryGenerationWithItsPause()
+    {
+        var before = GarbageCollections.Now();
+        GC.Collect(2, GCCollectionMode.Forced, blocking: true);
+        var during = GarbageCollections.Now() - before;
+
+        Assert.True(during.Gen2 >= 1 && during.Gen1 >= during.Gen2 && during.Gen0 >= during.Gen1, $"{during}");
+        Assert.True(during.PauseTime > TimeSpan.Zero, $"{during}");
+        Assert.Equal(during.PauseTime / during.Gen0, during.MeanPause);
     }
 
     [Fact]
