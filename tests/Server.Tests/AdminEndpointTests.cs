@@ -199,7 +199,11 @@ public sealed class AdminEndpointTests
         await WaitUntilAsync(() => server.Host.Memory.Latest.Elapsed > after);
         var body = await server.Client.GetFromJsonAsync<JsonElement>("/admin/memory");
         var latest = body.GetProperty("latest");
-        Assert.True(latest.GetProperty("residentBytes").GetInt64() > 0);
+        var resident = latest.GetProperty("residentBytes").GetInt64();
+        Assert.True(resident > 0);
+        // Linux splits VmRSS into RssAnon + RssShmem (private) and RssFile (mapped files), from the same read.
+        Assert.Equal(resident, latest.GetProperty("privateBytes").GetInt64() + latest.GetProperty("mappedFileBytes").GetInt64());
+        Assert.True(latest.GetProperty("mappedFileBytes").GetInt64() > 0, "the runtime's own binaries are mapped files");
         Assert.True(latest.GetProperty("gcHeapBytes").GetInt64() > 0);
         Assert.True(latest.GetProperty("threads").GetInt32() > 1);
         Assert.True(latest.GetProperty("openFiles").GetInt32() > 0);
