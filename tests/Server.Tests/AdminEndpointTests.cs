@@ -4,6 +4,7 @@ using System.Net.Http.Json;
 using System.Net.ServerSentEvents;
 using System.Text;
 using System.Text.Json;
+using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Server.Admin;
 
@@ -199,7 +200,11 @@ public sealed class AdminEndpointTests
         await WaitUntilAsync(() => server.Host.Memory.Latest.Elapsed > after);
         var body = await server.Client.GetFromJsonAsync<JsonElement>("/admin/memory");
         var latest = body.GetProperty("latest");
-        Assert.True(latest.GetProperty("residentBytes").GetInt64() > 0);
+        var resident = latest.GetProperty("residentBytes").GetInt64();
+        Assert.True(resident > 0);
+        // Linux splits VmRSS into RssAnon + RssShmem (private) and RssFile (mapped files), from the same read.
+        Assert.Equal(resident, latest.GetProperty("privateBytes").GetInt64() + latest.GetProperty("mappedFileBytes").GetInt64());
+        Assert.True(latest.GetProperty("mappedFileBytes").GetInt64() > 0, "the runtime's own binaries are mapped files");
         Assert.True(latest.GetProperty("gcHeapBytes").GetInt64() > 0);
         Assert.True(latest.GetProperty("threads").GetInt32() > 1);
         Assert.True(latest.GetProperty("openFiles").GetInt32() > 0);
@@ -288,7 +293,7 @@ public sealed class AdminEndpointTests
         var empty = await server.GetJsonAsync("/admin/rebuilds");
         Assert.Empty(empty.GetProperty("rebuilds").EnumerateArray());
 
-        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", "bulk", 40, 100, TimeSpan.FromSeconds(12))))
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", RebuildPhase.Bulk, 40, 100, TimeSpan.FromSeconds(12))))
         {
             var list = await server.GetJsonAsync("/admin/rebuilds");
             var rebuild = Assert.Single(list.GetProperty("rebuilds").EnumerateArray());
@@ -298,7 +303,7 @@ public sealed class AdminEndpointTests
         }
 
         // A run that resumed an interrupted bulk phase says after which id, and how much it skipped.
-        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", "bulk", 70, 100, null, "orders/0000061", 60)))
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", RebuildPhase.Bulk, 70, 100, null, "orders/0000061", 60)))
         {
             var rebuild = Assert.Single((await server.GetJsonAsync("/admin/rebuilds")).GetProperty("rebuilds").EnumerateArray());
             Assert.Equal("orders/0000061", rebuild.GetProperty("resumedAfter").GetString());

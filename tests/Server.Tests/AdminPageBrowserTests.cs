@@ -1,4 +1,5 @@
 using System.Text.Json.Nodes;
+using Indexing.Indexer;
 using Indexing.Server.Admin;
 
 namespace Indexing.Server.Tests;
@@ -26,7 +27,7 @@ public sealed class AdminPageBrowserTests
         using var rebuild = server.Host.Rebuilds.Register(() =>
         {
             var pressure = source.Pressure;
-            return new RebuildBar("orders-by-customer", "bulk", pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
+            return new RebuildBar("orders-by-customer", RebuildPhase.Bulk, pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
         });
         // Foreground reads while the prefetch runs, so the foreground p99 chart has something to show.
         using var stopReads = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);

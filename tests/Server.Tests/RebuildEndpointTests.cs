@@ -32,6 +32,9 @@ public sealed class RebuildEndpointTests
         var progress = await WaitForPhaseAsync(server, "done");
         using var verify = await server.Client.PostAsync("/indexes/orders-by-status/verify", content: null);
         var report = await verify.Content.ReadFromJsonAsync<JsonElement>();
+        // The admin page's bar names the phase exactly as the rebuild endpoint does.
+        var bar = Assert.Single((await server.GetJsonAsync("/admin/rebuilds")).GetProperty("rebuilds").EnumerateArray());
+        Assert.Equal(progress.GetProperty("phase").GetString(), bar.GetProperty("phase").GetString());
 
         Assert.Equal(HttpStatusCode.Accepted, started.StatusCode);
         Assert.Equal("/indexes/orders-by-status/rebuild", started.Headers.Location?.OriginalString);

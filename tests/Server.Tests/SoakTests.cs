@@ -30,7 +30,9 @@ public sealed class SoakTests : IDisposable
         Assert.Contains("Side-by-side rebuild of orders: Done", recording.Output, StringComparison.Ordinal);
         var csv = File.ReadAllLines(Path.Combine(output, "scale-test.csv"));
         var header = csv[0].Split(',');
-        Assert.Equal(21, header.Length);
+        Assert.Equal(23, header.Length);
+        Assert.Contains("private_bytes", header);
+        Assert.Contains("mapped_file_bytes", header);
         Assert.Contains("lucene_ram_buffer_bytes", header);
         Assert.Contains("block_cache_pinned_bytes", header);
         Assert.Contains("table_readers_bytes", header);
@@ -47,23 +49,28 @@ public sealed class SoakTests : IDisposable
         Assert.Equal("after", phases[^1]);
         Assert.True(rows.Count >= 8, string.Join('\n', csv));
         Assert.All(rows, row => Assert.True(long.Parse(row[Array.IndexOf(header, "rss_bytes")]) > 10 << 20));
+        Assert.All(rows, row => Assert.Equal(
+            long.Parse(row[Array.IndexOf(header, "rss_bytes")]),
+            long.Parse(row[Array.IndexOf(header, "private_bytes")]) + long.Parse(row[Array.IndexOf(header, "mapped_file_bytes")])));
 
         var svg = XDocument.Load(Path.Combine(output, "scale-test.svg"));
         XNamespace ns = "http://www.w3.org/2000/svg";
-        Assert.Equal(17, svg.Descendants(ns + "polyline").Count());
+        Assert.Equal(19, svg.Descendants(ns + "polyline").Count());
         Assert.Contains(svg.Descendants(ns + "text"), t => t.Value == "after");
 
         using var json = JsonDocument.Parse(File.ReadAllText(Path.Combine(output, "scale-test.json")));
         var root = json.RootElement;
         Assert.True(root.GetProperty("rebuild").GetProperty("consistent").GetBoolean());
         Assert.Equal(4L << 20, root.GetProperty("bound").GetProperty("rowCacheBytes").GetInt64());
-        Assert.True(root.GetProperty("memory").GetProperty("peakResidentBytes").GetInt64() > 0);
+        var memory = root.GetProperty("memory");
+        Assert.InRange(memory.GetProperty("peakPrivateBytes").GetInt64(), 1, memory.GetProperty("peakResidentBytes").GetInt64());
+        Assert.True(memory.GetProperty("peakMappedFileBytes").GetInt64() > 0);
         Assert.Equal(["before", "during", "after"], root.GetProperty("caches").EnumerateArray().Select(c => c.GetProperty("phase").GetString()));
         Assert.Contains("glibc malloc", root.GetProperty("malloc").GetString(), StringComparison.Ordinal);
 
         var markdown = File.ReadAllText(Path.Combine(output, "scale-test.md"));
         Assert.StartsWith("### test", markdown, StringComparison.Ordinal);
-        Assert.Contains("| peak RSS / bound |", markdown, StringComparison.Ordinal);
+        Assert.Contains("| peak private memory / bound |", markdown, StringComparison.Ordinal);
         Assert.Contains("| RSS growth over the second half |", markdown, StringComparison.Ordinal);
         Assert.Contains("Load average (1 min)", markdown, StringComparison.Ordinal);
         Assert.Contains("RowCacheBytes=4 MiB", markdown, StringComparison.Ordinal);

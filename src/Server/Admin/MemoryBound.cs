@@ -31,7 +31,8 @@ internal sealed record MemoryBound(
     /// The fixed overhead: the .NET runtime and JIT-compiled code, Kestrel, RocksDB's and Lucene's code
     /// and static state, thread stacks, the GC's own headroom (garbage not yet collected: documents the
     /// indexer is done with, Lucene's per-document garbage), and what malloc keeps but does not use.
-    /// Measured by `soak` as "unaccounted" (RSS minus the parts above as they stand, each second): at
+    /// Measured by `soak` as "unaccounted" (private memory, that is RSS without mapped files, minus the
+    /// parts above as they stand, each second; RSS minus the parts before the split was made): at
     /// most 844 MiB over the three 512 MiB validation runs of benchmarks/results/scale.md (glibc; 726
     /// MiB with jemalloc, 739 MiB with MALLOC_ARENA_MAX=2; 2 cores under load, workstation GC), of which
     /// about 300 MiB was .NET garbage beyond the budget's live documents. The first 10 GiB run (glibc, under

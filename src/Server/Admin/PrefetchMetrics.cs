@@ -87,6 +87,8 @@ internal sealed class PrefetchMetrics : IDisposable
             _meter.CreateObservableCounter(name, () => read(memory.Latest), "{lookup}", description);
 
         Gauge("process.resident_bytes", "By", "Resident set size of the process (VmRSS).", s => s.ResidentBytes);
+        Gauge("process.private_bytes", "By", "The resident memory the process alone owns (RssAnon + RssShmem); what the memory bound is about.", s => s.PrivateBytes);
+        Gauge("process.mapped_file_bytes", "By", "The resident pages of mapped files (RssFile): Lucene's index segments; reclaimable page cache.", s => s.MappedFileBytes);
         Gauge("process.gc_heap_bytes", "By", "Managed bytes allocated and not yet collected.", s => s.GcHeapBytes);
         Gauge("process.gc_committed_bytes", "By", "Memory the .NET GC has committed.", s => s.GcCommittedBytes);
         Gauge("process.threads", "{thread}", "Threads of the process.", s => s.Threads);

@@ -11,6 +11,8 @@ namespace Indexing.Server.Admin;
 /// </summary>
 /// <param name="Elapsed">Since the sampler started.</param>
 /// <param name="ResidentBytes">Resident set size (VmRSS): what the OS counts against the process.</param>
+/// <param name="PrivateBytes">The resident part the process alone owns (RssAnon + RssShmem): heaps, caches, buffers. The memory bound is about this part.</param>
+/// <param name="MappedFileBytes">The resident part that maps files (RssFile): Lucene's index segments (MMapDirectory), the binaries. Clean page cache, which the kernel reclaims under pressure; it grows with the index files being read (merges, verify, queries).</param>
 /// <param name="GcHeapBytes">Managed bytes allocated and not yet collected (GC.GetTotalMemory).</param>
 /// <param name="GcCommittedBytes">Memory the GC has committed from the OS (GCMemoryInfo.TotalCommittedBytes).</param>
 /// <param name="Store">RocksDB's caches, memtables, table readers and cache hit counts.</param>
@@ -21,6 +23,8 @@ namespace Indexing.Server.Admin;
 internal sealed record MemorySample(
     TimeSpan Elapsed,
     long ResidentBytes,
+    long PrivateBytes,
+    long MappedFileBytes,
     long GcHeapBytes,
     long GcCommittedBytes,
     StoreMemory Store,
@@ -35,7 +39,7 @@ internal static class ProcessMemory
 {
     public static MemorySample Read(TimeSpan elapsed, DocumentStore store, IndexManager indexes, PrefetchRegistry prefetches)
     {
-        var (resident, threads) = ResidentAndThreads();
+        var (resident, @private, mapped, threads) = ResidentAndThreads();
         long held = 0;
         foreach (var running in prefetches.Running)
         {
@@ -46,6 +50,8 @@ internal static class ProcessMemory
         return new MemorySample(
             elapsed,
             resident,
+            @private,
+            mapped,
             GC.GetTotalMemory(forceFullCollection: false),
             GC.GetGCMemoryInfo().TotalCommittedBytes,
             store.GetMemory(),
@@ -55,31 +61,40 @@ internal static class ProcessMemory
             OpenFiles());
     }
 
-    private static (long Resident, int Threads) ResidentAndThreads()
+    private static (long Resident, long Private, long MappedFiles, int Threads) ResidentAndThreads()
     {
         if (!OperatingSystem.IsLinux())
         {
             using var self = System.Diagnostics.Process.GetCurrentProcess();
-            return (Environment.WorkingSet, self.Threads.Count);
+            return (Environment.WorkingSet, self.PrivateMemorySize64, 0, self.Threads.Count);
         }
 
-        long resident = 0;
+        long resident = 0, anonymous = 0, shared = 0, files = 0;
         var threads = 0;
         foreach (var line in File.ReadLines("/proc/self/status"))
         {
-            // "VmRSS:\t  123456 kB", "Threads:\t42"
-            if (line.StartsWith("VmRSS:", StringComparison.Ordinal))
+            // "VmRSS:\t  123456 kB", "RssAnon:\t 1234 kB", "Threads:\t42"
+            var colon = line.IndexOf(':', StringComparison.Ordinal);
+            if (colon < 0)
             {
-                resident = long.Parse(line.AsSpan(6).Trim().TrimEnd("kB").Trim(), NumberStyles.None, CultureInfo.InvariantCulture) * 1024;
+                continue;
             }
-            else if (line.StartsWith("Threads:", StringComparison.Ordinal))
+
+            switch (line.AsSpan(0, colon))
             {
-                threads = int.Parse(line.AsSpan(8).Trim(), NumberStyles.None, CultureInfo.InvariantCulture);
+                case "VmRSS": resident = Kilobytes(line, colon); break;
+                case "RssAnon": anonymous = Kilobytes(line, colon); break;
+                case "RssShmem": shared = Kilobytes(line, colon); break;
+                case "RssFile": files = Kilobytes(line, colon); break;
+                case "Threads": threads = int.Parse(line.AsSpan(colon + 1).Trim(), NumberStyles.None, CultureInfo.InvariantCulture); break;
             }
         }
 
-        return (resident, threads);
+        return (resident, anonymous + shared, files, threads);
     }
+
+    private static long Kilobytes(string line, int colon) =>
+        long.Parse(line.AsSpan(colon + 1).Trim().TrimEnd("kB").Trim(), NumberStyles.None, CultureInfo.InvariantCulture) * 1024;
 
     private static int OpenFiles()
     {

@@ -1,3 +1,5 @@
+using Indexing.Indexer;
+
 namespace Indexing.Server.Admin;
 
 /// <summary>
@@ -57,10 +59,10 @@ internal sealed class RebuildBoard
 
 /// <summary>One rebuild's progress as the admin page draws it.</summary>
 /// <param name="Index">The index being rebuilt.</param>
-/// <param name="Phase">Where it is, e.g. "bulk", "catch-up", "swap".</param>
+/// <param name="Phase">Where it is; serialised as the rebuild endpoint serialises it ("bulk", "catchUp", "done").</param>
 /// <param name="DocumentsDone">Documents indexed so far.</param>
 /// <param name="DocumentsTotal">Documents to index; null while not yet known.</param>
 /// <param name="Eta">Time left at the current rate; null when unknown.</param>
 /// <param name="ResumedAfter">Set when the run resumed an interrupted bulk phase: the id it read after.</param>
 /// <param name="DocumentsSkipped">Documents a resumed bulk phase did not read again (counted in <paramref name="DocumentsDone"/>).</param>
-internal sealed record RebuildBar(string Index, string Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0);
+internal sealed record RebuildBar(string Index, RebuildPhase Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0);

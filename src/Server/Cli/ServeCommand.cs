@@ -32,7 +32,8 @@ internal static class ServeCommand
             "serve",
             "Serve documents and the admin API/page over HTTP. Settings: Server:Address, Server:Port, Server:ApiKey, AllowedHosts, Server:QueryTimeout, " +
             "Server:MaxConcurrentQueries, Server:QueryQueueLength, Server:MaxQueryTerms, Server:MaxEventStreams, Server:MaxConnections, " +
-            "Storage:MaxDocumentBytes, Storage:SyncWrites, Storage:BlockCacheBytes, Storage:RowCacheBytes, Storage:NativeLibrary, Logging:LogLevel:Microsoft.AspNetCore, " +
+            "Storage:MaxDocumentBytes, Storage:SyncWrites, Storage:BlockCacheBytes, Storage:RowCacheBytes, Storage:DirectReads, Storage:NativeLibrary, " +
+            "Indexes:IndexingThreads, Indexes:IndexingThreadNice, Logging:LogLevel:Microsoft.AspNetCore (docs/configuration.md lists every setting), " +
             "from appsettings.json, environment (Server__Port) or arguments (--Server:QueryTimeout=5s).")
         {
             data, address, port,

@@ -213,7 +213,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 yield return new RebuildBar(
                     name,
-                    progress.Phase.ToString(),
+                    progress.Phase,
                     progress.DocumentsDone,
                     progress.DocumentsTotal > 0 ? progress.DocumentsTotal : null,
                     progress.Eta,

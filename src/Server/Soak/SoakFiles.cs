@@ -20,6 +20,8 @@ internal static class SoakFiles
         new("elapsed_s", s => s.Elapsed.TotalSeconds.ToString("0.0", CultureInfo.InvariantCulture)),
         new("phase", s => s.Phase),
         Bytes("rss_bytes", s => s.Memory.ResidentBytes),
+        Bytes("private_bytes", s => s.Memory.PrivateBytes),
+        Bytes("mapped_file_bytes", s => s.Memory.MappedFileBytes),
         Bytes("gc_heap_bytes", s => s.Memory.GcHeapBytes),
         Bytes("gc_committed_bytes", s => s.Memory.GcCommittedBytes),
         Bytes("block_cache_bytes", s => s.Memory.Store.BlockCacheUsageBytes),
@@ -48,6 +50,8 @@ internal static class SoakFiles
         [
             new("process memory MiB", [
                 new("RSS", "#b3261e", s => s.Memory.ResidentBytes / MiB),
+                new("private", "#6b1a14", s => s.Memory.PrivateBytes / MiB),
+                new("mapped files", "#c9a227", s => s.Memory.MappedFileBytes / MiB),
                 new("bound", "#e8a09a", _ => bound),
                 new("GC heap", "#2f6fdf", s => s.Memory.GcHeapBytes / MiB),
                 new("GC committed", "#7aa6ef", s => s.Memory.GcCommittedBytes / MiB)]),
@@ -97,15 +101,17 @@ internal static class SoakFiles
         Row(text, "live traffic during it", $"{rebuild.Queries:N0} queries ({rebuild.FailedQueries:N0} failed), {rebuild.Writes:N0} writes");
         Row(text, "foreground Get p50 / p99 idle", $"{rebuild.IdleGetP50Milliseconds:0.00} / {rebuild.IdleGetP99Milliseconds:0.00} ms");
         Row(text, "foreground Get p99 in the bulk phase", rebuild.BulkGetP99Milliseconds is { } p99 ? $"{p99:0.00} ms" : "-");
-        Row(text, "peak RSS", $"{ByteSize.Format(m.PeakResidentBytes)} ({m.PeakPhase}); during the rebuild {ByteSize.Format(m.PeakResidentDuringRebuildBytes)}");
+        Row(text, "peak RSS", $"{ByteSize.Format(m.PeakResidentBytes)} ({m.PeakPhase}); during the rebuild {ByteSize.Format(m.PeakResidentDuringRebuildBytes)}; {r.PeakResidentOverBound:0.00} of the bound");
+        Row(text, "peak private memory (RSS without mapped files)", $"{ByteSize.Format(m.PeakPrivateBytes)} ({m.PeakPrivatePhase}); final {ByteSize.Format(m.FinalPrivateBytes)}");
+        Row(text, "peak mapped files (Lucene's segments, binaries; reclaimable)", ByteSize.Format(m.PeakMappedFileBytes));
         Row(text, "memory bound", $"{ByteSize.Format(b.TotalBytes)} = budget {ByteSize.Format(b.PrefetchBudgetBytes)} + block cache {ByteSize.Format(b.BlockCacheBytes)} + row cache {ByteSize.Format(b.RowCacheBytes)} + memtables {ByteSize.Format(b.MemtableBytes)} + Lucene {ByteSize.Format(b.LuceneRamBufferBytes)} + overhead {ByteSize.Format(b.FixedOverheadBytes)}");
-        Row(text, "peak RSS / bound", $"{r.PeakOverBound:0.00} ({(r.PeakOverBound <= 1 ? "within" : "OVER")})");
+        Row(text, "peak private memory / bound", $"{r.PeakOverBound:0.00} ({(r.PeakOverBound <= 1 ? "within" : "OVER")})");
         Row(text, "final RSS", ByteSize.Format(m.FinalResidentBytes));
         Row(text, "RSS at 50% / 100% of the rebuild", $"{Size(m.ResidentAtHalfBytes)} / {Size(m.ResidentAtEndBytes)}");
         Row(text, "RSS growth over the second half", r.SecondHalfGrowth is { } growth
             ? $"{growth * 100:+0.0;-0.0}% ({(growth <= SoakReport.MaxSecondHalfGrowth ? "flat: at most 10%" : "NOT flat: over 10%")})"
             : "- (no sample at one of the marks)");
-        Row(text, "unaccounted (RSS minus the bounded parts), at most", $"{ByteSize.Format(m.PeakUnaccountedBytes)}: the measured fixed overhead");
+        Row(text, "unaccounted (private memory minus the bounded parts), at most", $"{ByteSize.Format(m.PeakUnaccountedBytes)}: the measured fixed overhead");
         Row(text, "peak GC heap / committed", $"{ByteSize.Format(m.PeakGcHeapBytes)} / {ByteSize.Format(m.PeakGcCommittedBytes)}");
         Row(text, "peak block cache / memtables / table readers / row cache", $"{ByteSize.Format(m.PeakBlockCacheBytes)} / {ByteSize.Format(m.PeakMemtableBytes)} / {ByteSize.Format(m.PeakTableReadersBytes)} / {ByteSize.Format(m.PeakRowCacheBytes)}");
         Row(text, "peak Lucene RAM buffer / prefetch held", $"{ByteSize.Format(m.PeakLuceneRamBufferBytes)} / {ByteSize.Format(m.PeakPrefetchHeldBytes)}");

@@ -9,7 +9,7 @@ namespace Indexing.Server.Soak;
 
 /// <summary>
 /// What a scale run showed, computed from its samples: the machine and load, the allocator, the
-/// rebuild's throughput, peak and final RSS against the memory bound, RSS growth over the second half
+/// rebuild's throughput, peak RSS and peak private memory (the bound's measure), final RSS, RSS growth over the second half
 /// of the rebuild, each memory component's peak, and the cache hit rates before, during and after.
 /// </summary>
 internal sealed record SoakReport(
@@ -38,6 +38,7 @@ internal sealed record SoakReport(
         // The 100% mark: the first sample after the rebuild ended (or its last one, if none followed).
         var end = samples.FirstOrDefault(s => s.Phase == "verify" || (s.Phase == "after" && during.Count > 0)) ?? during.LastOrDefault();
         var peak = samples.MaxBy(s => s.Memory.ResidentBytes);
+        var peakPrivate = samples.MaxBy(s => s.Memory.PrivateBytes);
         var bulkSeconds = rebuild.Rebuild.PhaseTimes.GetValueOrDefault(RebuildPhase.Bulk).TotalSeconds;
         var loads = during.Select(s => s.LoadAverage).OfType<double>().ToList();
         return new SoakReport(
@@ -81,22 +82,34 @@ internal sealed record SoakReport(
                 samples.Count > 0 ? samples.Max(s => s.Memory.PrefetchHeldBytes) : 0,
                 samples.Count > 0 ? samples.Max(s => s.Memory.Threads) : 0,
                 samples.Count > 0 ? samples.Max(s => s.Memory.OpenFiles) : 0,
-                samples.Count > 0 ? samples.Max(s => Unaccounted(s.Memory)) : 0),
+                samples.Count > 0 ? samples.Max(s => Unaccounted(s.Memory)) : 0,
+                peakPrivate?.Memory.PrivateBytes ?? 0,
+                peakPrivate?.Phase ?? "-",
+                samples.Count > 0 ? samples[^1].Memory.PrivateBytes : 0,
+                samples.Count > 0 ? samples.Max(s => s.Memory.MappedFileBytes) : 0),
             [CachesOf("before", samples.Where(s => s.Phase == "before")), CachesOf("during", during), CachesOf("after", samples.Where(s => s.Phase == "after"))],
             loads.Count > 0 ? loads.Average() : null,
             loads.Count > 0 ? loads.Max() : null);
     }
 
-    /// <summary>Peak RSS over the bound: at most 1 means the accounting held.</summary>
-    public double PeakOverBound => Bound.TotalBytes > 0 ? (double)Memory.PeakResidentBytes / Bound.TotalBytes : 0;
+    /// <summary>
+    /// Peak private memory over the bound: at most 1 means the accounting held. Private, not RSS:
+    /// RSS also counts the pages of index files Lucene maps (RssFile), clean page cache that the
+    /// kernel takes back under pressure and that grows with the index, not with any setting.
+    /// </summary>
+    public double PeakOverBound => Bound.TotalBytes > 0 ? (double)Memory.PeakPrivateBytes / Bound.TotalBytes : 0;
+
+    /// <summary>Peak RSS over the bound, mapped index files included (for comparison with <see cref="PeakOverBound"/>).</summary>
+    public double PeakResidentOverBound => Bound.TotalBytes > 0 ? (double)Memory.PeakResidentBytes / Bound.TotalBytes : 0;
 
     /// <summary>RSS growth from the rebuild's 50% mark to its end; null when either mark was not sampled.</summary>
     public double? SecondHalfGrowth => Memory.ResidentAtHalfBytes is > 0 and { } half && Memory.ResidentAtEndBytes is { } end ? (double)(end - half) / half : null;
 
-    // RSS minus what the bound's settings account for (caches, memtables, table readers, the bytes the
-    // prefetch holds, the Lucene buffers): the runtime, code, GC headroom and malloc's slack.
+    // Private memory minus what the bound's settings account for (caches, memtables, table readers,
+    // the bytes the prefetch holds, the Lucene buffers): the runtime, code, the GC heap beyond the
+    // prefetched documents, Lucene's merges and malloc's slack. Mapped index files are not in it.
     private static long Unaccounted(MemorySample m) =>
-        m.ResidentBytes - m.Store.BlockCacheUsageBytes - m.Store.RowCacheUsageBytes - m.Store.MemtableBytes - m.Store.TableReadersBytes - m.PrefetchHeldBytes - m.LuceneRamBufferBytes;
+        m.PrivateBytes - m.Store.BlockCacheUsageBytes - m.Store.RowCacheUsageBytes - m.Store.MemtableBytes - m.Store.TableReadersBytes - m.PrefetchHeldBytes - m.LuceneRamBufferBytes;
 
     private static PhaseCaches CachesOf(string phase, IEnumerable<SoakSample> samples)
     {
@@ -143,7 +156,11 @@ internal sealed record MemoryFigures(
     long PeakPrefetchHeldBytes,
     int PeakThreads,
     int PeakOpenFiles,
-    long PeakUnaccountedBytes);
+    long PeakUnaccountedBytes,
+    long PeakPrivateBytes,
+    string PeakPrivatePhase,
+    long FinalPrivateBytes,
+    long PeakMappedFileBytes);
 
 /// <summary>Foreground Gets in one part of the run: how many, their block cache and row cache hits, the median of their per-second p99.</summary>
 internal sealed record PhaseCaches(string Phase, int Seconds, long Gets, CacheCounts ForegroundBlockCache, CacheCounts RowCache, double? MedianSecondP99Milliseconds);

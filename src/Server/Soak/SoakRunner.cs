@@ -110,7 +110,7 @@ internal sealed class SoakRunner
         SoakFiles.Write(_settings, report, samples);
         var growth = report.SecondHalfGrowth is { } g ? string.Create(CultureInfo.InvariantCulture, $"{g * 100:+0.0;-0.0}%") : "-";
         _console.MarkupLineInterpolated(
-            $"Peak RSS [bold]{ByteSize.Format(report.Memory.PeakResidentBytes)}[/] ({report.PeakOverBound:0.00} of the bound {ByteSize.Format(report.Bound.TotalBytes)}), final {ByteSize.Format(report.Memory.FinalResidentBytes)}; RSS growth over the rebuild's second half {growth}; bulk {report.Rebuild.BulkMegabytesPerSecond:0.0} MB/s");
+            $"Peak private memory [bold]{ByteSize.Format(report.Memory.PeakPrivateBytes)}[/] ({report.PeakOverBound:0.00} of the bound {ByteSize.Format(report.Bound.TotalBytes)}), peak RSS {ByteSize.Format(report.Memory.PeakResidentBytes)} (mapped files up to {ByteSize.Format(report.Memory.PeakMappedFileBytes)}), final {ByteSize.Format(report.Memory.FinalResidentBytes)}; RSS growth over the rebuild's second half {growth}; bulk {report.Rebuild.BulkMegabytesPerSecond:0.0} MB/s");
         _console.MarkupLineInterpolated($"Report: [bold]{_settings.FilePath("md")}[/] (and .csv, .svg, .json beside it)");
         return rebuild.Rebuild.Phase == RebuildPhase.Done && rebuild.Verify.IsConsistent && rebuild.FailedQueries == 0 ? 0 : 3;
     }

@@ -180,6 +180,8 @@ async function pollRebuilds() {
 // Process memory: the whole history once, then only the samples after the last one seen.
 const memorySeries = [
   { label: "RSS", stroke: "#b3261e", width: 2, value: s => s.residentBytes },
+  { label: "private", stroke: "#6b1a14", value: s => s.privateBytes },
+  { label: "mapped files", stroke: "#c9a227", dash: [2, 3], value: s => s.mappedFileBytes },
   { label: "bound", stroke: "#b3261e", dash: [6, 4], value: (s, bound) => bound.totalBytes },
   { label: "GC heap", stroke: "#2f6fdf", value: s => s.gcHeapBytes },
   { label: "GC committed", stroke: "#7aa6ef", dash: [2, 3], value: s => s.gcCommittedBytes },
@@ -200,6 +202,7 @@ function renderMemory(body) {
   const latest = body.latest;
   const figure = name => document.querySelector(`[data-memory="${name}"]`);
   figure("rss").textContent = formatBytes(latest.residentBytes);
+  figure("private").textContent = formatBytes(latest.privateBytes);
   figure("bound").textContent = formatBytes(body.bound.totalBytes);
   figure("gc").textContent = formatBytes(latest.gcHeapBytes);
   figure("cache").textContent = formatBytes(latest.store.blockCacheUsageBytes);
