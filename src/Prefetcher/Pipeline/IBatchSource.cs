@@ -34,16 +34,14 @@ public interface IBatchSource : IAsyncDisposable
     /// the source was cancelled, <see cref="ObjectDisposedException"/> after disposal.
     /// </summary>
     ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
-
-    /// <summary>Every batch until the end, each taken as by <see cref="TakeAsync"/>.</summary>
-    IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
 }
 
 /// <summary>What every <see cref="IBatchSource"/> does the same way.</summary>
-internal static class BatchSources
+public static class BatchSources
 {
+    /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(
-        IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken)
+        this IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         while (await source.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
         {

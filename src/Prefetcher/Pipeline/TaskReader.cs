@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Diagnostics;
 
 using Indexing.Storage;
@@ -45,7 +44,7 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             throw PrefetchReadException.ForTask(task, exception);
         }
 
-        RecordSizes(task, documents);
+        meter.Sizes.RecordBatch(documents);
         meter.ReadCompleted(bytes, documents.Count, latency);
         return new CompletedRead(task, documents, bytes);
     }
@@ -79,23 +78,5 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
         }
 
         return bytes;
-    }
-
-    private void RecordSizes(ReadTask task, List<PrefetchedDocument> documents)
-    {
-        var sizes = ArrayPool<long>.Shared.Rent(documents.Count);
-        try
-        {
-            for (var i = 0; i < documents.Count; i++)
-            {
-                sizes[i] = documents[i].SizeBytes;
-            }
-
-            meter.Sizes.RecordBatch(sizes.AsSpan(0, documents.Count), task.Ids.AsSpan());
-        }
-        finally
-        {
-            ArrayPool<long>.Shared.Return(sizes);
-        }
     }
 }

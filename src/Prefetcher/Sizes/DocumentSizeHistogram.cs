@@ -78,42 +78,26 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One lock for a whole task's documents. Validated before anything is recorded, so a bad
-    // element leaves the histogram unchanged.
-    public void RecordBatch(ReadOnlySpan<long> sizesBytes, ReadOnlySpan<string> documentIds)
+    // One lock for a whole read's documents (body lengths: never negative).
+    public void RecordBatch(IReadOnlyList<PrefetchedDocument> documents)
     {
-        if (sizesBytes.Length != documentIds.Length)
-        {
-            throw new ArgumentException(
-                $"RecordBatch got {sizesBytes.Length} sizes but {documentIds.Length} ids; each size needs its document's id.",
-                nameof(documentIds));
-        }
-
-        if (sizesBytes.IsEmpty)
+        if (documents.Count == 0)
         {
             return;
         }
 
-        var largest = 0;
-        for (var i = 0; i < sizesBytes.Length; i++)
-        {
-            ThrowIfNegative(sizesBytes[i]);
-            ArgumentNullException.ThrowIfNull(documentIds[i], nameof(documentIds));
-            if (sizesBytes[i] > sizesBytes[largest])
-            {
-                largest = i;
-            }
-        }
-
+        var largest = documents[0];
         lock (_lock)
         {
-            foreach (var size in sizesBytes)
+            for (var i = 0; i < documents.Count; i++)
             {
-                _weights[BucketIndex(size)] += 1;
+                var document = documents[i];
+                _weights[BucketIndex(document.SizeBytes)] += 1;
+                largest = document.SizeBytes > largest.SizeBytes ? document : largest;
             }
 
-            _weightedCount += sizesBytes.Length;
-            OfferRecentLocked(sizesBytes[largest], documentIds[largest]);
+            _weightedCount += documents.Count;
+            OfferRecentLocked(largest.SizeBytes, largest.Id);
         }
     }
 

@@ -155,9 +155,6 @@ public sealed class ThreadNiceTests
             return await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false);
         }
 
-        public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-            BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
-
         public ValueTask DisposeAsync() => inner.DisposeAsync();
     }
 }
