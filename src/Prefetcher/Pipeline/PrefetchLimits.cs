@@ -1,5 +1,7 @@
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -28,21 +30,24 @@ public sealed record PrefetchLimits
         var rate = MaxBytesPerSecond is { } bytesPerSecond ? $"max {ControlText.Rate(bytesPerSecond)}" : "no MB/s cap";
         return $"budget {ByteSize.Format(BudgetBytes)}, {concurrency}, {rate}";
     }
+}
 
-    internal PrefetchLimits Validate(int fixedMaxConcurrency)
+/// <summary>
+/// The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and, for the starting limits,
+/// by <see cref="PrefetchOptionsValidator"/>. The concurrency cap's upper end is the running prefetcher's
+/// ControllerOptions.MaxConcurrency, fixed at start.
+/// </summary>
+public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
+{
+    public ValidateOptionsResult Validate(string? name, PrefetchLimits options)
     {
-        var problems = new OptionProblems(nameof(PrefetchLimits));
-        AddProblems(problems, fixedMaxConcurrency);
-        problems.ThrowIfAny();
-        return this;
-    }
-
-    internal void AddProblems(OptionProblems problems, int fixedMaxConcurrency)
-    {
-        problems.Require(BudgetBytes >= 1, $"{nameof(BudgetBytes)} must be at least 1 byte (was {BudgetBytes})");
-        problems.Require(MaxConcurrency is null || (MaxConcurrency >= 1 && MaxConcurrency <= fixedMaxConcurrency),
-            $"{nameof(MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {MaxConcurrency}); " +
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(PrefetchLimits) + ".");
+        problems.Require(options.BudgetBytes >= 1, $"{nameof(options.BudgetBytes)} must be at least 1 byte (was {options.BudgetBytes})");
+        problems.Require(options.MaxConcurrency is null || (options.MaxConcurrency >= 1 && options.MaxConcurrency <= fixedMaxConcurrency),
+            $"{nameof(options.MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {options.MaxConcurrency}); " +
             $"the upper end is ControllerOptions.MaxConcurrency, fixed at start");
-        problems.Require(MaxBytesPerSecond is null or >= 1, $"{nameof(MaxBytesPerSecond)} must be at least 1 when set (was {MaxBytesPerSecond})");
+        problems.Require(options.MaxBytesPerSecond is null or >= 1, $"{nameof(options.MaxBytesPerSecond)} must be at least 1 when set (was {options.MaxBytesPerSecond})");
+        return problems.Result;
     }
 }

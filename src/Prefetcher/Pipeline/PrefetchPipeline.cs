@@ -137,7 +137,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
     {
         ArgumentNullException.ThrowIfNull(limits);
         ObjectDisposedException.ThrowIf(IsDisposed, this);
-        _admission.SetLimits(limits.Validate(_options.Controller.MaxConcurrency));
+        _admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
     }
 
     /// <summary>
