@@ -43,11 +43,17 @@ public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidate
     {
         ArgumentNullException.ThrowIfNull(options);
         var problems = new OptionProblems(nameof(PrefetchLimits) + ".");
-        problems.Require(options.BudgetBytes >= 1, $"{nameof(options.BudgetBytes)} must be at least 1 byte (was {options.BudgetBytes})");
-        problems.Require(options.MaxConcurrency is null || (options.MaxConcurrency >= 1 && options.MaxConcurrency <= fixedMaxConcurrency),
-            $"{nameof(options.MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {options.MaxConcurrency}); " +
-            $"the upper end is ControllerOptions.MaxConcurrency, fixed at start");
-        problems.Require(options.MaxBytesPerSecond is null or >= 1, $"{nameof(options.MaxBytesPerSecond)} must be at least 1 when set (was {options.MaxBytesPerSecond})");
+        AddProblems(problems, options, fixedMaxConcurrency);
         return problems.Result;
+    }
+
+    // Also for PrefetchOptions, whose starting limits carry the same names.
+    internal static void AddProblems(OptionProblems problems, PrefetchLimits limits, int fixedMaxConcurrency)
+    {
+        problems.Require(limits.BudgetBytes >= 1, $"{nameof(limits.BudgetBytes)} must be at least 1 byte (was {limits.BudgetBytes})");
+        problems.Require(limits.MaxConcurrency is null || (limits.MaxConcurrency >= 1 && limits.MaxConcurrency <= fixedMaxConcurrency),
+            $"{nameof(limits.MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {limits.MaxConcurrency}); " +
+            $"the upper end is ControllerOptions.MaxConcurrency, fixed at start");
+        problems.Require(limits.MaxBytesPerSecond is null or >= 1, $"{nameof(limits.MaxBytesPerSecond)} must be at least 1 when set (was {limits.MaxBytesPerSecond})");
     }
 }

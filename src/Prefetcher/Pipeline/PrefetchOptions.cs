@@ -82,7 +82,7 @@ public sealed class PrefetchOptionsValidator : IValidateOptions<PrefetchOptions>
         if (options.Controller is { } controller)
         {
             problems.Include(new ControllerOptionsValidator().Validate(name, controller));
-            problems.Include(new PrefetchLimitsValidator(controller.MaxConcurrency).Validate(name, options.InitialLimits));
+            PrefetchLimitsValidator.AddProblems(problems, options.InitialLimits, controller.MaxConcurrency);
         }
 
         return problems.Result;
