@@ -16,12 +16,9 @@ public sealed record ControllerOptions
     public const int AbsoluteMaxConcurrency = 64;
 
     /// <summary>
-    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound: a reader thread
-    /// spends its time waiting on the device, so the useful L follows the device (a network disk
-    /// wants 16 or more requests in flight) and not the cores; tying it to cores (4 x cores, 8 on
-    /// two cores) left a modelled cloud disk at half its throughput. The controller finds the
-    /// right L below the ceiling and cuts when reads queue; 64 bounds threads, memory and open
-    /// iterators. Reader threads start only as L grows, so the ceiling costs nothing unused.
+    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound, so the useful L
+    /// follows the device (a network disk wants 16 or more requests in flight), not the cores; 64
+    /// bounds threads, memory and open iterators, and readers start only as L grows.
     /// </summary>
     public static int DefaultMaxConcurrency => AbsoluteMaxConcurrency;
 

@@ -3,14 +3,11 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Parameters of the modelled network-attached cloud disk (see <see cref="NetworkDiskModel"/>, and
-/// its virtual-time twin in the prefetcher tests' simulations). It is a model, not a measurement: local disks here are fast
-/// and the page cache hides I/O, so tests and benchmarks add the delays such a disk would have.
-/// Immutable; <see cref="NetworkDiskModelOptionsValidator"/> runs when a model is built from it. <see cref="ToString"/>
-/// states every parameter, because benchmark results quote it.
-/// <para>
-/// The service-time formula lives only in <see cref="ServiceTime"/>: both model forms use it.
-/// </para>
+/// Parameters of the modelled network-attached cloud disk (<see cref="NetworkDiskModel"/> and its
+/// virtual-time twin in the tests): local disks here are fast and the page cache hides I/O, so tests
+/// and benchmarks add the delays such a disk would have. <see cref="NetworkDiskModelOptionsValidator"/>
+/// runs when a model is built; <see cref="ToString"/> states every parameter, as benchmark results
+/// quote it; <see cref="ServiceTime"/> is the one service-time formula, for both model forms.
 /// </summary>
 public sealed record NetworkDiskModelOptions
 {

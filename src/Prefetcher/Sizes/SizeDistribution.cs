@@ -1,9 +1,8 @@
 namespace Indexing.Prefetcher;
 
-// A DocumentSizeHistogram reading for the controller and the pressure view. Percentiles are of
-// the decayed distribution, in bytes, within bucket precision (about 6%) and never above Max.
-// Max is exact: the largest document recorded within the histogram's recent window (0 if none),
-// and LargestRecentId names it (null if none). WeightedCount is the decayed number of documents.
+// A DocumentSizeHistogram reading. Percentiles are of the decayed distribution, in bytes, within
+// about 6% and never above Max, the exact largest document of the recent window (0 if none), which
+// LargestRecentId names. WeightedCount is the decayed number of documents.
 public readonly record struct SizeDistribution(
     long P50,
     long P90,
