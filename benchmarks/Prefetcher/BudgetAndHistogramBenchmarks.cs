@@ -14,6 +14,7 @@ public class BudgetAndHistogramBenchmarks
 
     private long[] _sizes = [];
     private string[] _ids = [];
+    private PrefetchedDocument[] _documents = [];
     private ReadAdmission _admission = null!;
     private DocumentSizeHistogram _histogram = null!;
 
@@ -30,6 +31,8 @@ public class BudgetAndHistogramBenchmarks
             _ids[i] = $"doc/{i:D8}";
         }
 
+        var body = new byte[_sizes.Max()];
+        _documents = [.. _sizes.Select((size, i) => new PrefetchedDocument(_ids[i], 1, body.AsMemory(0, (int)size)))];
         _admission = new ReadAdmission(new PrefetchLimits { BudgetBytes = 256L * 1024 * 1024 }, concurrency: 1);
         _histogram = new DocumentSizeHistogram();
     }
@@ -56,5 +59,5 @@ public class BudgetAndHistogramBenchmarks
     }
 
     [Benchmark(OperationsPerInvoke = Documents)]
-    public void Histogram_RecordBatch() => _histogram.RecordBatch(_sizes, _ids);
+    public void Histogram_RecordBatch() => _histogram.RecordBatch(_documents);
 }

@@ -90,9 +90,6 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
         return TakeFromChunksAsync(maxDocuments, maxBytes, cancellationToken);
     }
 
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
-
     public ValueTask DisposeAsync()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)

@@ -1,12 +1,14 @@
 using System.Globalization;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Storage;
 
-/// <summary>Settings of the document store, validated when built (the server reads them from its <c>Storage</c> section).</summary>
+/// <summary>Settings of the document store (the server reads them from its <c>Storage</c> section).</summary>
 /// <remarks>
-/// Only the constructor sets values, so an instance that exists is a valid one; there is no
-/// <c>with</c>/init path that could skip the checks. Ranges exist to catch unit mistakes
-/// (a MiB figure given as bytes, a stray extra zero) before they reach the engine.
+/// <see cref="StoreOptionsValidator"/> holds the rules and <see cref="DocumentStore.Open"/> runs it
+/// before anything is created. Ranges exist to catch unit mistakes (a MiB figure given as bytes, a
+/// stray extra zero) before they reach the engine.
 /// </remarks>
 public sealed class StoreOptions
 {
@@ -70,7 +72,7 @@ public sealed class StoreOptions
     /// <summary>The name messages give <see cref="NativeLibrary"/>.</summary>
     public const string NativeLibraryName = "StoreOptions.NativeLibrary";
 
-    /// <summary>Builds options, throwing <see cref="ArgumentOutOfRangeException"/> for a value out of range.</summary>
+    /// <summary>Options with these values; <see cref="StoreOptionsValidator"/> judges them when a store opens.</summary>
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
     /// <param name="syncWrites">Whether each write waits for the write-ahead log to reach disk.</param>
     /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
@@ -87,56 +89,11 @@ public sealed class StoreOptions
         long rowCacheBytes = DefaultRowCacheBytes,
         RocksDbLibrary nativeLibrary = DefaultNativeLibrary)
     {
-        if (maxDocumentBytes is < MaxDocumentBytesFloor or > MaxDocumentBytesCeiling)
-        {
-            throw OutOfRange(
-                nameof(maxDocumentBytes),
-                MaxDocumentBytesName,
-                maxDocumentBytes,
-                $"from {ByteSize.Format(MaxDocumentBytesFloor)} to {ByteSize.Format(MaxDocumentBytesCeiling)}",
-                DefaultMaxDocumentBytes);
-        }
-
-        if (blockCacheBytes != 0 && blockCacheBytes is < BlockCacheBytesFloor or > BlockCacheBytesCeiling)
-        {
-            throw OutOfRange(
-                nameof(blockCacheBytes),
-                BlockCacheBytesName,
-                blockCacheBytes,
-                $"0 (no block cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
-                DefaultBlockCacheBytes);
-        }
-
-        if (rowCacheBytes != 0 && rowCacheBytes is < BlockCacheBytesFloor or > BlockCacheBytesCeiling)
-        {
-            throw OutOfRange(
-                nameof(rowCacheBytes),
-                RowCacheBytesName,
-                rowCacheBytes,
-                $"0 (no row cache) or from {ByteSize.Format(BlockCacheBytesFloor)} to {ByteSize.Format(BlockCacheBytesCeiling)}",
-                DefaultRowCacheBytes);
-        }
-
-        if (!Enum.IsDefined(nativeLibrary))
-        {
-            throw new ArgumentOutOfRangeException(nameof(nativeLibrary), nativeLibrary, $"{NativeLibraryName} must be glibc or jemalloc.");
-        }
-
-        var purgeInterval = tombstonePurgeInterval ?? DefaultTombstonePurgeInterval;
-        if (purgeInterval < TombstonePurgeIntervalFloor || purgeInterval > TombstonePurgeIntervalCeiling)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(tombstonePurgeInterval),
-                purgeInterval,
-                $"{TombstonePurgeIntervalName} is {FormatInterval(purgeInterval)}; it must be from {FormatInterval(TombstonePurgeIntervalFloor)} to {FormatInterval(TombstonePurgeIntervalCeiling)}. " +
-                $"Set {TombstonePurgeIntervalName} within that range, or leave it out for the default of {FormatInterval(DefaultTombstonePurgeInterval)}.");
-        }
-
         MaxDocumentBytes = maxDocumentBytes;
         SyncWrites = syncWrites;
         BlockCacheBytes = blockCacheBytes;
         DirectReads = directReads;
-        TombstonePurgeInterval = purgeInterval;
+        TombstonePurgeInterval = tombstonePurgeInterval ?? DefaultTombstonePurgeInterval;
         RowCacheBytes = rowCacheBytes;
         NativeLibrary = nativeLibrary;
     }
@@ -192,16 +149,47 @@ public sealed class StoreOptions
             $"TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}, NativeLibrary={NativeLibrary.ToName()}");
     }
 
-    private static string FormatInterval(TimeSpan interval) =>
+    internal static string FormatInterval(TimeSpan interval) =>
         interval.TotalSeconds >= 1
             ? string.Create(CultureInfo.InvariantCulture, $"{interval.TotalSeconds:0.###} s")
             : string.Create(CultureInfo.InvariantCulture, $"{interval.TotalMilliseconds:0.###} ms");
+}
 
-    private static ArgumentOutOfRangeException OutOfRange(
-        string parameter, string name, long value, string allowed, long defaultValue) =>
-        new(
-            parameter,
-            value,
+/// <summary>
+/// The rules of <see cref="StoreOptions"/>: each problem names the setting by Storage's own name
+/// (<see cref="StoreOptions.MaxDocumentBytesName"/> and so on; hosts map them to theirs), its value,
+/// the range and the default. Run by <see cref="DocumentStore.Open"/>.
+/// </summary>
+public sealed class StoreOptionsValidator : IValidateOptions<StoreOptions>
+{
+    public ValidateOptionsResult Validate(string? name, StoreOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems();
+        Bytes(problems, options.MaxDocumentBytes, StoreOptions.MaxDocumentBytesName,
+            options.MaxDocumentBytes is >= StoreOptions.MaxDocumentBytesFloor and <= StoreOptions.MaxDocumentBytesCeiling,
+            $"from {ByteSize.Format(StoreOptions.MaxDocumentBytesFloor)} to {ByteSize.Format(StoreOptions.MaxDocumentBytesCeiling)}",
+            StoreOptions.DefaultMaxDocumentBytes);
+        Cache(problems, options.BlockCacheBytes, StoreOptions.BlockCacheBytesName, "block cache", StoreOptions.DefaultBlockCacheBytes);
+        Cache(problems, options.RowCacheBytes, StoreOptions.RowCacheBytesName, "row cache", StoreOptions.DefaultRowCacheBytes);
+        problems.Require(Enum.IsDefined(options.NativeLibrary), $"{StoreOptions.NativeLibraryName} must be glibc or jemalloc.");
+        var interval = options.TombstonePurgeInterval;
+        var intervalName = StoreOptions.TombstonePurgeIntervalName;
+        problems.Require(
+            interval >= StoreOptions.TombstonePurgeIntervalFloor && interval <= StoreOptions.TombstonePurgeIntervalCeiling,
+            $"{intervalName} is {StoreOptions.FormatInterval(interval)}; it must be from {StoreOptions.FormatInterval(StoreOptions.TombstonePurgeIntervalFloor)} " +
+            $"to {StoreOptions.FormatInterval(StoreOptions.TombstonePurgeIntervalCeiling)}. " +
+            $"Set {intervalName} within that range, or leave it out for the default of {StoreOptions.FormatInterval(StoreOptions.DefaultTombstonePurgeInterval)}.");
+        return problems.Result;
+    }
+
+    private static void Cache(OptionProblems problems, long value, string name, string what, long defaultValue) =>
+        Bytes(problems, value, name, value == 0 || value is >= StoreOptions.BlockCacheBytesFloor and <= StoreOptions.BlockCacheBytesCeiling,
+            $"0 (no {what}) or from {ByteSize.Format(StoreOptions.BlockCacheBytesFloor)} to {ByteSize.Format(StoreOptions.BlockCacheBytesCeiling)}",
+            defaultValue);
+
+    private static void Bytes(OptionProblems problems, long value, string name, bool valid, string allowed, long defaultValue) =>
+        problems.Require(valid,
             $"{name} is {ByteSize.FormatExact(value)}; it must be {allowed}. " +
             $"Set {name} within that range, or leave it out for the default of {ByteSize.Format(defaultValue)}.");
 }

@@ -200,8 +200,5 @@ internal sealed class SlowSource(IBatchSource inner, Action<int> taken) : IBatch
         return batch;
     }
 
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        throw new NotSupportedException("the build takes batches one by one");
-
     public ValueTask DisposeAsync() => inner.DisposeAsync();
 }

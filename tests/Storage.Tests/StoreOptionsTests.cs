@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Storage.Tests;
 
 public sealed class StoreOptionsTests
@@ -25,15 +27,15 @@ public sealed class StoreOptionsTests
         // The server calls these Storage:MaxDocumentBytes and so on, a command its own options: hosts map the names.
         Action[] bad =
         [
-            () => _ = new StoreOptions(maxDocumentBytes: 1),
-            () => _ = new StoreOptions(blockCacheBytes: 1),
-            () => _ = new StoreOptions(rowCacheBytes: 1),
-            () => _ = new StoreOptions(tombstonePurgeInterval: TimeSpan.Zero),
-            () => _ = new StoreOptions(nativeLibrary: (RocksDbLibrary)99),
+            () => Validate(new StoreOptions(maxDocumentBytes: 1)),
+            () => Validate(new StoreOptions(blockCacheBytes: 1)),
+            () => Validate(new StoreOptions(rowCacheBytes: 1)),
+            () => Validate(new StoreOptions(tombstonePurgeInterval: TimeSpan.Zero)),
+            () => Validate(new StoreOptions(nativeLibrary: (RocksDbLibrary)99)),
         ];
         foreach (var construct in bad)
         {
-            var error = Assert.Throws<ArgumentOutOfRangeException>(construct);
+            var error = Assert.Throws<OptionsValidationException>(construct);
             Assert.Contains("StoreOptions.", error.Message, StringComparison.Ordinal);
             Assert.DoesNotContain("Storage:", error.Message, StringComparison.Ordinal);
         }
@@ -44,7 +46,7 @@ public sealed class StoreOptionsTests
     [InlineData(1L << 30)]
     public void Constructor_MaxDocumentBytesAtBounds_IsAccepted(long value)
     {
-        Assert.Equal(value, new StoreOptions(maxDocumentBytes: value).MaxDocumentBytes);
+        Assert.Equal(value, Validate(new StoreOptions(maxDocumentBytes: value)).MaxDocumentBytes);
     }
 
     [Theory]
@@ -54,10 +56,8 @@ public sealed class StoreOptionsTests
     [InlineData((1L << 30) + 1, "1.0 GiB (1,073,741,825 B)")]
     public void Constructor_MaxDocumentBytesOutOfRange_ThrowsNamingSettingValueAndRange(long value, string shown)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(maxDocumentBytes: value));
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(maxDocumentBytes: value)));
 
-        Assert.Equal("maxDocumentBytes", error.ParamName);
-        Assert.Equal(value, error.ActualValue);
         Assert.Contains("StoreOptions.MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
         Assert.Contains("from 1 KiB to 1 GiB", error.Message, StringComparison.Ordinal);
     }
@@ -68,7 +68,7 @@ public sealed class StoreOptionsTests
     [InlineData(1L << 40)]
     public void Constructor_BlockCacheBytesZeroOrInRange_IsAccepted(long value)
     {
-        Assert.Equal(value, new StoreOptions(blockCacheBytes: value).BlockCacheBytes);
+        Assert.Equal(value, Validate(new StoreOptions(blockCacheBytes: value)).BlockCacheBytes);
     }
 
     [Theory]
@@ -78,9 +78,8 @@ public sealed class StoreOptionsTests
     [InlineData((1L << 40) + (1L << 30))]
     public void Constructor_BlockCacheBytesOutOfRange_ThrowsNamingSettingValueAndRange(long value)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(blockCacheBytes: value));
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(blockCacheBytes: value)));
 
-        Assert.Equal("blockCacheBytes", error.ParamName);
         Assert.Contains("StoreOptions.BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no block cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
@@ -92,9 +91,8 @@ public sealed class StoreOptionsTests
     [InlineData(-1)]
     public void Constructor_RowCacheOutOfRange_ThrowsNamingTheSettingAndRange(long value)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(rowCacheBytes: value));
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(rowCacheBytes: value)));
 
-        Assert.Equal("rowCacheBytes", error.ParamName);
         Assert.Contains("StoreOptions.RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no row cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
@@ -104,11 +102,11 @@ public sealed class StoreOptionsTests
     [InlineData(1L << 20)]
     [InlineData(1L << 40)]
     public void Constructor_RowCacheAtBounds_IsAccepted(long value) =>
-        Assert.Equal(value, new StoreOptions(rowCacheBytes: value).RowCacheBytes);
+        Assert.Equal(value, Validate(new StoreOptions(rowCacheBytes: value)).RowCacheBytes);
 
     [Fact]
     public void Constructor_UnknownNativeLibrary_Throws() =>
-        Assert.Contains("glibc or jemalloc", Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(nativeLibrary: (RocksDbLibrary)7)).Message, StringComparison.Ordinal);
+        Assert.Contains("glibc or jemalloc", Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(nativeLibrary: (RocksDbLibrary)7))).Message, StringComparison.Ordinal);
 
     [Fact]
     public void ToString_Defaults_ListsEffectiveConfiguration()
@@ -137,7 +135,7 @@ public sealed class StoreOptionsTests
     {
         var interval = TimeSpan.FromMilliseconds(milliseconds);
 
-        Assert.Equal(interval, new StoreOptions(tombstonePurgeInterval: interval).TombstonePurgeInterval);
+        Assert.Equal(interval, Validate(new StoreOptions(tombstonePurgeInterval: interval)).TombstonePurgeInterval);
     }
 
     [Theory]
@@ -149,11 +147,25 @@ public sealed class StoreOptionsTests
     {
         var interval = TimeSpan.FromMilliseconds(milliseconds);
 
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new StoreOptions(tombstonePurgeInterval: interval));
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(tombstonePurgeInterval: interval)));
 
-        Assert.Equal("tombstonePurgeInterval", error.ParamName);
-        Assert.Equal(interval, error.ActualValue);
         Assert.Contains($"StoreOptions.TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
         Assert.Contains("default of 1 s", error.Message, StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void Open_InvalidOptions_RefusedNamingEveryProblemBeforeAnythingIsCreated()
+    {
+        var path = Path.Combine(Path.GetTempPath(), $"store-options-{Guid.NewGuid():N}");
+
+        var error = Assert.Throws<OptionsValidationException>(() => DocumentStore.Open(path, new StoreOptions(maxDocumentBytes: 1, blockCacheBytes: 1)));
+
+        Assert.Equal(typeof(StoreOptions), error.OptionsType);
+        Assert.Equal(2, error.Failures.Count());
+        Assert.Contains("StoreOptions.MaxDocumentBytes is 1 B", error.Message, StringComparison.Ordinal);
+        Assert.Contains("StoreOptions.BlockCacheBytes is 1 B", error.Message, StringComparison.Ordinal);
+        Assert.False(Directory.Exists(path));
+    }
+
+    private static StoreOptions Validate(StoreOptions options) => OptionProblems.ThrowIfInvalid(new StoreOptionsValidator(), options);
 }

@@ -2,6 +2,8 @@ using System.Diagnostics;
 
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Indexer;
 
 /// <summary>
@@ -104,11 +106,12 @@ public sealed partial class DocumentIndex : IDisposable
 
     /// <summary>Opens the index in <paramref name="directory"/>, creating it (and the directory) if needed.</summary>
     /// <exception cref="IndexWriteException">The directory is locked by another writer, or the index cannot be opened.</exception>
+    /// <exception cref="OptionsValidationException"><paramref name="options"/> break a rule of <see cref="IndexOptionsValidator"/>.</exception>
     public static DocumentIndex Open(string directory, IndexDefinition definition, IndexOptions? options = null)
     {
         ArgumentException.ThrowIfNullOrEmpty(directory);
         ArgumentNullException.ThrowIfNull(definition);
-        options ??= new IndexOptions();
+        options = OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), options ?? new IndexOptions());
         IIndexSink sink;
         try
         {

@@ -1,8 +1,10 @@
 using System.Globalization;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Indexer;
 
-/// <summary>How an index writes, commits, refreshes and follows the change feed. Validated as each value is set.</summary>
+/// <summary>How an index writes, commits, refreshes and follows the change feed. <see cref="IndexOptionsValidator"/> holds the rules.</summary>
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
 /// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
@@ -23,26 +25,8 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="BuildRamBufferSizeMB"/>.</summary>
     public const double DefaultBuildRamBufferSizeMB = 64;
 
-    private readonly int _indexingThreads = DefaultIndexingThreads;
-    private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
-    private readonly double _buildRamBufferSizeMB = DefaultBuildRamBufferSizeMB;
-    private readonly int _indexingThreadNice = DefaultIndexingThreadNice;
-    private readonly long _commitEveryBytes = 256L << 20;
-    private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
-    private readonly TimeSpan _bulkCommitInterval = TimeSpan.FromSeconds(10);
-    private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
-    private readonly TimeSpan _followPollInterval = TimeSpan.FromMilliseconds(100);
-    private readonly int _changeBatchSize = 1024;
-    private readonly int _takeMaxDocuments = 1024;
-    private readonly long _takeMaxBytes = 16L << 20;
-    private readonly int _maxConsecutiveFailures = 5;
-
     /// <summary>Threads adding documents to the one IndexWriter during a bulk build (1..16); following the change feed uses one.</summary>
-    public int IndexingThreads
-    {
-        get => _indexingThreads;
-        init => _indexingThreads = Check(value, 1, 16, nameof(IndexingThreads), "threads");
-    }
+    public int IndexingThreads { get; init; } = DefaultIndexingThreads;
 
     /// <summary>
     /// The OS priority (Linux nice, 0..19; 0 leaves it alone) of a build's indexing threads and of
@@ -50,96 +34,48 @@ public sealed record IndexOptions
     /// per thread when it starts; a thread already nicer keeps its own. A no-op where unsupported
     /// (<see cref="ThreadNice.UnsupportedReason"/> says why).
     /// </summary>
-    public int IndexingThreadNice
-    {
-        get => _indexingThreadNice;
-        init => _indexingThreadNice = Check(value, 0, ThreadNice.Lowest, nameof(IndexingThreadNice), "nice, 0 = request threads' priority");
-    }
+    public int IndexingThreadNice { get; init; } = DefaultIndexingThreadNice;
 
     /// <summary>IndexWriter RAM buffer in MB (1..2048) while following: documents are buffered until this much, then flushed as a segment.</summary>
-    public double RamBufferSizeMB
-    {
-        get => _ramBufferSizeMB;
-        init => _ramBufferSizeMB = CheckMegabytes(value, nameof(RamBufferSizeMB));
-    }
+    public double RamBufferSizeMB { get; init; } = DefaultRamBufferSizeMB;
 
     /// <summary>
     /// IndexWriter RAM buffer in MB (1..2048) during a bulk build: fewer, larger flushed segments. The
     /// writer goes back to <see cref="RamBufferSizeMB"/> when the build ends. Lucene lets indexing
     /// threads run on to twice the buffer before it stalls them, so a build may hold twice this.
     /// </summary>
-    public double BuildRamBufferSizeMB
-    {
-        get => _buildRamBufferSizeMB;
-        init => _buildRamBufferSizeMB = CheckMegabytes(value, nameof(BuildRamBufferSizeMB));
-    }
+    public double BuildRamBufferSizeMB { get; init; } = DefaultBuildRamBufferSizeMB;
 
     /// <summary>While following: commit (a checkpoint) after this many body bytes were indexed since the last commit (1 MiB .. 64 GiB).</summary>
-    public long CommitEveryBytes
-    {
-        get => _commitEveryBytes;
-        init => _commitEveryBytes = CheckBytes(value, 1L << 20, 64L << 30, nameof(CommitEveryBytes));
-    }
+    public long CommitEveryBytes { get; init; } = 256L << 20;
 
     /// <summary>While following: commit (a checkpoint) at least this often while there are uncommitted changes (100 ms .. 1 h).</summary>
-    public TimeSpan CommitInterval
-    {
-        get => _commitInterval;
-        init => _commitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(CommitInterval));
-    }
+    public TimeSpan CommitInterval { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
     /// During a bulk build: commit this often (100 ms .. 1 h), off the feeding thread and while the
     /// workers go on adding, recording the key a resumed build reads after. A build resumed after a
     /// crash redoes at most about this much indexing; each commit flushes what the RAM buffer holds.
     /// </summary>
-    public TimeSpan BulkCommitInterval
-    {
-        get => _bulkCommitInterval;
-        init => _bulkCommitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(BulkCommitInterval));
-    }
+    public TimeSpan BulkCommitInterval { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
-    public TimeSpan RefreshInterval
-    {
-        get => _refreshInterval;
-        init => _refreshInterval = CheckTime(value, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(RefreshInterval));
-    }
+    public TimeSpan RefreshInterval { get; init; } = TimeSpan.FromMilliseconds(200);
 
     /// <summary>How often a following index polls the change feed when it found nothing new (10 ms .. 10 s).</summary>
-    public TimeSpan FollowPollInterval
-    {
-        get => _followPollInterval;
-        init => _followPollInterval = CheckTime(value, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(FollowPollInterval));
-    }
+    public TimeSpan FollowPollInterval { get; init; } = TimeSpan.FromMilliseconds(100);
 
     /// <summary>Change-feed entries read per step (1..100,000); their bodies are read with one GetMany.</summary>
-    public int ChangeBatchSize
-    {
-        get => _changeBatchSize;
-        init => _changeBatchSize = Check(value, 1, 100_000, nameof(ChangeBatchSize), "entries");
-    }
+    public int ChangeBatchSize { get; init; } = 1024;
 
     /// <summary>Most documents taken from a batch source at once during a build (1..1,000,000).</summary>
-    public int TakeMaxDocuments
-    {
-        get => _takeMaxDocuments;
-        init => _takeMaxDocuments = Check(value, 1, 1_000_000, nameof(TakeMaxDocuments), "documents");
-    }
+    public int TakeMaxDocuments { get; init; } = 1024;
 
     /// <summary>Most body bytes taken from a batch source at once during a build (64 KiB .. 1 GiB; one larger document is still taken alone).</summary>
-    public long TakeMaxBytes
-    {
-        get => _takeMaxBytes;
-        init => _takeMaxBytes = CheckBytes(value, 64L << 10, 1L << 30, nameof(TakeMaxBytes));
-    }
+    public long TakeMaxBytes { get; init; } = 16L << 20;
 
     /// <summary>Failures of the index itself in a row (1..1000) after which following stops and the index is in <see cref="IndexState.Error"/>.</summary>
-    public int MaxConsecutiveFailures
-    {
-        get => _maxConsecutiveFailures;
-        init => _maxConsecutiveFailures = Check(value, 1, 1000, nameof(MaxConsecutiveFailures), "failures");
-    }
+    public int MaxConsecutiveFailures { get; init; } = 5;
 
     // Test seam: opens the index's engine in its directory (default: the Lucene engine,
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
@@ -159,25 +95,45 @@ public sealed record IndexOptions
         $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+}
 
-    private static double CheckMegabytes(double value, string name) =>
-        double.IsFinite(value) && value is >= 1 and <= 2048
-            ? value
-            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
+/// <summary>
+/// The rules of <see cref="IndexOptions"/>, each problem naming the setting, its value and its range;
+/// run when an index opens (<see cref="DocumentIndex.Open"/>, and for every index by <see cref="IndexManager"/>).
+/// </summary>
+public sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
+{
+    public ValidateOptionsResult Validate(string? name, IndexOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(IndexOptions) + ".");
+        Count(problems, options.IndexingThreads, 1, 16, nameof(options.IndexingThreads), "threads");
+        Count(problems, options.IndexingThreadNice, 0, ThreadNice.Lowest, nameof(options.IndexingThreadNice), "nice, 0 = request threads' priority");
+        Megabytes(problems, options.RamBufferSizeMB, nameof(options.RamBufferSizeMB));
+        Megabytes(problems, options.BuildRamBufferSizeMB, nameof(options.BuildRamBufferSizeMB));
+        Bytes(problems, options.CommitEveryBytes, 1L << 20, 64L << 30, nameof(options.CommitEveryBytes));
+        Time(problems, options.CommitInterval, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(options.CommitInterval));
+        Time(problems, options.BulkCommitInterval, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(options.BulkCommitInterval));
+        Time(problems, options.RefreshInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.RefreshInterval));
+        Time(problems, options.FollowPollInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.FollowPollInterval));
+        Count(problems, options.ChangeBatchSize, 1, 100_000, nameof(options.ChangeBatchSize), "entries");
+        Count(problems, options.TakeMaxDocuments, 1, 1_000_000, nameof(options.TakeMaxDocuments), "documents");
+        Bytes(problems, options.TakeMaxBytes, 64L << 10, 1L << 30, nameof(options.TakeMaxBytes));
+        Count(problems, options.MaxConsecutiveFailures, 1, 1000, nameof(options.MaxConsecutiveFailures), "failures");
+        return problems.Result;
+    }
 
-    private static int Check(int value, int min, int max, string name, string unit) =>
-        value >= min && value <= max
-            ? value
-            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {min} to {max} ({unit}).");
+    private static void Megabytes(OptionProblems problems, double value, string name) =>
+        problems.Require(double.IsFinite(value) && value is >= 1 and <= 2048,
+            $"{name} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from 1 to 2048 (MB).");
+
+    private static void Count(OptionProblems problems, int value, int min, int max, string name, string unit) =>
+        problems.Require(value >= min && value <= max, $"{name} is {value}; it must be from {min} to {max} ({unit}).");
 
     // Bounds are whole binary units, so they read exactly ("1 MiB", "64 GiB").
-    private static long CheckBytes(long value, long min, long max, string name) =>
-        value >= min && value <= max
-            ? value
-            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {ByteSize.Format(min)} to {ByteSize.Format(max)}.");
+    private static void Bytes(OptionProblems problems, long value, long min, long max, string name) =>
+        problems.Require(value >= min && value <= max, $"{name} is {value}; it must be from {ByteSize.Format(min)} to {ByteSize.Format(max)}.");
 
-    private static TimeSpan CheckTime(TimeSpan value, TimeSpan min, TimeSpan max, string name) =>
-        value >= min && value <= max
-            ? value
-            : throw new ArgumentOutOfRangeException(name, value, $"{name} is {value}; it must be from {min} to {max}.");
+    private static void Time(OptionProblems problems, TimeSpan value, TimeSpan min, TimeSpan max, string name) =>
+        problems.Require(value >= min && value <= max, $"{name} is {value}; it must be from {min} to {max}.");
 }

@@ -64,7 +64,7 @@ public sealed class LuceneOnlyBuild : IDisposable
     {
         ArgumentException.ThrowIfNullOrEmpty(path);
         ArgumentNullException.ThrowIfNull(definition);
-        ArgumentNullException.ThrowIfNull(options);
+        OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), options);
         System.IO.Directory.CreateDirectory(path);
         LuceneDirectory? directory = null;
         StandardAnalyzer? analyzer = null;

@@ -1,5 +1,7 @@
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Indexer;
 
 // Opening: the catalog's entries become open indexes. The rules that keep startup from ever
@@ -22,13 +24,14 @@ public sealed partial class IndexManager
     /// <param name="options">Settings; defaults when null.</param>
     /// <param name="observer">Told when a rebuild's bulk phase starts and ends (the server's admin page); none when null.</param>
     /// <exception cref="InvalidDataException">The catalog is unreadable, or missing while index directories exist.</exception>
+    /// <exception cref="OptionsValidationException"><paramref name="options"/> break a rule of <see cref="IndexManagerOptionsValidator"/>.</exception>
     public static IndexManager Open(
         string root, DocumentStore store, BulkSourceFactory bulkSources, IndexManagerOptions? options = null, IRebuildObserver? observer = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(root);
         ArgumentNullException.ThrowIfNull(store);
         ArgumentNullException.ThrowIfNull(bulkSources);
-        options = (options ?? new IndexManagerOptions()).Validate();
+        options = OptionProblems.ThrowIfInvalid(new IndexManagerOptionsValidator(), options ?? new IndexManagerOptions());
         var manager = new IndexManager(store, IndexCatalog.Load(Path.GetFullPath(root)), options, bulkSources, observer);
         try
         {

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Indexer;
 
 /// <summary>Settings of the <see cref="IndexManager"/>, fixed when it opens.</summary>
@@ -30,20 +32,23 @@ public sealed record IndexManagerOptions
     // Test hook: called on the query's thread with the index name and generation while the query
     // holds its lease on that generation; it may block (a long query).
     internal Action<string, int>? QueryHook { get; init; }
+}
 
-    internal IndexManagerOptions Validate()
+/// <summary>The rules of <see cref="IndexManagerOptions"/>, those of its <see cref="IndexOptions"/> included; run by <see cref="IndexManager.Open"/>.</summary>
+public sealed class IndexManagerOptionsValidator : IValidateOptions<IndexManagerOptions>
+{
+    public ValidateOptionsResult Validate(string? name, IndexManagerOptions options)
     {
-        ArgumentNullException.ThrowIfNull(Index);
-        if (SwapLagEtags < 0)
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(IndexManagerOptions) + ".");
+        problems.Require(options.SwapLagEtags >= 0, $"{nameof(options.SwapLagEtags)} is {options.SwapLagEtags}; it must be 0 or more.");
+        problems.Require(options.DrainTimeout > TimeSpan.Zero, $"{nameof(options.DrainTimeout)} is {options.DrainTimeout}; it must be positive.");
+        problems.Require(options.Index is not null, $"{nameof(options.Index)} must be set.");
+        if (options.Index is { } index)
         {
-            throw new ArgumentOutOfRangeException(nameof(SwapLagEtags), SwapLagEtags, $"SwapLagEtags is {SwapLagEtags}; it must be 0 or more.");
+            problems.Include(new IndexOptionsValidator().Validate(name, index));
         }
 
-        if (DrainTimeout <= TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(nameof(DrainTimeout), DrainTimeout, $"DrainTimeout is {DrainTimeout}; it must be positive.");
-        }
-
-        return this;
+        return problems.Result;
     }
 }

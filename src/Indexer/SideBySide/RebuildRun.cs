@@ -227,8 +227,5 @@ internal sealed class HookedBatchSource(IBatchSource inner, Action firstBatchTak
         return batch;
     }
 
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        inner.ReadAllAsync(maxDocuments, maxBytes, cancellationToken);
-
     public ValueTask DisposeAsync() => inner.DisposeAsync();
 }

@@ -41,12 +41,5 @@ internal readonly record struct ControllerHistoryEntry(
 internal static class ControllerDecisionKindNames
 {
     /// <summary>The kind as the pressure view and admin page show it: "start", "grow", "cut", "hold".</summary>
-    public static string Name(this ControllerDecisionKind kind) => kind switch
-    {
-        ControllerDecisionKind.Start => "start",
-        ControllerDecisionKind.Grow => "grow",
-        ControllerDecisionKind.Cut => "cut",
-        ControllerDecisionKind.Hold => "hold",
-        _ => throw new ArgumentOutOfRangeException(nameof(kind), kind, $"Unknown decision kind {kind}."),
-    };
+    public static string Name(this ControllerDecisionKind kind) => kind.ToString().ToLowerInvariant();
 }

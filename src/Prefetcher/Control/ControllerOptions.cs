@@ -1,11 +1,13 @@
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>. An immutable
-/// value; <see cref="Validate"/> runs when a component is built from it, so an invalid setting
-/// fails at start-up with every problem named. <see cref="ToString"/> states the effective
+/// value; <see cref="ControllerOptionsValidator"/> runs when a component is built from it, so an
+/// invalid setting fails at start-up with every problem named. <see cref="ToString"/> states the effective
 /// configuration (defaults resolved) for logs and benchmark results.
 /// </summary>
 public sealed record ControllerOptions
@@ -14,12 +16,9 @@ public sealed record ControllerOptions
     public const int AbsoluteMaxConcurrency = 64;
 
     /// <summary>
-    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound: a reader thread
-    /// spends its time waiting on the device, so the useful L follows the device (a network disk
-    /// wants 16 or more requests in flight) and not the cores; tying it to cores (4 x cores, 8 on
-    /// two cores) left a modelled cloud disk at half its throughput. The controller finds the
-    /// right L below the ceiling and cuts when reads queue; 64 bounds threads, memory and open
-    /// iterators. Reader threads start only as L grows, so the ceiling costs nothing unused.
+    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound, so the useful L
+    /// follows the device (a network disk wants 16 or more requests in flight), not the cores; 64
+    /// bounds threads, memory and open iterators, and readers start only as L grows.
     /// </summary>
     public static int DefaultMaxConcurrency => AbsoluteMaxConcurrency;
 
@@ -132,39 +131,8 @@ public sealed record ControllerOptions
     /// <summary>Window of the per-stream throughput maximum used for task sizing.</summary>
     public TimeSpan TaskSizingWindow { get; init; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
-    public ControllerOptions Validate()
-    {
-        var problems = new OptionProblems(nameof(ControllerOptions));
-        problems.InRange(MaxConcurrency, 1, AbsoluteMaxConcurrency, nameof(MaxConcurrency));
-        problems.InRange(InitialConcurrency, 1, MaxConcurrency, nameof(InitialConcurrency));
-        problems.Require(FixedConcurrency is null || (FixedConcurrency >= 1 && FixedConcurrency <= MaxConcurrency),
-            $"{nameof(FixedConcurrency)} must be in [1, {nameof(MaxConcurrency)} = {MaxConcurrency}] when set (was {FixedConcurrency})");
-        problems.InRange(GrowthMinGain, 0, 1, nameof(GrowthMinGain));
-        problems.Positive(SettleTime, nameof(SettleTime));
-        problems.Positive(MeasureTime, nameof(MeasureTime));
-        problems.Require(MaxMeasureTime >= MeasureTime, $"{nameof(MaxMeasureTime)} must be at least {nameof(MeasureTime)}");
-        problems.Positive(PlateauTime, nameof(PlateauTime));
-        problems.InRange(LatencyInflationLimit, 1.01, 100, nameof(LatencyInflationLimit));
-        problems.Positive(LatencyBaselineWindow, nameof(LatencyBaselineWindow));
-        problems.Require(QueueingCutFactor is > 0 and < 1, $"{nameof(QueueingCutFactor)} must be in (0, 1) (was {QueueingCutFactor})");
-        problems.InRange(ForegroundTargetFactor, 1.01, 100, nameof(ForegroundTargetFactor));
-        problems.Require(ForegroundTarget is null || ForegroundTarget > TimeSpan.Zero, $"{nameof(ForegroundTarget)} must be positive when set");
-        problems.Positive(ForegroundBaselineWindow, nameof(ForegroundBaselineWindow));
-        problems.Require(ForegroundCutFactor is > 0 and < 1, $"{nameof(ForegroundCutFactor)} must be in (0, 1) (was {ForegroundCutFactor})");
-        problems.InRange(LargeDocumentBudgetFraction, 0.1, 16, nameof(LargeDocumentBudgetFraction));
-        problems.Require(CooldownAfterCut >= TimeSpan.Zero, $"{nameof(CooldownAfterCut)} must not be negative");
-        problems.Require(BufferFullFraction is > 0 and <= 1, $"{nameof(BufferFullFraction)} must be in (0, 1] (was {BufferFullFraction})");
-        problems.InRange(BusyConsumerMaxWaitFraction, 0, 1, nameof(BusyConsumerMaxWaitFraction));
-        problems.InRange(BusyConsumerMinBufferedFraction, 0, 1, nameof(BusyConsumerMinBufferedFraction));
-        problems.Positive(BusyConsumerWindow, nameof(BusyConsumerWindow));
-        problems.Positive(TargetTaskDuration, nameof(TargetTaskDuration));
-        problems.Require(MinTaskBytes > 0 && MinTaskBytes <= MaxTaskBytes, $"{nameof(MinTaskBytes)} must be positive and at most {nameof(MaxTaskBytes)}");
-        problems.Require(InitialTaskBytes >= MinTaskBytes && InitialTaskBytes <= MaxTaskBytes, $"{nameof(InitialTaskBytes)} must be within [{nameof(MinTaskBytes)}, {nameof(MaxTaskBytes)}]");
-        problems.Positive(TaskSizingWindow, nameof(TaskSizingWindow));
-        problems.ThrowIfAny();
-        return this;
-    }
+    /// <summary>Runs <see cref="ControllerOptionsValidator"/>: throws <see cref="OptionsValidationException"/> naming every invalid setting; returns this.</summary>
+    public ControllerOptions Validate() => OptionProblems.ThrowIfInvalid(new ControllerOptionsValidator(), this);
 
     public override string ToString()
     {
@@ -190,5 +158,42 @@ public sealed record ControllerOptions
             $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
             $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
             $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+    }
+}
+
+/// <summary>The rules of <see cref="ControllerOptions"/>, each problem naming the setting, its value and the rule.</summary>
+public sealed class ControllerOptionsValidator : IValidateOptions<ControllerOptions>
+{
+    public ValidateOptionsResult Validate(string? name, ControllerOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(ControllerOptions) + ".");
+        problems.InRange(options.MaxConcurrency, 1, ControllerOptions.AbsoluteMaxConcurrency, nameof(ControllerOptions.MaxConcurrency));
+        problems.InRange(options.InitialConcurrency, 1, options.MaxConcurrency, nameof(ControllerOptions.InitialConcurrency));
+        problems.Require(options.FixedConcurrency is null || (options.FixedConcurrency >= 1 && options.FixedConcurrency <= options.MaxConcurrency),
+            $"{nameof(ControllerOptions.FixedConcurrency)} must be in [1, {nameof(ControllerOptions.MaxConcurrency)} = {options.MaxConcurrency}] when set (was {options.FixedConcurrency})");
+        problems.InRange(options.GrowthMinGain, 0, 1, nameof(ControllerOptions.GrowthMinGain));
+        problems.Positive(options.SettleTime, nameof(ControllerOptions.SettleTime));
+        problems.Positive(options.MeasureTime, nameof(ControllerOptions.MeasureTime));
+        problems.Require(options.MaxMeasureTime >= options.MeasureTime, $"{nameof(ControllerOptions.MaxMeasureTime)} must be at least {nameof(ControllerOptions.MeasureTime)}");
+        problems.Positive(options.PlateauTime, nameof(ControllerOptions.PlateauTime));
+        problems.InRange(options.LatencyInflationLimit, 1.01, 100, nameof(ControllerOptions.LatencyInflationLimit));
+        problems.Positive(options.LatencyBaselineWindow, nameof(ControllerOptions.LatencyBaselineWindow));
+        problems.Require(options.QueueingCutFactor is > 0 and < 1, $"{nameof(ControllerOptions.QueueingCutFactor)} must be in (0, 1) (was {options.QueueingCutFactor})");
+        problems.InRange(options.ForegroundTargetFactor, 1.01, 100, nameof(ControllerOptions.ForegroundTargetFactor));
+        problems.Require(options.ForegroundTarget is null || options.ForegroundTarget > TimeSpan.Zero, $"{nameof(ControllerOptions.ForegroundTarget)} must be positive when set");
+        problems.Positive(options.ForegroundBaselineWindow, nameof(ControllerOptions.ForegroundBaselineWindow));
+        problems.Require(options.ForegroundCutFactor is > 0 and < 1, $"{nameof(ControllerOptions.ForegroundCutFactor)} must be in (0, 1) (was {options.ForegroundCutFactor})");
+        problems.InRange(options.LargeDocumentBudgetFraction, 0.1, 16, nameof(ControllerOptions.LargeDocumentBudgetFraction));
+        problems.Require(options.CooldownAfterCut >= TimeSpan.Zero, $"{nameof(ControllerOptions.CooldownAfterCut)} must not be negative");
+        problems.Require(options.BufferFullFraction is > 0 and <= 1, $"{nameof(ControllerOptions.BufferFullFraction)} must be in (0, 1] (was {options.BufferFullFraction})");
+        problems.InRange(options.BusyConsumerMaxWaitFraction, 0, 1, nameof(ControllerOptions.BusyConsumerMaxWaitFraction));
+        problems.InRange(options.BusyConsumerMinBufferedFraction, 0, 1, nameof(ControllerOptions.BusyConsumerMinBufferedFraction));
+        problems.Positive(options.BusyConsumerWindow, nameof(ControllerOptions.BusyConsumerWindow));
+        problems.Positive(options.TargetTaskDuration, nameof(ControllerOptions.TargetTaskDuration));
+        problems.Require(options.MinTaskBytes > 0 && options.MinTaskBytes <= options.MaxTaskBytes, $"{nameof(ControllerOptions.MinTaskBytes)} must be positive and at most {nameof(ControllerOptions.MaxTaskBytes)}");
+        problems.Require(options.InitialTaskBytes >= options.MinTaskBytes && options.InitialTaskBytes <= options.MaxTaskBytes, $"{nameof(ControllerOptions.InitialTaskBytes)} must be within [{nameof(ControllerOptions.MinTaskBytes)}, {nameof(ControllerOptions.MaxTaskBytes)}]");
+        problems.Positive(options.TaskSizingWindow, nameof(ControllerOptions.TaskSizingWindow));
+        return problems.Result;
     }
 }

@@ -5,20 +5,14 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// The modelled network disk in real time: each read waits FIFO for one of
 /// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and then holds it for the
-/// modelled service time (<see cref="NetworkDiskModelOptions.ServiceTime"/>). It only adds delay:
-/// the real read path performs the store read and then calls this model, so a fast local disk
+/// modelled service time. It only adds delay after the real store read, so a fast local disk
 /// behaves like a cloud volume. Cancellation during the wait or the delay returns promptly.
 /// <para>
-/// The slots are a bounded channel: a read writes one item (waiting while the channel is full) and
-/// takes one out when done. Its waiting writers are served in arrival order, async and blocking
-/// alike, as the model's device queue is meant to be (and as its virtual-time twin is).
-/// SemaphoreSlim promises no order: its blocking and async waiters are two queues with their own
-/// priority rules, and a newcomer may take a freed count before a queued waiter; the measurement's
-/// async foreground Gets share this model with the prefetcher's blocking readers.
-/// </para>
-/// <para>
-/// Thread-safe: any number of async callers and dedicated reader threads may read at once.
-/// The prefetcher tests' simulations use a virtual-time twin (NetworkDiskModelClock) with the same semantics.
+/// The slots are a bounded channel (write one to enter, read one to leave) because its waiting
+/// writers are served in arrival order, async and blocking alike, as the device queue (and the
+/// tests' virtual-time twin, NetworkDiskModelClock) is; SemaphoreSlim promises no order between
+/// its blocking and async waiters, and the measurement's async foreground Gets share this model
+/// with the prefetcher's blocking readers. Thread-safe.
 /// </para>
 /// </summary>
 public sealed class NetworkDiskModel

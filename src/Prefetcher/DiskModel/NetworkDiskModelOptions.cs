@@ -1,14 +1,13 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Parameters of the modelled network-attached cloud disk (see <see cref="NetworkDiskModel"/>, and
-/// its virtual-time twin in the prefetcher tests' simulations). It is a model, not a measurement: local disks here are fast
-/// and the page cache hides I/O, so tests and benchmarks add the delays such a disk would have.
-/// Immutable; <see cref="Validate"/> runs when a model is built from it. <see cref="ToString"/>
-/// states every parameter, because benchmark results quote it.
-/// <para>
-/// The service-time formula lives only in <see cref="ServiceTime"/>: both model forms use it.
-/// </para>
+/// Parameters of the modelled network-attached cloud disk (<see cref="NetworkDiskModel"/> and its
+/// virtual-time twin in the tests): local disks here are fast and the page cache hides I/O, so tests
+/// and benchmarks add the delays such a disk would have. <see cref="NetworkDiskModelOptionsValidator"/>
+/// runs when a model is built; <see cref="ToString"/> states every parameter, as benchmark results
+/// quote it; <see cref="ServiceTime"/> is the one service-time formula, for both model forms.
 /// </summary>
 public sealed record NetworkDiskModelOptions
 {
@@ -24,17 +23,8 @@ public sealed record NetworkDiskModelOptions
     /// <summary>Optional whole-device cap shared by the requests in service; null = none.</summary>
     public long? DeviceBandwidthBytesPerSecond { get; init; }
 
-    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
-    public NetworkDiskModelOptions Validate()
-    {
-        var problems = new OptionProblems(nameof(NetworkDiskModelOptions));
-        problems.Require(RequestLatency >= TimeSpan.Zero, $"{nameof(RequestLatency)} must not be negative (was {RequestLatency})");
-        problems.Require(StreamBandwidthBytesPerSecond > 0, $"{nameof(StreamBandwidthBytesPerSecond)} must be positive");
-        problems.InRange(UsefulQueueDepth, 1, 4096, nameof(UsefulQueueDepth));
-        problems.Require(DeviceBandwidthBytesPerSecond is null or > 0, $"{nameof(DeviceBandwidthBytesPerSecond)} must be positive when set");
-        problems.ThrowIfAny();
-        return this;
-    }
+    /// <summary>Runs <see cref="NetworkDiskModelOptionsValidator"/>: throws <see cref="OptionsValidationException"/> naming every invalid setting; returns this.</summary>
+    public NetworkDiskModelOptions Validate() => OptionProblems.ThrowIfInvalid(new NetworkDiskModelOptionsValidator(), this);
 
     /// <summary>
     /// Time one request of <paramref name="bytes"/> holds its slot:
@@ -64,5 +54,20 @@ public sealed record NetworkDiskModelOptions
         var device = DeviceBandwidthBytesPerSecond is { } cap ? $"device cap {ControlText.Rate(cap)}" : "no device cap";
         return $"network disk model: {ControlText.Duration(RequestLatency)} per request, " +
             $"{ControlText.Rate(StreamBandwidthBytesPerSecond)} per stream, useful queue depth {UsefulQueueDepth}, {device}";
+    }
+}
+
+/// <summary>The rules of <see cref="NetworkDiskModelOptions"/>.</summary>
+public sealed class NetworkDiskModelOptionsValidator : IValidateOptions<NetworkDiskModelOptions>
+{
+    public ValidateOptionsResult Validate(string? name, NetworkDiskModelOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(NetworkDiskModelOptions) + ".");
+        problems.Require(options.RequestLatency >= TimeSpan.Zero, $"{nameof(options.RequestLatency)} must not be negative (was {options.RequestLatency})");
+        problems.Require(options.StreamBandwidthBytesPerSecond > 0, $"{nameof(options.StreamBandwidthBytesPerSecond)} must be positive");
+        problems.InRange(options.UsefulQueueDepth, 1, 4096, nameof(options.UsefulQueueDepth));
+        problems.Require(options.DeviceBandwidthBytesPerSecond is null or > 0, $"{nameof(options.DeviceBandwidthBytesPerSecond)} must be positive when set");
+        return problems.Result;
     }
 }

@@ -16,13 +16,7 @@ public interface IBatchSource : IAsyncDisposable
     /// <summary>Etag high-water mark of the snapshot being read: after the last batch, the change feed continues from it.</summary>
     long SnapshotEtag { get; }
 
-    /// <summary>
-    /// Every document with an id up to this one (inclusive, UTF-8 key order) has been handed out by
-    /// a take; null while none is (or the start key of a resumed run). Reads complete out of key
-    /// order, so this trails the largest id handed out: it is the last id of the longest prefix of
-    /// read tasks, in key order, that were taken completely. The same value as the last batch's
-    /// <see cref="PrefetchBatch.HandedOutThrough"/>; a rebuild checkpoints it and resumes after it.
-    /// </summary>
+    /// <summary>The last batch's <see cref="PrefetchBatch.HandedOutThrough"/>: what a rebuild checkpoints and resumes after.</summary>
     string? HandedOutThrough { get; }
 
     /// <summary>
@@ -34,16 +28,14 @@ public interface IBatchSource : IAsyncDisposable
     /// the source was cancelled, <see cref="ObjectDisposedException"/> after disposal.
     /// </summary>
     ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
-
-    /// <summary>Every batch until the end, each taken as by <see cref="TakeAsync"/>.</summary>
-    IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
 }
 
 /// <summary>What every <see cref="IBatchSource"/> does the same way.</summary>
-internal static class BatchSources
+public static class BatchSources
 {
+    /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(
-        IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken)
+        this IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)
     {
         while (await source.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
         {

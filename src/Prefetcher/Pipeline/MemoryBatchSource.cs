@@ -37,8 +37,5 @@ internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> docume
         return ValueTask.FromResult<PrefetchBatch?>(new PrefetchBatch(batch, bytes, waited: false, handedOutThrough: null));
     }
 
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
-
     public ValueTask DisposeAsync() => ValueTask.CompletedTask;
 }

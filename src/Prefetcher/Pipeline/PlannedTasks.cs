@@ -4,8 +4,8 @@ namespace Indexing.Prefetcher;
 /// The read tasks of one run, cut lazily from the source's metadata scan by <see cref="ReadPlanner"/>,
 /// and counted as planned as they are cut (so planned totals grow with the scan). A failure of the
 /// scan (or of the planner's order check) is wrapped once as <see cref="PrefetchReadException"/>
-/// naming where the scan had got to; only the run's own cancellation (an <see cref="OperationCanceledException"/>
-/// once <c>cancellationToken</c> fired) and <see cref="OutOfMemoryException"/> pass unwrapped. Single-threaded: the planning thread owns it.
+/// naming where the scan had got to (see <see cref="PrefetchReadException.ShouldWrap"/>).
+/// Single-threaded: the planning thread owns it.
 /// </summary>
 internal sealed class PlannedTasks(IDocumentReadSource source, PlanOptions options, Func<long>? targetTaskBytes, PrefetchMeter meter)
     : IDisposable

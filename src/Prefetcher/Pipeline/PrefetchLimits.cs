@@ -1,5 +1,7 @@
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -28,21 +30,30 @@ public sealed record PrefetchLimits
         var rate = MaxBytesPerSecond is { } bytesPerSecond ? $"max {ControlText.Rate(bytesPerSecond)}" : "no MB/s cap";
         return $"budget {ByteSize.Format(BudgetBytes)}, {concurrency}, {rate}";
     }
+}
 
-    internal PrefetchLimits Validate(int fixedMaxConcurrency)
+/// <summary>
+/// The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and, for the starting limits,
+/// by <see cref="PrefetchOptionsValidator"/>. The concurrency cap's upper end is the running prefetcher's
+/// ControllerOptions.MaxConcurrency, fixed at start.
+/// </summary>
+public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
+{
+    public ValidateOptionsResult Validate(string? name, PrefetchLimits options)
     {
-        var problems = new OptionProblems(nameof(PrefetchLimits));
-        AddProblems(problems, fixedMaxConcurrency);
-        problems.ThrowIfAny();
-        return this;
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(PrefetchLimits) + ".");
+        AddProblems(problems, options, fixedMaxConcurrency);
+        return problems.Result;
     }
 
-    internal void AddProblems(OptionProblems problems, int fixedMaxConcurrency)
+    // Also for PrefetchOptions, whose starting limits carry the same names.
+    internal static void AddProblems(OptionProblems problems, PrefetchLimits limits, int fixedMaxConcurrency)
     {
-        problems.Require(BudgetBytes >= 1, $"{nameof(BudgetBytes)} must be at least 1 byte (was {BudgetBytes})");
-        problems.Require(MaxConcurrency is null || (MaxConcurrency >= 1 && MaxConcurrency <= fixedMaxConcurrency),
-            $"{nameof(MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {MaxConcurrency}); " +
+        problems.Require(limits.BudgetBytes >= 1, $"{nameof(limits.BudgetBytes)} must be at least 1 byte (was {limits.BudgetBytes})");
+        problems.Require(limits.MaxConcurrency is null || (limits.MaxConcurrency >= 1 && limits.MaxConcurrency <= fixedMaxConcurrency),
+            $"{nameof(limits.MaxConcurrency)} must be in [1, {fixedMaxConcurrency}] (was {limits.MaxConcurrency}); " +
             $"the upper end is ControllerOptions.MaxConcurrency, fixed at start");
-        problems.Require(MaxBytesPerSecond is null or >= 1, $"{nameof(MaxBytesPerSecond)} must be at least 1 when set (was {MaxBytesPerSecond})");
+        problems.Require(limits.MaxBytesPerSecond is null or >= 1, $"{nameof(limits.MaxBytesPerSecond)} must be at least 1 when set (was {limits.MaxBytesPerSecond})");
     }
 }

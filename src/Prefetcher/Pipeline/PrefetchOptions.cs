@@ -1,10 +1,12 @@
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Settings of a prefetcher, fixed when it starts. <see cref="Validate"/> runs when a prefetcher is
-/// built from them, naming every invalid setting at once; <see cref="ToString"/> states the
+/// Settings of a prefetcher, fixed when it starts. <see cref="PrefetchOptionsValidator"/> runs when a
+/// prefetcher is built from them, naming every invalid setting at once; <see cref="ToString"/> states the
 /// effective configuration for logs and benchmark tables.
 /// <para>
 /// What may change while it runs (the "rethrottle" settings) is <see cref="PrefetchLimits"/>:
@@ -50,23 +52,8 @@ public sealed record PrefetchOptions
     /// <summary>The live limits a prefetcher starts with.</summary>
     public PrefetchLimits InitialLimits => new() { BudgetBytes = BudgetBytes, MaxBytesPerSecond = MaxBytesPerSecond };
 
-    /// <summary>Throws <see cref="ArgumentException"/> naming every invalid setting; returns this for chaining.</summary>
-    public PrefetchOptions Validate()
-    {
-        ArgumentNullException.ThrowIfNull(Controller, nameof(Controller));
-        Controller.Validate();
-        var problems = new OptionProblems(nameof(PrefetchOptions));
-        problems.Require(TickInterval >= TimeSpan.FromMilliseconds(10) && TickInterval <= TimeSpan.FromSeconds(10),
-            ControlText.Invariant($"{nameof(TickInterval)} must be in [10 ms, 10 s] (was {TickInterval})"));
-        problems.InRange(TickJitterFraction, 0, 0.5, nameof(TickJitterFraction));
-        problems.Require(HistoryLength >= TimeSpan.FromSeconds(10) && HistoryLength <= TimeSpan.FromHours(1),
-            ControlText.Invariant($"{nameof(HistoryLength)} must be in [10 s, 1 h] (was {HistoryLength})"));
-        problems.Positive(SizeHalfLife, nameof(SizeHalfLife));
-        problems.InRange(BaselineBatchDocuments, 1, PlanOptions.DefaultMaxDocumentsPerTask * 256, nameof(BaselineBatchDocuments));
-        InitialLimits.AddProblems(problems, Controller.MaxConcurrency);
-        problems.ThrowIfAny();
-        return this;
-    }
+    /// <summary>Runs <see cref="PrefetchOptionsValidator"/>: throws <see cref="OptionsValidationException"/> naming every invalid setting; returns this.</summary>
+    public PrefetchOptions Validate() => OptionProblems.ThrowIfInvalid(new PrefetchOptionsValidator(), this);
 
     public override string ToString()
     {
@@ -74,5 +61,30 @@ public sealed record PrefetchOptions
         return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)}, " +
             $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}, " +
             $"baselines read {BaselineBatchDocuments} documents per batch; {Controller}";
+    }
+}
+
+/// <summary>The rules of <see cref="PrefetchOptions"/>, its controller's and starting limits' included.</summary>
+public sealed class PrefetchOptionsValidator : IValidateOptions<PrefetchOptions>
+{
+    public ValidateOptionsResult Validate(string? name, PrefetchOptions options)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        var problems = new OptionProblems(nameof(PrefetchOptions) + ".");
+        problems.Require(options.TickInterval >= TimeSpan.FromMilliseconds(10) && options.TickInterval <= TimeSpan.FromSeconds(10),
+            ControlText.Invariant($"{nameof(options.TickInterval)} must be in [10 ms, 10 s] (was {options.TickInterval})"));
+        problems.InRange(options.TickJitterFraction, 0, 0.5, nameof(options.TickJitterFraction));
+        problems.Require(options.HistoryLength >= TimeSpan.FromSeconds(10) && options.HistoryLength <= TimeSpan.FromHours(1),
+            ControlText.Invariant($"{nameof(options.HistoryLength)} must be in [10 s, 1 h] (was {options.HistoryLength})"));
+        problems.Positive(options.SizeHalfLife, nameof(options.SizeHalfLife));
+        problems.InRange(options.BaselineBatchDocuments, 1, PlanOptions.DefaultMaxDocumentsPerTask * 256, nameof(options.BaselineBatchDocuments));
+        problems.Require(options.Controller is not null, $"{nameof(options.Controller)} must be set");
+        if (options.Controller is { } controller)
+        {
+            problems.Include(new ControllerOptionsValidator().Validate(name, controller));
+            PrefetchLimitsValidator.AddProblems(problems, options.InitialLimits, controller.MaxConcurrency);
+        }
+
+        return problems.Result;
     }
 }

@@ -129,10 +129,6 @@ public sealed partial class PrefetchPipeline : IBatchSource
         return null;
     }
 
-    /// <inheritdoc />
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
-
     /// <summary>
     /// Changes the live limits (a rethrottle). Lowering revokes nothing: running reads finish and
     /// held bytes stay until taken; new reads wait until they fit the new limits.
@@ -141,7 +137,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
     {
         ArgumentNullException.ThrowIfNull(limits);
         ObjectDisposedException.ThrowIf(IsDisposed, this);
-        _admission.SetLimits(limits.Validate(_options.Controller.MaxConcurrency));
+        _admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
     }
 
     /// <summary>

@@ -9,16 +9,7 @@ namespace Indexing.Prefetcher;
 /// </summary>
 public sealed class PrefetchReadException : Exception
 {
-    public PrefetchReadException()
-    {
-    }
-
-    public PrefetchReadException(string message)
-        : base(message)
-    {
-    }
-
-    public PrefetchReadException(string message, Exception innerException)
+    private PrefetchReadException(string message, Exception innerException)
         : base(message, innerException)
     {
     }

@@ -4,22 +4,20 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// When the planner may issue its next read: budget, MB/s cap, concurrency and the baselines'
-/// read-ahead credits behind one lock. <see cref="Admit"/> takes, each once available, a credit,
-/// the bytes, the rate tokens, a slot: budget first, so that it bounds what reads bring in; the slot
+/// read-ahead credits behind one lock. <see cref="Admit"/> takes a credit, the bytes, the rate
+/// tokens and a slot, in that order: budget first, so that it bounds what reads bring in; the slot
 /// last, so that a read waiting for tokens does not count as running.
 /// <para>
-/// Budget: bytes in flight plus buffered (read, not yet taken) stay within the limit, except that a
-/// read larger than the whole limit is admitted alone, when nothing else is held (else it could never
-/// be read). The one waiter is the planner, issuing in key order, so a giant waiting for room is never
-/// overtaken by small reads that would keep it from ever fitting. Cap: a token bucket of
-/// <see cref="BurstTime"/>; a read starts once the bucket holds its bytes or is full, then takes them
-/// all, into debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
+/// Budget: in flight plus buffered stay within the limit, except that a read larger than the whole
+/// limit is admitted alone when nothing else is held (else it could never be read). The one waiter
+/// issues in key order, so small reads never overtake a giant waiting for room. Cap: a token bucket
+/// of <see cref="BurstTime"/>; a read starts once the bucket holds its bytes or is full, going into
+/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
 /// </para>
 /// <para>
-/// Limits change live and lowering one revokes nothing. Threading: one admitting thread; the rest
-/// from any thread. The planner sleeps in <see cref="Monitor.Wait(object, TimeSpan)"/>; every change
-/// that may let it on pulses, as does its token. Returning more than was taken throws at once: the
-/// accounting checks are cheap and on in every build.
+/// Limits change live; lowering one revokes nothing. Threading: one admitting thread, asleep in
+/// <see cref="Monitor.Wait(object, TimeSpan)"/> and pulsed by every change and by its token; the
+/// rest from any thread. Returning more than was taken throws at once (cheap checks, every build).
 /// </para>
 /// </summary>
 internal sealed class ReadAdmission

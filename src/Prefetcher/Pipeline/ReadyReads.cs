@@ -22,28 +22,23 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     private readonly HandOutWatermark _watermark = new(startAfterId);
 
     private readonly Channel<CompletedRead> _channel = Channel.CreateUnbounded<CompletedRead>(
-        new UnboundedChannelOptions { SingleReader = true, SingleWriter = false, AllowSynchronousContinuations = false });
+        new UnboundedChannelOptions { AllowSynchronousContinuations = false });
 
     private readonly Lock _takeLock = new();
     private CompletedRead? _current;
     private int _offset;
     private int _taking;
 
-    // The single-reader channel cannot count its items, so published-but-not-started reads are counted here.
-    private int _inChannel;
-
     /// <summary>Completed reads not yet fully taken.</summary>
-    public int Queued => Volatile.Read(ref _inChannel) + (Volatile.Read(ref _current) is null ? 0 : 1);
+    public int Queued => _channel.Reader.Count + (Volatile.Read(ref _current) is null ? 0 : 1);
 
     /// <summary>See <see cref="IBatchSource.HandedOutThrough"/>.</summary>
     public string? HandedOutThrough => _watermark.Through;
 
     public void Publish(CompletedRead read)
     {
-        Interlocked.Increment(ref _inChannel);
         if (!_channel.Writer.TryWrite(read))
         {
-            Interlocked.Decrement(ref _inChannel);
             throw new InvalidOperationException(
                 $"A read of {MessageText.Quote(read.Task.FirstId)}..{MessageText.Quote(read.Task.LastId)} completed after the prefetcher stopped publishing; readers must stop first.");
         }
@@ -114,7 +109,6 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
 
             while (_channel.Reader.TryRead(out var read))
             {
-                Interlocked.Decrement(ref _inChannel);
                 bytes += read.Bytes;
             }
 
@@ -175,7 +169,6 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 return null;
             }
 
-            Interlocked.Decrement(ref _inChannel);
             Volatile.Write(ref _current, next);
             onReadStarted();
         }

@@ -1,4 +1,3 @@
-using System.Buffers;
 using System.Diagnostics;
 
 using Indexing.Storage;
@@ -8,14 +7,9 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reads one task through the source and does the bookkeeping of a read: checks that the source
 /// returned exactly the task's documents (ids and etags), records their sizes and times the read.
-/// <para>
-/// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range;
-/// <see cref="OutOfMemoryException"/> passes unwrapped, and so does <see cref="OperationCanceledException"/>
-/// once the run's token fired (the run's own cancellation); an OCE the source raised for a reason of its
-/// own (an internal timeout, say) is a read failure like any other and is wrapped.
-/// The reservation stays the caller's either way. Thread-safe (stateless besides the thread-safe
-/// source and meter).
-/// </para>
+/// A failure is wrapped once, here, as <see cref="PrefetchReadException"/> naming the key range
+/// (see <see cref="PrefetchReadException.ShouldWrap"/>); the reservation stays the caller's either
+/// way. Thread-safe (stateless besides the thread-safe source and meter).
 /// </summary>
 internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter)
 {
@@ -45,7 +39,7 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
             throw PrefetchReadException.ForTask(task, exception);
         }
 
-        RecordSizes(task, documents);
+        meter.Sizes.RecordBatch(documents);
         meter.ReadCompleted(bytes, documents.Count, latency);
         return new CompletedRead(task, documents, bytes);
     }
@@ -79,23 +73,5 @@ internal sealed class TaskReader(IDocumentReadSource source, PrefetchMeter meter
         }
 
         return bytes;
-    }
-
-    private void RecordSizes(ReadTask task, List<PrefetchedDocument> documents)
-    {
-        var sizes = ArrayPool<long>.Shared.Rent(documents.Count);
-        try
-        {
-            for (var i = 0; i < documents.Count; i++)
-            {
-                sizes[i] = documents[i].SizeBytes;
-            }
-
-            meter.Sizes.RecordBatch(sizes.AsSpan(0, documents.Count), task.Ids.AsSpan());
-        }
-        finally
-        {
-            ArrayPool<long>.Shared.Return(sizes);
-        }
     }
 }

@@ -3,25 +3,21 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 // Owns a decayed histogram of recent document sizes, for the controller (how big are tasks in
-// documents, how much budget does a typical read need) and the pressure view (is a giant in flight).
+// documents) and the pressure view (is a giant in flight).
 //
-// Buckets are log-linear: exact below 32 bytes, then 16 sub-buckets per power of two up to 4 GiB,
-// so any bucket is at most 1/16 (6.25%) of its values wide (LogLinearBuckets does the maths); one
-// overflow bucket holds 4 GiB and above. Reported percentiles are interpolated inside their bucket (never outside its bounds) and
-// clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
+// Buckets are log-linear (LogLinearBuckets): exact below 32 bytes, then 16 sub-buckets per power of
+// two (at most 6.25% wide) up to 4 GiB, and one overflow bucket above. Percentiles are interpolated
+// inside their bucket and clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
 //
-// Decay: the controller calls Decay(factor) once per tick; every weight is multiplied by factor,
-// so a size recorded t ticks ago weighs factor^t (FactorForHalfLife turns a half-life into a factor).
-// Weights under MinWeight are dropped to zero so long runs never compute on denormals.
+// Decay: once per tick every weight is multiplied by the factor, so a size recorded t ticks ago
+// weighs factor^t; weights under MinWeight become zero (no denormals in long runs).
 //
-// "Recent" maximum and largest id: the largest document recorded during the current tick and the
-// previous RecentWindowTicks - 1 ticks, i.e. a size stops counting after RecentWindowTicks calls to
-// Decay (40 ticks of 250 ms = 10 s by default). It is exact, not decayed, so one giant seen long
-// ago ages out completely instead of lingering at a fraction of its weight. If nothing was recorded
-// in the window, Max is 0 and percentiles come from the decayed weights alone, unclamped.
+// The recent maximum (and its id) is exact, not decayed: the largest document of the last
+// RecentWindowTicks ticks (10 s by default), so one giant seen long ago ages out completely. With
+// nothing recorded in the window, Max is 0 and percentiles are unclamped.
 //
-// Threading: Record/RecordBatch from any number of reader threads, Decay from the controller,
-// Snapshot from anyone; one lock guards everything (a Record is a few adds under it).
+// Threading: Record/RecordBatch from any reader thread, Decay from the tick, Snapshot from anyone;
+// one lock guards everything.
 internal sealed class DocumentSizeHistogram
 {
     public const int DefaultRecentWindowTicks = 40;
@@ -78,42 +74,26 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One lock for a whole task's documents. Validated before anything is recorded, so a bad
-    // element leaves the histogram unchanged.
-    public void RecordBatch(ReadOnlySpan<long> sizesBytes, ReadOnlySpan<string> documentIds)
+    // One lock for a whole read's documents (body lengths: never negative).
+    public void RecordBatch(IReadOnlyList<PrefetchedDocument> documents)
     {
-        if (sizesBytes.Length != documentIds.Length)
-        {
-            throw new ArgumentException(
-                $"RecordBatch got {sizesBytes.Length} sizes but {documentIds.Length} ids; each size needs its document's id.",
-                nameof(documentIds));
-        }
-
-        if (sizesBytes.IsEmpty)
+        if (documents.Count == 0)
         {
             return;
         }
 
-        var largest = 0;
-        for (var i = 0; i < sizesBytes.Length; i++)
-        {
-            ThrowIfNegative(sizesBytes[i]);
-            ArgumentNullException.ThrowIfNull(documentIds[i], nameof(documentIds));
-            if (sizesBytes[i] > sizesBytes[largest])
-            {
-                largest = i;
-            }
-        }
-
+        var largest = documents[0];
         lock (_lock)
         {
-            foreach (var size in sizesBytes)
+            for (var i = 0; i < documents.Count; i++)
             {
-                _weights[BucketIndex(size)] += 1;
+                var document = documents[i];
+                _weights[BucketIndex(document.SizeBytes)] += 1;
+                largest = document.SizeBytes > largest.SizeBytes ? document : largest;
             }
 
-            _weightedCount += sizesBytes.Length;
-            OfferRecentLocked(sizesBytes[largest], documentIds[largest]);
+            _weightedCount += documents.Count;
+            OfferRecentLocked(largest.SizeBytes, largest.Id);
         }
     }
 

@@ -164,19 +164,16 @@ internal sealed class ServerOptions
                 "nice value of the indexing and merge threads; 0 leaves them at the request threads' priority", problems),
         };
 
-        StoreOptions? store = null;
-        try
+        // Storage's validator judges the store settings, naming them by its own names: name them as
+        // the server's users know them.
+        var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
+        var storeProblems = new StoreOptionsValidator().Validate(name: null, store);
+        if (storeProblems.Failed)
         {
-            store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
-        }
-        catch (ArgumentOutOfRangeException e)
-        {
-            // StoreOptions states the value and its range itself, naming the setting by its own name:
-            // name it as the server's users know it, and drop the parameter suffix the BCL appends.
-            problems.Add(StorageSettingNames.Map(e.Message.Split(" (Parameter", 2)[0]));
+            problems.AddRange(storeProblems.Failures.Select(StorageSettingNames.Map));
         }
 
-        return problems.Count > 0 || store is null
+        return problems.Count > 0
             ? null
             : new ServerOptions(dataDirectory, address, port, apiKey, allowedHosts, limits, store, indexes);
     }

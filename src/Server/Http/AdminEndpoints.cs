@@ -8,6 +8,7 @@ using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
 using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Options;
 using Prometheus;
 
 namespace Indexing.Server.Http;
@@ -119,7 +120,7 @@ internal static class AdminEndpoints
                 {
                     adaptive.UpdateLimits(change.Apply(adaptive.Limits));
                 }
-                catch (ArgumentException e)
+                catch (OptionsValidationException e)
                 {
                     // The prefetcher's own rules (e.g. concurrency above the maximum it started with).
                     return ProblemResults.BadRequest("Invalid prefetch limits",

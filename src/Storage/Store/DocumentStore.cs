@@ -99,10 +99,11 @@ public sealed partial class DocumentStore : IDisposable
 
     /// <summary>Opens (creating if missing) the store in <paramref name="path"/>.</summary>
     /// <exception cref="DocumentStoreException">RocksDB could not open it (locked by another process, corrupt, no permission).</exception>
+    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="options"/> break a rule of <see cref="StoreOptionsValidator"/>; nothing was created.</exception>
     public static DocumentStore Open(string path, StoreOptions? options = null)
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(path);
-        options ??= StoreOptions.Default;
+        options = OptionProblems.ThrowIfInvalid(new StoreOptionsValidator(), options ?? StoreOptions.Default);
         var full = System.IO.Path.GetFullPath(path);
         try
         {

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Indexer.Tests.Index;
 
 public sealed class IndexOptionsTests
@@ -9,11 +11,10 @@ public sealed class IndexOptionsTests
     [InlineData(nameof(IndexOptions.TakeMaxBytes), (1L << 30) + 1, "TakeMaxBytes is 1073741825; it must be from 64 KiB to 1 GiB.")]
     public void ByteSetting_OutsideItsRange_IsRefusedNamingTheSettingValueAndRange(string setting, long value, string message)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => WithBytes(setting, value));
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(WithBytes(setting, value)));
 
-        Assert.Equal(setting, error.ParamName);
-        Assert.Equal(value, error.ActualValue);
-        Assert.StartsWith(message, error.Message, StringComparison.Ordinal);
+        Assert.Equal(typeof(IndexOptions), error.OptionsType);
+        Assert.Equal([$"IndexOptions.{message}"], error.Failures);
     }
 
     [Theory]
@@ -23,7 +24,7 @@ public sealed class IndexOptionsTests
     [InlineData(nameof(IndexOptions.TakeMaxBytes), 1L << 30)]
     public void ByteSetting_AtItsBounds_IsKept(string setting, long value)
     {
-        var options = WithBytes(setting, value);
+        var options = Validate(WithBytes(setting, value));
 
         Assert.Equal(value, setting == nameof(IndexOptions.CommitEveryBytes) ? options.CommitEveryBytes : options.TakeMaxBytes);
     }
@@ -34,9 +35,9 @@ public sealed class IndexOptionsTests
     [InlineData(double.NaN)]
     public void BuildRamBuffer_OutsideItsRange_IsRefusedNamingTheSetting(double value)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new IndexOptions { BuildRamBufferSizeMB = value });
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { BuildRamBufferSizeMB = value }));
 
-        Assert.Equal(nameof(IndexOptions.BuildRamBufferSizeMB), error.ParamName);
+        Assert.Contains("IndexOptions.BuildRamBufferSizeMB is ", error.Message, StringComparison.Ordinal);
         Assert.Contains("it must be from 1 to 2048 (MB)", error.Message, StringComparison.Ordinal);
     }
 
@@ -49,6 +50,21 @@ public sealed class IndexOptionsTests
         Assert.True(options.BuildRamBufferSizeMB > options.RamBufferSizeMB);
         Assert.Contains("RAM buffer 16 MB (64 MB building)", options.ToString(), StringComparison.Ordinal);
     }
+
+    [Fact]
+    public void Open_InvalidOptions_RefusedBeforeTheDirectoryIsMade()
+    {
+        var directory = Path.Combine(Path.GetTempPath(), $"index-options-{Guid.NewGuid():N}");
+
+        var error = Assert.Throws<OptionsValidationException>(
+            () => DocumentIndex.Open(directory, IndexTestEnvironment.Orders, new IndexOptions { ChangeBatchSize = 0, TakeMaxDocuments = 0 }));
+
+        Assert.Contains("IndexOptions.ChangeBatchSize is 0; it must be from 1 to 100000 (entries).", error.Message, StringComparison.Ordinal);
+        Assert.Contains("IndexOptions.TakeMaxDocuments is 0", error.Message, StringComparison.Ordinal);
+        Assert.False(System.IO.Directory.Exists(directory));
+    }
+
+    private static IndexOptions Validate(IndexOptions options) => OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), options);
 
     private static IndexOptions WithBytes(string setting, long value) => setting switch
     {

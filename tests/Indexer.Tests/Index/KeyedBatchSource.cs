@@ -68,8 +68,5 @@ internal sealed class KeyedBatchSource : IBatchSource
         return new PrefetchBatch(batch, batch.Sum(d => (long)d.SizeBytes), waited: false, handedOutThrough: batch[^1].Id);
     }
 
-    public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-        throw new NotSupportedException("the build takes batches one by one");
-
     public ValueTask DisposeAsync() => ValueTask.CompletedTask;
 }

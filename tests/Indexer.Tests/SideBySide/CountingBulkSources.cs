@@ -53,9 +53,6 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
             return batch;
         }
 
-        public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-            throw new NotSupportedException("the build takes batches one by one");
-
         public ValueTask DisposeAsync() => source.DisposeAsync();
     }
 }

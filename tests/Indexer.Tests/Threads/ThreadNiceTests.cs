@@ -6,6 +6,7 @@ using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Store;
 using Lucene.Net.Util;
+using Microsoft.Extensions.Options;
 
 namespace Indexing.Indexer.Tests.Threads;
 
@@ -121,10 +122,10 @@ public sealed class ThreadNiceTests
     [InlineData(20)]
     public void IndexingThreadNice_OutsideZeroTo19_IsRefusedNamingTheSettingAndRange(int nice)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new IndexOptions { IndexingThreadNice = nice });
+        var error = Assert.Throws<OptionsValidationException>(
+            () => OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), new IndexOptions { IndexingThreadNice = nice }));
 
-        Assert.Equal(nameof(IndexOptions.IndexingThreadNice), error.ParamName);
-        Assert.StartsWith($"IndexingThreadNice is {nice}; it must be from 0 to 19", error.Message, StringComparison.Ordinal);
+        Assert.StartsWith($"IndexOptions.IndexingThreadNice is {nice}; it must be from 0 to 19", error.Message, StringComparison.Ordinal);
     }
 
     // Hands out the inner source's batches; the take numbered pauseAtTake waits until Resume.
@@ -154,9 +155,6 @@ public sealed class ThreadNiceTests
 
             return await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false);
         }
-
-        public IAsyncEnumerable<PrefetchBatch> ReadAllAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
-            BatchSources.ReadAllAsync(this, maxDocuments, maxBytes, cancellationToken);
 
         public ValueTask DisposeAsync() => inner.DisposeAsync();
     }

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher.Tests;
 
 public sealed class ControllerOptionsTests
@@ -25,7 +27,7 @@ public sealed class ControllerOptionsTests
             MinTaskBytes = 0,
         };
 
-        var error = Assert.Throws<ArgumentException>(() => options.Validate());
+        var error = Assert.Throws<OptionsValidationException>(() => options.Validate());
 
         foreach (var name in new[] { "MaxConcurrency", "QueueingCutFactor", "SettleTime", "MinTaskBytes" })
         {
@@ -38,13 +40,13 @@ public sealed class ControllerOptionsTests
     {
         var options = new ControllerOptions { InitialConcurrency = 9, MaxConcurrency = 8 };
 
-        Assert.Contains("InitialConcurrency", Assert.Throws<ArgumentException>(() => options.Validate()).Message);
+        Assert.Contains("InitialConcurrency", Assert.Throws<OptionsValidationException>(() => options.Validate()).Message);
     }
 
     [Fact]
     public void Constructor_InvalidOptions_Throws()
     {
-        Assert.Throws<ArgumentException>(() => new ConcurrencyController(new ControllerOptions { GrowthMinGain = -0.1 }));
+        Assert.Throws<OptionsValidationException>(() => new ConcurrencyController(new ControllerOptions { GrowthMinGain = -0.1 }));
     }
 
     [Fact]
@@ -68,7 +70,7 @@ public sealed class ControllerOptionsTests
     {
         var options = new ControllerOptions { MaxConcurrency = 8, FixedConcurrency = fixedL };
 
-        var error = Assert.Throws<ArgumentException>(() => options.Validate());
+        var error = Assert.Throws<OptionsValidationException>(() => options.Validate());
 
         Assert.Contains($"FixedConcurrency must be in [1, MaxConcurrency = 8] when set (was {fixedL})", error.Message, StringComparison.Ordinal);
     }

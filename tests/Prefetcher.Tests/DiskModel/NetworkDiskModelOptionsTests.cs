@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher.Tests;
 
 public sealed class NetworkDiskModelOptionsTests
@@ -38,7 +40,7 @@ public sealed class NetworkDiskModelOptionsTests
     {
         var options = new NetworkDiskModelOptions { UsefulQueueDepth = 0, StreamBandwidthBytesPerSecond = 0, DeviceBandwidthBytesPerSecond = -1 };
 
-        var error = Assert.Throws<ArgumentException>(() => new NetworkDiskModelClock(options));
+        var error = Assert.Throws<OptionsValidationException>(() => new NetworkDiskModelClock(options));
 
         Assert.Contains("UsefulQueueDepth", error.Message);
         Assert.Contains("StreamBandwidthBytesPerSecond", error.Message);

@@ -1,6 +1,8 @@
 using System.Diagnostics;
 using Xunit.Abstractions;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>Rethrottling a running prefetcher: concurrency, budget and MB/s caps take effect live.</summary>
@@ -104,7 +106,7 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     {
         await using var prefetcher = Strategies.StartAdaptive(new InMemoryReadSourceDouble([]), new PrefetchOptions { Controller = _smallTasks });
 
-        var problem = Assert.Throws<ArgumentException>(() => prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 9 }));
+        var problem = Assert.Throws<OptionsValidationException>(() => prefetcher.UpdateLimits(prefetcher.Limits with { MaxConcurrency = 9 }));
 
         Assert.Contains("MaxConcurrency must be in [1, 8] (was 9)", problem.Message);
         Assert.Contains("ControllerOptions.MaxConcurrency", problem.Message);

@@ -1,3 +1,5 @@
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher.Tests;
 
 public sealed class PrefetchOptionsTests
@@ -32,12 +34,12 @@ public sealed class PrefetchOptionsTests
             BaselineBatchDocuments = 0,
         };
 
-        var problem = Assert.Throws<ArgumentException>(() => options.Validate());
+        var problem = Assert.Throws<OptionsValidationException>(() => options.Validate());
 
-        Assert.StartsWith("Invalid PrefetchOptions: ", problem.Message);
+        Assert.Equal(typeof(PrefetchOptions), problem.OptionsType);
         foreach (var name in new[] { "BudgetBytes", "TickInterval", "TickJitterFraction", "HistoryLength", "MaxBytesPerSecond", "BaselineBatchDocuments" })
         {
-            Assert.Contains(name, problem.Message);
+            Assert.Contains($"PrefetchOptions.{name} must", problem.Message);
         }
     }
 
@@ -46,7 +48,7 @@ public sealed class PrefetchOptionsTests
     {
         var source = new InMemoryReadSourceDouble([]);
 
-        Assert.Throws<ArgumentException>(() => Strategies.StartAdaptive(source, new PrefetchOptions { BudgetBytes = -1 }));
+        Assert.Throws<OptionsValidationException>(() => Strategies.StartAdaptive(source, new PrefetchOptions { BudgetBytes = -1 }));
 
         Assert.Equal(0, source.DisposeCount);
     }

@@ -2,6 +2,8 @@ using System.Text;
 using Indexing.Datasets;
 using Indexing.Storage;
 
+using Microsoft.Extensions.Options;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
@@ -179,7 +181,7 @@ public sealed class RocksDbPrefetchTests
         var strategy = Assert.Throws<ArgumentOutOfRangeException>(() => Prefetch.Start(temp.Store, Collection, (PrefetchStrategy)7));
         Assert.Contains("7", strategy.Message, StringComparison.Ordinal);
 
-        var options = Assert.Throws<ArgumentException>(() => Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 0 }));
+        var options = Assert.Throws<OptionsValidationException>(() => Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 0 }));
         Assert.Contains("BudgetBytes", options.Message, StringComparison.Ordinal);
         temp.AssertNoOpenHandles();
     }
