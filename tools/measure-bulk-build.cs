@@ -15,6 +15,7 @@
 // process allocated) and the medians over the builds, with /proc/loadavg before and after: quote
 // figures with the load average (above 1.5: indicative). The first build is a warm-up, not counted.
 using System.Diagnostics;
+using Indexing;
 using Indexing.Datasets;
 using Indexing.Indexer;
 using Indexing.Prefetcher;

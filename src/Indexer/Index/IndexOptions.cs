@@ -23,13 +23,23 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="BuildRamBufferSizeMB"/>.</summary>
     public const double DefaultBuildRamBufferSizeMB = 64;
 
+    /// <summary>Default <see cref="BulkCommitInterval"/>.</summary>
+    public static readonly TimeSpan DefaultBulkCommitInterval = TimeSpan.FromSeconds(10);
+
+    /// <summary>Default <see cref="BulkCommitShare"/>.</summary>
+    public const double DefaultBulkCommitShare = 0.05;
+
+    /// <summary>Smallest <see cref="BulkCommitShare"/>.</summary>
+    public const double MinBulkCommitShare = 0.01;
+
     private readonly int _indexingThreads = DefaultIndexingThreads;
     private readonly double _ramBufferSizeMB = DefaultRamBufferSizeMB;
     private readonly double _buildRamBufferSizeMB = DefaultBuildRamBufferSizeMB;
     private readonly int _indexingThreadNice = DefaultIndexingThreadNice;
     private readonly long _commitEveryBytes = 256L << 20;
     private readonly TimeSpan _commitInterval = TimeSpan.FromSeconds(10);
-    private readonly TimeSpan _bulkCommitInterval = TimeSpan.FromSeconds(10);
+    private readonly TimeSpan _bulkCommitInterval = DefaultBulkCommitInterval;
+    private readonly double _bulkCommitShare = DefaultBulkCommitShare;
     private readonly TimeSpan _refreshInterval = TimeSpan.FromMilliseconds(200);
     private readonly TimeSpan _followPollInterval = TimeSpan.FromMilliseconds(100);
     private readonly int _changeBatchSize = 1024;
@@ -89,14 +99,32 @@ public sealed record IndexOptions
     }
 
     /// <summary>
-    /// During a bulk build: commit this often (100 ms .. 1 h), off the feeding thread and while the
-    /// workers go on adding, recording the key a resumed build reads after. A build resumed after a
-    /// crash redoes at most about this much indexing; each commit flushes what the RAM buffer holds.
+    /// During a bulk build: the longest wait between commits (100 ms .. 1 h), the cap of the cadence
+    /// <see cref="BulkCommitShare"/> sets. Commits run off the feeding thread while the workers go on
+    /// adding, each recording the key a resumed build reads after: a build resumed after a crash redoes
+    /// at most about one wait of indexing. Each commit flushes what the RAM buffer holds.
     /// </summary>
     public TimeSpan BulkCommitInterval
     {
         get => _bulkCommitInterval;
         init => _bulkCommitInterval = CheckTime(value, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(BulkCommitInterval));
+    }
+
+    /// <summary>
+    /// During a bulk build: the wait between commits as a share (0.01 .. 1) of the build's estimated
+    /// duration (its total bytes at the rate so far), at least 1 s (and 5x the last commit's
+    /// duration), at most <see cref="BulkCommitInterval"/>: a crash costs a resumed build at most about
+    /// this share of a whole one. 1 commits every <see cref="BulkCommitInterval"/> once a build is
+    /// longer than it. The wait in force is <see cref="IndexStatus.BulkCommitInterval"/>.
+    /// </summary>
+    public double BulkCommitShare
+    {
+        get => _bulkCommitShare;
+        init => _bulkCommitShare = double.IsFinite(value) && value is >= MinBulkCommitShare and <= 1
+            ? value
+            : throw new ArgumentOutOfRangeException(nameof(BulkCommitShare), value,
+                $"{nameof(BulkCommitShare)} is {value.ToString(CultureInfo.InvariantCulture)}; it must be from {MinBulkCommitShare.ToString(CultureInfo.InvariantCulture)} to 1 " +
+                $"(the share of a bulk build's estimated duration between its commits; default {DefaultBulkCommitShare.ToString(CultureInfo.InvariantCulture)}).");
     }
 
     /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
@@ -156,7 +184,7 @@ public sealed record IndexOptions
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
 

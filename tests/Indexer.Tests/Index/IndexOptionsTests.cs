@@ -50,6 +50,30 @@ public sealed class IndexOptionsTests
         Assert.Contains("RAM buffer 16 MB (64 MB building)", options.ToString(), StringComparison.Ordinal);
     }
 
+    [Theory]
+    [InlineData(0.0)]
+    [InlineData(0.005)]
+    [InlineData(1.5)]
+    [InlineData(double.NaN)]
+    public void BulkCommitShare_OutsideItsRange_IsRefusedNamingTheSettingAndRange(double value)
+    {
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => new IndexOptions { BulkCommitShare = value });
+
+        Assert.Equal(nameof(IndexOptions.BulkCommitShare), error.ParamName);
+        Assert.Contains("it must be from 0.01 to 1 (the share of a bulk build's estimated duration between its commits; default 0.05)", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void BulkCommitCadence_Defaults_AreFivePercentCappedAtTenSeconds_AndShown()
+    {
+        var options = new IndexOptions();
+
+        Assert.Equal(0.05, options.BulkCommitShare);
+        Assert.Equal(TimeSpan.FromSeconds(10), options.BulkCommitInterval);
+        Assert.Contains("bulk commit every 5% of the build (1 .. 10 s)", options.ToString(), StringComparison.Ordinal);
+        Assert.Equal(1, new IndexOptions { BulkCommitShare = 1 }.BulkCommitShare);
+    }
+
     private static IndexOptions WithBytes(string setting, long value) => setting switch
     {
         nameof(IndexOptions.CommitEveryBytes) => new IndexOptions { CommitEveryBytes = value },
