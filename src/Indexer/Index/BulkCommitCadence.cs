@@ -17,10 +17,11 @@ namespace Indexing.Indexer;
 //   done, so an unknown total gives share x elapsed: a crash loses at most that share of the time
 //   spent so far, and the wait grows with the build.
 // - The cap wins over the floor (a cap below the floor, as tests set, is the wait).
-// - The commit-cost term keeps commits from taking more than about 1/CommitCostMultiple of the
-//   build's time on a machine where they are slow (under load a commit took 0.5-1 s:
-//   benchmarks/results/indexer.md, "Bulk builds and their commits"): they run beside the indexing threads and share the
-//   cores and the disk with them.
+// - The commit-cost term keeps commits from running back to back where one takes longer than the
+//   floor (a slow disk, a loaded machine): at most half the time is spent committing. Commits run
+//   beside the indexing threads, so the share they may take is generous: under load, commits every
+//   second (about 0.5 s each) did not slow a 256 MiB build, though they doubled what it allocated
+//   (benchmarks/results/indexer.md, "Bulk builds and their commits").
 //
 // A pure function of its inputs (unit-tested on its own); the commit loop (DocumentIndex.Build.cs)
 // feeds it the bytes the build indexed and the time it has run (its own meter: any source will do),
@@ -31,7 +32,7 @@ internal readonly record struct BulkCommitCadence(double Share, TimeSpan Cap)
     public static readonly TimeSpan MinimumInterval = TimeSpan.FromSeconds(1);
 
     /// <summary>The wait is at least this many times the last commit's duration.</summary>
-    public const double CommitCostMultiple = 5;
+    public const double CommitCostMultiple = 2;
 
     /// <summary>The wait before the next commit (measured from when the last one began).</summary>
     /// <param name="totalBytes">The bulk phase's total bytes as known now (0 when unknown).</param>

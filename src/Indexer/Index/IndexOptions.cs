@@ -112,7 +112,7 @@ public sealed record IndexOptions
 
     /// <summary>
     /// During a bulk build: the wait between commits as a share (0.01 .. 1) of the build's estimated
-    /// duration (its total bytes at the rate so far), at least 1 s (and 5x the last commit's
+    /// duration (its total bytes at the rate so far), at least 1 s (and twice the last commit's
     /// duration), at most <see cref="BulkCommitInterval"/>: a crash costs a resumed build at most about
     /// this share of a whole one. 1 commits every <see cref="BulkCommitInterval"/> once a build is
     /// longer than it. The wait in force is <see cref="IndexStatus.BulkCommitInterval"/>.

@@ -80,6 +80,7 @@ internal static class StatusTables
         {
             table.AddRow("bulk commits, cadence at the end (a crash resumes from the last)", $"{rebuild.BulkCommits:N0}, every {cadence.TotalSeconds:0.0} s");
         }
+
         if (bulk > TimeSpan.Zero)
         {
             table.AddRow("bulk rate", $"{rebuild.DocumentsDone / bulk.TotalSeconds:N0} docs/s, {rebuild.BytesDone / 1e6 / bulk.TotalSeconds:0.0} MB/s");

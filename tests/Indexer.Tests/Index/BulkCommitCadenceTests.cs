@@ -70,12 +70,15 @@ public sealed class BulkCommitCadenceTests
     }
 
     [Fact]
-    public void Interval_SlowCommits_WaitFiveTimesTheLastCommit()
+    public void Interval_SlowCommits_WaitTwiceTheLastCommit()
     {
-        // The 44 s build again, with commits that took 1 s (under load): 5 s, not 2.2 s; 3 s commits: the cap.
-        Assert.Equal(TimeSpan.FromSeconds(5), Default.Interval(GiB, (long)(0.4 * GiB), TimeSpan.FromSeconds(17.6), TimeSpan.FromSeconds(1)));
-        Assert.Equal(Cap, Default.Interval(GiB, (long)(0.4 * GiB), TimeSpan.FromSeconds(17.6), TimeSpan.FromSeconds(3)));
-        Assert.Equal(TimeSpan.FromSeconds(5), Default.Interval(0, 0, TimeSpan.Zero, TimeSpan.FromSeconds(1)));
+        // The 44 s build again: a 1 s commit leaves the share's 2.2 s; a 2 s commit makes it 4 s; a 6 s one the cap.
+        var atForty = (GiB, (long)(0.4 * GiB), TimeSpan.FromSeconds(17.6));
+        Assert.Equal(2.2, Default.Interval(atForty.GiB, atForty.Item2, atForty.Item3, TimeSpan.FromSeconds(1)).TotalSeconds, precision: 6);
+        Assert.Equal(TimeSpan.FromSeconds(4), Default.Interval(atForty.GiB, atForty.Item2, atForty.Item3, TimeSpan.FromSeconds(2)));
+        Assert.Equal(Cap, Default.Interval(atForty.GiB, atForty.Item2, atForty.Item3, TimeSpan.FromSeconds(6)));
+        // No rate yet: the floor, raised by the commit too.
+        Assert.Equal(TimeSpan.FromSeconds(3), Default.Interval(0, 0, TimeSpan.Zero, TimeSpan.FromSeconds(1.5)));
     }
 
     [Theory]
