@@ -315,12 +315,11 @@ public sealed partial class DocumentIndex
 
     // At the cadence BulkCommitCadence sets (recomputed before each wait from the bytes this build
     // indexed since it started, the source's planned total and the last commit's duration; the waits
-    // run from one commit's start to the next), a commit
-    // recording the key as it stood when the commit began: the documents up to it were added before,
-    // so the commit holds them (a commit flushes every document added before it starts; those added
-    // meanwhile may or may not be in it, and are above the key). Skipped while the key has not moved
-    // from the last commit's (committed: the key the build started from): such a commit would not
-    // shorten a resume.
+    // run from one commit's start to the next), a commit recording the key as it stood when the
+    // commit began: the documents up to it were added before, so the commit holds them (a commit
+    // flushes every document added before it starts; those added meanwhile may or may not be in it,
+    // and are above the key). Skipped while the key has not moved from the last commit's (committed:
+    // the key the build started from): such a commit would not shorten a resume.
     private async Task BulkCommitLoopAsync(
         IBatchSource source, IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
     {
