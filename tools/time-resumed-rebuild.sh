@@ -15,7 +15,10 @@
 #      rebuild from the PUT to Done: the full rebuild;
 #   2. changes it back, and once the bulk phase has indexed KILL_AT% of its bytes kills the server
 #      with SIGKILL; restarts it and times from the restart to the resumed rebuild's Done.
-# Prints both times, their ratio, the resumed run's key and skipped documents, and the load average
+# Prints both times, their ratio, the bulk commit cadence at the kill (Indexes:BulkCommitShare of the
+# rebuild's estimated duration, at most Indexes:BulkCommitInterval: pass either to serve through the
+# environment, e.g. Indexes__BulkCommitShare=1 for the fixed cadence), the resumed run's key and
+# skipped documents, and the load average
 # before and after (quote the figures with it; above 1.5 they are indicative). Stops the server it
 # started; leaves DATA for the next run (delete it yourself). Takes about 3x a full rebuild plus the
 # first load (about 15 min for 1 GiB on a 2-core VM).
@@ -105,7 +108,7 @@ next=$(( $(generation) + 1 ))
 define "$current"
 echo "$current" >"$state"
 while true; do
-  read -r ph gen bytes total plan < <(progress | jq -r '[((.phase // "none") | ascii_downcase), (.generation // 0), (.bytesDone // 0), (.bytesTotal // 0), (.prefetch.planComplete // false)] | @tsv')
+  read -r ph gen bytes total plan cadence commits < <(progress | jq -r '[((.phase // "none") | ascii_downcase), (.generation // 0), (.bytesDone // 0), (.bytesTotal // 0), (.prefetch.planComplete // false), (.bulkCommitInterval // "none"), (.bulkCommits // 0)] | @tsv')
   if [[ $gen -ge $next ]]; then
     # Until its plan is complete the run's total is partial: the full rebuild's total stands in.
     [[ $plan == true ]] || total=$full_bytes
@@ -115,13 +118,13 @@ while true; do
   sleep 0.1
 done
 kill -KILL "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true; SERVE_PID=
-echo "killed at $((bytes * 100 / total))% of the bulk phase's bytes ($bytes of $total)"
+echo "killed at $((bytes * 100 / total))% of the bulk phase's bytes ($bytes of $total), after $commits bulk commits, committing every $cadence"
 
 restarted=$(now)
 start_server
 wait_done "$next"
 resumed=$(echo "$(now) - $restarted" | bc)
-progress | jq -c '{resumedAfter, documentsSkipped, documentsDone, documentsTotal, phaseTimes}'
+progress | jq -c '{resumedAfter, documentsSkipped, documentsDone, documentsTotal, phaseTimes, bulkCommits, bulkCommitInterval}'
 echo "resumed rebuild, restart to Done: $resumed s"
 echo "ratio resumed / full: $(echo "scale=2; $resumed / $full" | bc) (target 0.5 or less)"
 echo "load average after: $(load)"

@@ -303,11 +303,13 @@ public sealed class AdminEndpointTests
         }
 
         // A run that resumed an interrupted bulk phase says after which id, and how much it skipped.
-        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", RebuildPhase.Bulk, 70, 100, null, "orders/0000061", 60)))
+        using (server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", RebuildPhase.Bulk, 70, 100, null, "orders/0000061", 60, TimeSpan.FromSeconds(2.5))))
         {
             var rebuild = Assert.Single((await server.GetJsonAsync("/admin/rebuilds")).GetProperty("rebuilds").EnumerateArray());
             Assert.Equal("orders/0000061", rebuild.GetProperty("resumedAfter").GetString());
             Assert.Equal(60, rebuild.GetProperty("documentsSkipped").GetInt64());
+            // The bulk phase's commit cadence: what a crash would cost the resume.
+            Assert.Equal("00:00:02.5000000", rebuild.GetProperty("bulkCommitInterval").GetString());
         }
 
         var after = await server.GetJsonAsync("/admin/rebuilds");

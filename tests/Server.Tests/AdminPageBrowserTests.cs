@@ -27,7 +27,8 @@ public sealed class AdminPageBrowserTests
         using var rebuild = server.Host.Rebuilds.Register(() =>
         {
             var pressure = source.Pressure;
-            return new RebuildBar("orders-by-customer", RebuildPhase.Bulk, pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta);
+            return new RebuildBar("orders-by-customer", RebuildPhase.Bulk, pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta,
+                BulkCommitInterval: TimeSpan.FromSeconds(2.2));
         });
         // Foreground reads while the prefetch runs, so the foreground p99 chart has something to show.
         using var stopReads = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);
@@ -61,6 +62,7 @@ public sealed class AdminPageBrowserTests
         Assert.True((int)page["throughputLinePixels"]! > 20, page.ToJsonString());
         Assert.True((int)page["concurrencyLinePixels"]! > 20, page.ToJsonString());
         Assert.True((int)page["rebuildBars"]! == 1, page.ToJsonString());
+        Assert.Contains("commits every 2.2 s", (string?)page["rebuildNote"], StringComparison.Ordinal);
         // Process memory: the chart drew the RSS line from /admin/memory's samples, and the tiles show figures.
         Assert.True((int)page["memorySamples"]! >= 3, page.ToJsonString());
         Assert.True((int)page["rssLinePixels"]! > 20, page.ToJsonString());
@@ -102,6 +104,7 @@ public sealed class AdminPageBrowserTests
             throughputLinePixels: count("throughput", 27, 127, 59),
             concurrencyLinePixels: count("concurrency", 47, 111, 223),
             rebuildBars: document.querySelectorAll("#rebuild-bars .rebuild").length,
+            rebuildNote: document.querySelector("#rebuild-bars .rebuild .muted")?.textContent,
             memorySamples: Number(document.body.dataset.memorySamples || 0),
             rssLinePixels: count("memory", 179, 38, 30, document.getElementById("memory"), "data-memory-chart"),
             rss: document.querySelector('[data-memory="rss"]').textContent,

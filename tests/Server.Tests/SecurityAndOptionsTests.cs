@@ -197,6 +197,9 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
         { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is '0'; it must be a whole number from 1 to 16 (threads indexing during a build" },
         { ServerOptions.IndexingThreadNiceSetting, "20", "Indexes:IndexingThreadNice is '20'; it must be a whole number from 0 to 19" },
+        { ServerOptions.BulkCommitIntervalSetting, "50ms", "Indexes:BulkCommitInterval is '50ms'; it must be a duration from 100 ms to 60 min, written like 10s" },
+        { ServerOptions.BulkCommitShareSetting, "5%", "Indexes:BulkCommitShare is '5%'; it must be a decimal number from 0.01 to 1, written like 0.05 (the share of a bulk build's estimated duration" },
+        { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is '2'; it must be a decimal number from 0.01 to 1" },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -266,6 +269,21 @@ public sealed class SecurityAndOptionsTests
         Assert.Equal(ServerOptions.LoopbackHosts, options.AllowedHosts);
         Assert.Equal(new HttpLimits(TimeSpan.FromSeconds(10), 2 * Environment.ProcessorCount, 32, 1024, 100, 1000), options.Limits);
         Assert.Equal(new Indexer.IndexOptions(), options.Indexes);
+    }
+
+    [Fact]
+    public void Bind_BulkCommitCadence_ParsedIntoTheIndexOptions()
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.BulkCommitIntervalSetting] = "30s",
+            [ServerOptions.BulkCommitShareSetting] = " 0.02 ",
+        }).Build();
+
+        var indexes = ServerOptions.Bind(configuration, "data").Indexes;
+
+        Assert.Equal(TimeSpan.FromSeconds(30), indexes.BulkCommitInterval);
+        Assert.Equal(0.02, indexes.BulkCommitShare);
     }
 
     [Theory]

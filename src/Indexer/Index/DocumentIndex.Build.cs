@@ -15,7 +15,8 @@ namespace Indexing.Indexer;
 // had nothing to do.
 //
 // Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
-// separate task commits every BulkCommitInterval, concurrently with the workers' adds (the engine
+// separate task commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
+// duration, at most BulkCommitInterval), concurrently with the workers' adds (the engine
 // allows it; neither the feeder nor the workers wait for it), recording S and the "indexed through"
 // key as it stood when the commit began (IndexedThroughKey.cs): every document up to the key is in
 // that commit. The index's etag stays the pre-build value until the last commit, which records S
@@ -110,7 +111,7 @@ public sealed partial class DocumentIndex
                 });
         }
 
-        workers[threads] = FailFast(() => BulkCommitLoopAsync(key, resumeAfter, bulkCommitted, stopCommits.Token), failed);
+        workers[threads] = FailFast(() => BulkCommitLoopAsync(source, key, resumeAfter, bulkCommitted, started, before.Bytes, stopCommits.Token), failed);
 
         try
         {
@@ -312,18 +313,32 @@ public sealed partial class DocumentIndex
         }
     }
 
-    // Every BulkCommitInterval, a commit recording the key as it stood when the commit began: the
-    // documents up to it were added before, so the commit holds them (a commit flushes every
-    // document added before it starts; those added meanwhile may or may not be in it, and are
-    // above the key). Skipped while the key has not moved from the last commit's (committed: the
-    // key the build started from): such a commit would not shorten a resume.
-    private async Task BulkCommitLoopAsync(IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, CancellationToken cancellationToken)
+    // At the cadence BulkCommitCadence sets (recomputed before each wait from the bytes this build
+    // indexed since it started, the source's planned total and the last commit's duration; the waits
+    // run from one commit's start to the next), a commit recording the key as it stood when the
+    // commit began: the documents up to it were added before, so the commit holds them (a commit
+    // flushes every document added before it starts; those added meanwhile may or may not be in it,
+    // and are above the key). Skipped while the key has not moved from the last commit's (committed:
+    // the key the build started from): such a commit would not shorten a resume.
+    private async Task BulkCommitLoopAsync(
+        IBatchSource source, IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
     {
-        using var timer = new PeriodicTimer(Options.BulkCommitInterval);
+        var cadence = new BulkCommitCadence(Options.BulkCommitShare, Options.BulkCommitInterval);
+        var lastCommit = TimeSpan.Zero;
+        var lastStarted = Stopwatch.GetTimestamp();
         try
         {
-            while (await timer.WaitForNextTickAsync(cancellationToken).ConfigureAwait(false))
+            while (true)
             {
+                var interval = cadence.Interval(source.Pressure.BytesPlanned, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
+                Volatile.Write(ref _bulkCommitIntervalTicks, interval.Ticks);
+                var wait = interval - Stopwatch.GetElapsedTime(lastStarted);
+                if (wait > TimeSpan.Zero)
+                {
+                    await Task.Delay(wait, cancellationToken).ConfigureAwait(false);
+                }
+
+                lastStarted = Stopwatch.GetTimestamp();
                 var through = key.Through;
                 if (through == committed)
                 {
@@ -336,6 +351,7 @@ public sealed partial class DocumentIndex
                     CommitLocked();
                 }
 
+                lastCommit = Stopwatch.GetElapsedTime(lastStarted);
                 committed = through;
                 bulkCommitted?.Invoke(through);
             }

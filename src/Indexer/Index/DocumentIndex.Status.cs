@@ -56,6 +56,7 @@ public sealed partial class DocumentIndex
             BuildSnapshotEtag = Volatile.Read(ref _committedBuildSnapshotEtag) is var build and not NoBuild ? build : null,
             BuildIndexedThrough = Volatile.Read(ref _committedIndexedThrough),
             RamBufferSizeMB = ramBuffer,
+            BulkCommitInterval = Volatile.Read(ref _bulkCommitIntervalTicks) is var ticks and > 0 ? TimeSpan.FromTicks(ticks) : null,
         };
     }
 

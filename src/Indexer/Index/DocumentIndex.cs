@@ -44,6 +44,7 @@ public sealed partial class DocumentIndex : IDisposable
     private string? _committedIndexedThrough; // the last commit's BuildIndexedThrough, readable from any thread
     private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
     private long _uncommittedBytes;
+    private long _bulkCommitIntervalTicks; // the bulk commit loop's current wait (0: no build ran yet), readable from any thread
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
     private int _disposed;
     private Task? _activeBuild;

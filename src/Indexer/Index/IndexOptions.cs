@@ -25,6 +25,15 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="BuildRamBufferSizeMB"/>.</summary>
     public const double DefaultBuildRamBufferSizeMB = 64;
 
+    /// <summary>Default <see cref="BulkCommitInterval"/>.</summary>
+    public static readonly TimeSpan DefaultBulkCommitInterval = TimeSpan.FromSeconds(10);
+
+    /// <summary>Default <see cref="BulkCommitShare"/>.</summary>
+    public const double DefaultBulkCommitShare = 0.05;
+
+    /// <summary>Smallest <see cref="BulkCommitShare"/>.</summary>
+    public const double MinBulkCommitShare = 0.01;
+
     /// <summary>Threads adding documents to the one IndexWriter during a bulk build (1..16); following the change feed uses one.</summary>
     public int IndexingThreads { get; init; } = DefaultIndexingThreads;
 
@@ -53,11 +62,21 @@ public sealed record IndexOptions
     public TimeSpan CommitInterval { get; init; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
-    /// During a bulk build: commit this often (100 ms .. 1 h), off the feeding thread and while the
-    /// workers go on adding, recording the key a resumed build reads after. A build resumed after a
-    /// crash redoes at most about this much indexing; each commit flushes what the RAM buffer holds.
+    /// During a bulk build: the longest wait between commits (100 ms .. 1 h), the cap of the cadence
+    /// <see cref="BulkCommitShare"/> sets. Commits run off the feeding thread while the workers go on
+    /// adding, each recording the key a resumed build reads after: a build resumed after a crash redoes
+    /// at most about one wait of indexing. Each commit flushes what the RAM buffer holds.
     /// </summary>
-    public TimeSpan BulkCommitInterval { get; init; } = TimeSpan.FromSeconds(10);
+    public TimeSpan BulkCommitInterval { get; init; } = DefaultBulkCommitInterval;
+
+    /// <summary>
+    /// During a bulk build: the wait between commits as a share (0.01 .. 1) of the build's estimated
+    /// duration (its total bytes at the rate so far), at least 1 s (and twice the last commit's
+    /// duration), at most <see cref="BulkCommitInterval"/>: a crash costs a resumed build at most about
+    /// this share of a whole one. 1 commits every <see cref="BulkCommitInterval"/> once a build is
+    /// longer than it. The wait in force is <see cref="IndexStatus.BulkCommitInterval"/>.
+    /// </summary>
+    public double BulkCommitShare { get; init; } = DefaultBulkCommitShare;
 
     /// <summary>How often the background loop reopens the near-real-time searcher (10 ms .. 10 s): the delay before queries see a write.</summary>
     public TimeSpan RefreshInterval { get; init; } = TimeSpan.FromMilliseconds(200);
@@ -92,7 +111,7 @@ public sealed record IndexOptions
     /// <summary>The effective settings, one line.</summary>
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
-        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitInterval.TotalSeconds} s, " +
+        $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
 }
@@ -114,6 +133,9 @@ public sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
         Bytes(problems, options.CommitEveryBytes, 1L << 20, 64L << 30, nameof(options.CommitEveryBytes));
         Time(problems, options.CommitInterval, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(options.CommitInterval));
         Time(problems, options.BulkCommitInterval, TimeSpan.FromMilliseconds(100), TimeSpan.FromHours(1), nameof(options.BulkCommitInterval));
+        problems.Require(double.IsFinite(options.BulkCommitShare) && options.BulkCommitShare is >= IndexOptions.MinBulkCommitShare and <= 1,
+            $"{nameof(options.BulkCommitShare)} is {options.BulkCommitShare.ToString(CultureInfo.InvariantCulture)}; it must be from {IndexOptions.MinBulkCommitShare.ToString(CultureInfo.InvariantCulture)} to 1 " +
+            $"(the share of a bulk build's estimated duration between its commits; default {IndexOptions.DefaultBulkCommitShare.ToString(CultureInfo.InvariantCulture)}).");
         Time(problems, options.RefreshInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.RefreshInterval));
         Time(problems, options.FollowPollInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.FollowPollInterval));
         Count(problems, options.ChangeBatchSize, 1, 100_000, nameof(options.ChangeBatchSize), "entries");

@@ -79,6 +79,13 @@ public sealed record IndexStatus(
     /// bulk build, <see cref="IndexOptions.RamBufferSizeMB"/> otherwise; 0 when the engine is closed.
     /// </summary>
     public double RamBufferSizeMB { get; init; }
+
+    /// <summary>
+    /// The wait between bulk commits in force (<see cref="IndexOptions.BulkCommitShare"/> of the build's
+    /// estimated duration, at most <see cref="IndexOptions.BulkCommitInterval"/>): of the running bulk
+    /// build, or the last one's final value; null when no build ran since the index opened.
+    /// </summary>
+    public TimeSpan? BulkCommitInterval { get; init; }
 }
 
 /// <summary>Throughput of an index's writing and where its time went.</summary>

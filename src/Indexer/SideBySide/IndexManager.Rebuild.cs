@@ -250,7 +250,11 @@ public sealed partial class IndexManager
                 await run.Target.BuildAsync(
                     new HookedBatchSource(prefetch, () => Hook(run.Name, RebuildPoint.BulkBatchTaken)),
                     resume: resumeAfter is not null,
-                    bulkCommitted: _ => Hook(run.Name, RebuildPoint.BulkCheckpointed),
+                    bulkCommitted: _ =>
+                    {
+                        run.BulkCommitted();
+                        Hook(run.Name, RebuildPoint.BulkCheckpointed);
+                    },
                     token).ConfigureAwait(false);
             }
             finally

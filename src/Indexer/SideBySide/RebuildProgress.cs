@@ -70,6 +70,17 @@ public sealed record RebuildProgress(
     /// <summary>Documents a resumed bulk phase did not read again: those the replacement already held up to <see cref="ResumedAfter"/>.</summary>
     public long DocumentsSkipped { get; init; }
 
+    /// <summary>
+    /// The wait between the bulk phase's commits (<see cref="IndexOptions.BulkCommitShare"/> of its
+    /// estimated duration, at most <see cref="IndexOptions.BulkCommitInterval"/>): in force while it
+    /// runs, its last value once it ended; null when this run had no bulk phase. A crash costs a
+    /// resume at most about this much indexing.
+    /// </summary>
+    public TimeSpan? BulkCommitInterval { get; init; }
+
+    /// <summary>Commits the bulk phase made while it ran (each recording the key a resume reads after; its first and last commit not counted).</summary>
+    public long BulkCommits { get; init; }
+
     /// <summary>Whether the rebuild has ended (done, failed or cancelled).</summary>
     public bool IsFinished => Phase is RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled;
 }

@@ -22,6 +22,7 @@ internal sealed class RebuildRun
     private readonly List<string> _notes = [];
     private readonly List<string> _swapSteps = [];
     private int _pastSwitch;
+    private long _bulkCommits;
 
     public RebuildRun(DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason, CancellationToken shutdown)
     {
@@ -57,6 +58,9 @@ internal sealed class RebuildRun
     public string? ResumedAfter { get; private set; }
 
     public long DocumentsSkipped { get; private set; }
+
+    // A bulk commit was made (not the build's first or last), on the build's commit task.
+    public void BulkCommitted() => Interlocked.Increment(ref _bulkCommits);
 
     public void MarkResumed(string resumedAfter, long documentsSkipped)
     {
@@ -174,7 +178,8 @@ internal sealed class RebuildRun
         }
 
         // GetStatus reads a removed (cancelled or failed) replacement too: its last applied etag.
-        var applied = Target.GetStatus().AppliedEtag;
+        var status = Target.GetStatus();
+        var applied = status.AppliedEtag;
 
         var bulkDone = phase != RebuildPhase.Bulk && pressure is not null;
         var skipped = DocumentsSkipped;
@@ -200,6 +205,8 @@ internal sealed class RebuildRun
         {
             ResumedAfter = ResumedAfter,
             DocumentsSkipped = skipped,
+            BulkCommitInterval = status.BulkCommitInterval,
+            BulkCommits = Interlocked.Read(ref _bulkCommits),
         };
     }
 }

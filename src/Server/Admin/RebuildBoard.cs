@@ -65,4 +65,6 @@ internal sealed class RebuildBoard
 /// <param name="Eta">Time left at the current rate; null when unknown.</param>
 /// <param name="ResumedAfter">Set when the run resumed an interrupted bulk phase: the id it read after.</param>
 /// <param name="DocumentsSkipped">Documents a resumed bulk phase did not read again (counted in <paramref name="DocumentsDone"/>).</param>
-internal sealed record RebuildBar(string Index, RebuildPhase Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0);
+/// <param name="BulkCommitInterval">The wait between the bulk phase's commits (what a crash would cost a resume at most); null when unknown.</param>
+internal sealed record RebuildBar(
+    string Index, RebuildPhase Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0, TimeSpan? BulkCommitInterval = null);

@@ -75,6 +75,12 @@ internal static class StatusTables
         {
             table.AddRow("bulk resumed after", $"{Markup.Escape(key)} ({rebuild.DocumentsSkipped:N0} documents skipped, not read again)");
         }
+
+        if (rebuild.BulkCommitInterval is { } cadence)
+        {
+            table.AddRow("bulk commits, cadence at the end (a crash resumes from the last)", $"{rebuild.BulkCommits:N0}, every {cadence.TotalSeconds:0.0} s");
+        }
+
         if (bulk > TimeSpan.Zero)
         {
             table.AddRow("bulk rate", $"{rebuild.DocumentsDone / bulk.TotalSeconds:N0} docs/s, {rebuild.BytesDone / 1e6 / bulk.TotalSeconds:0.0} MB/s");

@@ -218,7 +218,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
                     progress.DocumentsTotal > 0 ? progress.DocumentsTotal : null,
                     progress.Eta,
                     progress.ResumedAfter,
-                    progress.DocumentsSkipped);
+                    progress.DocumentsSkipped,
+                    progress.Phase == RebuildPhase.Bulk ? progress.BulkCommitInterval : null);
             }
         }
     }

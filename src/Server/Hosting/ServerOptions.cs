@@ -33,6 +33,8 @@ internal sealed class ServerOptions
     public const string MaxConnectionsSetting = "Server:MaxConnections";
     public const string IndexingThreadsSetting = "Indexes:IndexingThreads";
     public const string IndexingThreadNiceSetting = "Indexes:IndexingThreadNice";
+    public const string BulkCommitIntervalSetting = "Indexes:BulkCommitInterval";
+    public const string BulkCommitShareSetting = "Indexes:BulkCommitShare";
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -42,6 +44,8 @@ internal sealed class ServerOptions
 
     private static readonly TimeSpan _minQueryTimeout = TimeSpan.FromMilliseconds(1);
     private static readonly TimeSpan _maxQueryTimeout = TimeSpan.FromMinutes(10);
+    private static readonly TimeSpan _minBulkCommitInterval = TimeSpan.FromMilliseconds(100);
+    private static readonly TimeSpan _maxBulkCommitInterval = TimeSpan.FromHours(1);
 
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
@@ -82,7 +86,7 @@ internal sealed class ServerOptions
 
     public StoreOptions Store { get; }
 
-    /// <summary>The options every index is opened with (indexing threads and their nice value; the rest are the defaults).</summary>
+    /// <summary>The options every index is opened with (indexing threads and their nice value, the bulk commit cadence; the rest are the defaults).</summary>
     public Indexer.IndexOptions Indexes { get; }
 
     /// <summary>Binds and validates the settings; throws <see cref="ServerConfigurationException"/> listing every problem.</summary>
@@ -162,6 +166,10 @@ internal sealed class ServerOptions
             IndexingThreads = Count(settings.Indexes.IndexingThreads, IndexingThreadsSetting, Indexer.IndexOptions.DefaultIndexingThreads, 1, 16, "threads indexing during a build", problems),
             IndexingThreadNice = Count(settings.Indexes.IndexingThreadNice, IndexingThreadNiceSetting, Indexer.IndexOptions.DefaultIndexingThreadNice, 0, Indexer.ThreadNice.Lowest,
                 "nice value of the indexing and merge threads; 0 leaves them at the request threads' priority", problems),
+            BulkCommitInterval = Duration(settings.Indexes.BulkCommitInterval, BulkCommitIntervalSetting, Indexer.IndexOptions.DefaultBulkCommitInterval,
+                _minBulkCommitInterval, _maxBulkCommitInterval, problems),
+            BulkCommitShare = Fraction(settings.Indexes.BulkCommitShare, BulkCommitShareSetting, Indexer.IndexOptions.DefaultBulkCommitShare, Indexer.IndexOptions.MinBulkCommitShare, 1,
+                $"the share of a bulk build's estimated duration between its commits, at most {BulkCommitIntervalSetting}", problems),
         };
 
         // Storage's validator judges the store settings, naming them by its own names: name them as
@@ -181,7 +189,8 @@ internal sealed class ServerOptions
     /// <summary>The effective configuration for the start-up log line (the API key only as set or not).</summary>
     public override string ToString() =>
         $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
-        $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}";
+        $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}; " +
+        $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s";
 
     private static HttpLimits ReadLimits(ServerSettings.ServerSection server, List<string> problems)
     {
@@ -215,6 +224,24 @@ internal sealed class ServerOptions
         }
 
         problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a whole number from {min:N0} to {max:N0} ({counts}; default {defaultValue:N0}).");
+        return defaultValue;
+    }
+
+    // A decimal number such as 0.05 in [min, max]; a problem naming the setting, its range and what it means otherwise.
+    private static double Fraction(string? text, string setting, double defaultValue, double min, double max, string means, List<string> problems)
+    {
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (double.TryParse(text.Trim(), NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var value) && value >= min && value <= max)
+        {
+            return value;
+        }
+
+        problems.Add(string.Create(CultureInfo.InvariantCulture,
+            $"{setting} is {MessageText.Quote(text)}; it must be a decimal number from {min} to {max}, written like 0.05 ({means}; default {defaultValue})."));
         return defaultValue;
     }
 

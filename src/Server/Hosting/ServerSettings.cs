@@ -74,6 +74,10 @@ internal sealed class ServerSettings
         public string? IndexingThreads { get; set; }
 
         public string? IndexingThreadNice { get; set; }
+
+        public string? BulkCommitInterval { get; set; }
+
+        public string? BulkCommitShare { get; set; }
     }
 }
 

@@ -64,6 +64,30 @@ public sealed class IndexOptionsTests
         Assert.False(System.IO.Directory.Exists(directory));
     }
 
+    [Theory]
+    [InlineData(0.0)]
+    [InlineData(0.005)]
+    [InlineData(1.5)]
+    [InlineData(double.NaN)]
+    public void BulkCommitShare_OutsideItsRange_IsRefusedNamingTheSettingAndRange(double value)
+    {
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { BulkCommitShare = value }));
+
+        Assert.Contains("IndexOptions.BulkCommitShare is", error.Message, StringComparison.Ordinal);
+        Assert.Contains("it must be from 0.01 to 1 (the share of a bulk build's estimated duration between its commits; default 0.05)", error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void BulkCommitCadence_Defaults_AreFivePercentCappedAtTenSeconds_AndShown()
+    {
+        var options = new IndexOptions();
+
+        Assert.Equal(0.05, options.BulkCommitShare);
+        Assert.Equal(TimeSpan.FromSeconds(10), options.BulkCommitInterval);
+        Assert.Contains("bulk commit every 5% of the build (1 .. 10 s)", options.ToString(), StringComparison.Ordinal);
+        Assert.Equal(1, Validate(new IndexOptions { BulkCommitShare = 1 }).BulkCommitShare);
+    }
+
     private static IndexOptions Validate(IndexOptions options) => OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), options);
 
     private static IndexOptions WithBytes(string setting, long value) => setting switch

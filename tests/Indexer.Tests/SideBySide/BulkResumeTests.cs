@@ -88,6 +88,59 @@ public sealed class BulkResumeTests
         Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
     }
 
+    [Fact]
+    public async Task Build_ShortWithAnHourCap_CommitsMoreThanOnce_AtTheCadenceItShows()
+    {
+        using var env = new ManagerEnvironment(documents: 600);
+        var bulkCommits = 0;
+        TimeSpan? cadenceInBulk = null;
+        IndexManager? manager = null;
+        var sources = new CountingBulkSources(ManagerEnvironment.AdaptiveSource)
+        {
+            // The feeder waits at a third and at two thirds of the collection until one bulk commit more
+            // was made: with the cap (an hour) as the cadence, none would come before the hang guard.
+            BeforeTake = async (read, token) =>
+            {
+                var needed = read >= 400 ? 2 : read >= 200 ? 1 : 0;
+                var deadline = DateTime.UtcNow + HangGuard;
+                while (Volatile.Read(ref bulkCommits) < needed)
+                {
+                    if (DateTime.UtcNow > deadline)
+                    {
+                        throw new TimeoutException($"no bulk commit {needed} within {HangGuard} after {read} documents (cadence {manager!.GetRebuild("orders")?.BulkCommitInterval})");
+                    }
+
+                    await Task.Delay(10, token);
+                }
+
+                cadenceInBulk ??= needed > 0 ? manager!.GetRebuild("orders")?.BulkCommitInterval : null;
+            },
+        };
+        var options = ManagerEnvironment.FastOptions((_, point) =>
+        {
+            if (point == RebuildPoint.BulkCheckpointed)
+            {
+                Interlocked.Increment(ref bulkCommits);
+            }
+        });
+        manager = env.OpenManager(options with { Index = options.Index with { BulkCommitInterval = TimeSpan.FromHours(1), TakeMaxDocuments = 20 } }, bulkSources: sources.Start);
+
+        manager.CreateOrUpdate(ManagerEnvironment.V1);
+        var built = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+
+        Assert.True(built.Phase == RebuildPhase.Done, $"{built.Phase}: {built.Error}");
+        Assert.True(built.BulkCommits >= 2, $"{built.BulkCommits} bulk commits");
+        Assert.Equal(Volatile.Read(ref bulkCommits), built.BulkCommits);
+        // The cadence of a build of seconds: the floor (or a few times a slow commit), far below the cap.
+        var cadence = Assert.NotNull(cadenceInBulk);
+        Assert.InRange(cadence, BulkCommitCadence.MinimumInterval, TimeSpan.FromMinutes(1));
+        Assert.NotNull(built.BulkCommitInterval);
+        Assert.Equal(env.LiveDocuments(), sources.Read.Count);
+        var report = manager.Verify("orders");
+        Assert.True(report.IsConsistent, report.ToString());
+        Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
+    }
+
     // Builds V1, then rebuilds to V2 through sources (slowed), holds the bulk phase's feeder after 200
     // of the 600 documents, and closes the manager once a bulk commit recorded a key: the replacement
     // g000002 holds an interrupted build whose key is at most 200 documents in.

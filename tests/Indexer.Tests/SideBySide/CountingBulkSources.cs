@@ -6,13 +6,17 @@ namespace Indexing.Indexer.Tests.SideBySide;
 // request (StartAfterId tells a resumed run) and every id the indexer took. Optionally waits before
 // each take, to make a short bulk phase last long enough for several bulk commits, and holds the
 // feeder once it has read HoldAfterDocuments (until the build is cancelled), so the bulk phase cannot
-// end before the test stops it.
+// end before the test stops it, and awaits BeforeTake (given the documents read so far) before each
+// take, so a test can hold the feeder until something happened.
 internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan delayPerTake = default)
 {
     public ConcurrentQueue<BulkSourceRequest> Requests { get; } = new();
 
     // Set before a bulk phase starts: its feeder waits (until cancelled) once this many documents were read.
     public int? HoldAfterDocuments { get; set; }
+
+    // Set before a bulk phase starts: awaited before each take with the number of documents read so far.
+    public Func<int, CancellationToken, Task>? BeforeTake { get; set; }
 
     // Ids read by the latest bulk phase.
     public ConcurrentQueue<string> Read { get; private set; } = new();
@@ -21,10 +25,10 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
     {
         Requests.Enqueue(request);
         Read = new ConcurrentQueue<string>();
-        return new Counting(inner(request, cancellationToken), Read, delayPerTake, HoldAfterDocuments);
+        return new Counting(inner(request, cancellationToken), Read, delayPerTake, HoldAfterDocuments, BeforeTake);
     }
 
-    private sealed class Counting(IBatchSource source, ConcurrentQueue<string> read, TimeSpan delay, int? holdAfter) : IBatchSource
+    private sealed class Counting(IBatchSource source, ConcurrentQueue<string> read, TimeSpan delay, int? holdAfter, Func<int, CancellationToken, Task>? beforeTake) : IBatchSource
     {
         public PrefetchPressure Pressure => source.Pressure;
 
@@ -37,6 +41,11 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
             if (delay > TimeSpan.Zero)
             {
                 await Task.Delay(delay, cancellationToken);
+            }
+
+            if (beforeTake is not null)
+            {
+                await beforeTake(read.Count, cancellationToken);
             }
 
             if (read.Count >= holdAfter)

@@ -163,7 +163,9 @@ async function pollRebuilds() {
         const resumed = r.resumedAfter
           ? `resumed after ${r.resumedAfter} (${r.documentsSkipped.toLocaleString("en-US")} documents skipped)`
           : "";
-        item.querySelector(".muted").textContent = [r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "", resumed].filter(Boolean).join(" · ");
+        // What a crash would cost: the bulk phase commits this often, and a restart resumes from the last commit.
+        const cadence = r.bulkCommitInterval ? `commits every ${seconds(r.bulkCommitInterval).toFixed(1)} s` : "";
+        item.querySelector(".muted").textContent = [r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "", resumed, cadence].filter(Boolean).join(" · ");
         item.querySelector(".bar").style.width = (fraction * 100).toFixed(1) + "%";
         item.querySelector(".progress-text").textContent = r.documentsTotal
           ? `${r.documentsDone.toLocaleString("en-US")} of ${r.documentsTotal.toLocaleString("en-US")} documents`
