@@ -32,11 +32,13 @@ internal sealed partial class HillClimber
 
     private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
     {
+        var factor = _firstStep && Fast ? FirstStepFactor : 2;
+        _firstStep = false;
         SetBase(l, throughput);
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))
         {
-            var next = _slowStart ? Math.Min(limit, 2 * l) : l + 1;
+            var next = _slowStart ? Math.Min(limit, factor * l) : l + 1;
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
