@@ -143,9 +143,21 @@ internal sealed partial class HillClimber
         BeginMeasuring(Phase.Baseline, s.Now - s.TickDuration, plateau: TimeSpan.Zero, grew: true);
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
         _firstStep = true;
-        return Fast && _measurement.FromReads && _measurement.ReadCount >= ThroughputMeasurement.MinReadsForRate && l < limit
-            ? StartProbe(s.Now, _measurement.BytesPerSecond, l, limit, queueing: null)
-            : null;
+        if (!Fast || l >= limit)
+        {
+            return null;
+        }
+        if (_measurement.FromReads)
+        {
+            return StartProbe(s.Now, _measurement.BytesPerSecond, l, limit, queueing: null);
+        }
+        // Too few reads finished for a rate: they last about a tick or more (slow streams), and
+        // measuring the initial L would take a second of the few a short read lasts. Step now,
+        // unjudged, and measure from there; slow start goes on from the new L.
+        var next = Math.Min(limit, FirstStepFactor * l);
+        _firstStep = false;
+        BeginMeasuring(Phase.Baseline, s.Now, plateau: TimeSpan.Zero, grew: true);
+        return new ControllerStep(next, Grow, $"grow: slow start, reads too slow to measure L={l} in a tick: L={next}", DecisionCause.Probe);
     }
 
     /// <summary>
@@ -255,7 +267,7 @@ internal sealed partial class HillClimber
     {
         var fromReads = _measurement.FromReads;
         var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
-            || (_slowStart && fromReads && _measurement.ReadCount >= MinReadsForEarlyCall);
+            || (_slowStart && fromReads && (_measurement.ReadCount >= MinReadsForEarlyCall || Fast));
         var time = (_slowStart && fromReads) || Reached(_measurement.Time, _options.MeasureTime, tick);
         var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
         return ticks && time && delivered;

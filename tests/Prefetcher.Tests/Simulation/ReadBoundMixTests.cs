@@ -97,6 +97,7 @@ public sealed class ReadBoundMixTests(ITestOutputHelper output)
     [InlineData("growing", 100_000)]
     [InlineData("gradual", 37_000)]
     [InlineData("slow", 9_000)]
+    [InlineData("growcpu", 100_000)]
     public void Adaptive_ShortRead_DeliversMostOfBestFixed(string shape, long documents)
     {
         // About 2 GiB (512 MiB on the slow disk), read whole: BestFixed is done in 2.4-4 s, so the
@@ -106,6 +107,7 @@ public sealed class ReadBoundMixTests(ITestOutputHelper output)
         setup = shape switch
         {
             "growing" => setup with { Shape = DocumentShape.Growing100x(documents) },
+            "growcpu" => setup with { Shape = DocumentShape.Growing100x(documents), ReadCpu = (2, 280e6), DocumentReadCost = TimeSpan.FromMicroseconds(40) },
             "gradual" => setup with { ReadCpu = (2, 280e6) },
             "slow" => setup with { Disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) } },
             _ => setup,
