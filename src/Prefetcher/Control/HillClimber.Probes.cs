@@ -30,10 +30,8 @@ internal sealed partial class HillClimber
         return (down, ControlText.Invariant($"; reads take {q.Inflation:0.0}x their un-queued time"));
     }
 
-    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
+    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing, int factor = 2)
     {
-        var factor = _firstStep && Fast ? FirstStepFactor : 2;
-        _firstStep = false;
         SetBase(l, throughput);
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))

@@ -67,7 +67,6 @@ internal sealed partial class HillClimber
     private double _baseRelativeError;
     private bool _probeUpNext = true;
     private bool _slowStart = true;
-    private bool _firstStep;
     private int _payingSteps;
     private TimeSpan _settle;
 
@@ -142,20 +141,22 @@ internal sealed partial class HillClimber
     {
         BeginMeasuring(Phase.Baseline, s.Now - s.TickDuration, plateau: TimeSpan.Zero, grew: true);
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
-        _firstStep = true;
         if (!Fast || l >= limit)
         {
             return null;
         }
         if (_measurement.FromReads)
         {
-            return StartProbe(s.Now, _measurement.BytesPerSecond, l, limit, queueing: null);
+            return StartProbe(s.Now, _measurement.BytesPerSecond, l, limit, queueing: null, FirstStepFactor);
         }
-        // Too few reads finished for a rate: they last about a tick or more (slow streams), and
-        // measuring the initial L would take a second of the few a short read lasts. Step now,
-        // unjudged, and measure from there; slow start goes on from the new L.
+        if (s.ReadsInFlightTime <= TimeSpan.Zero || _measurement.ReadCount >= ThroughputMeasurement.MinReadsForRate)
+        {
+            return null;
+        }
+        // Reads were in flight, too few finished for a rate: they last about a tick or more (slow
+        // streams), and measuring the initial L would take a second of the few a short read lasts.
+        // Step now, unjudged, and measure from there; slow start goes on from the new L.
         var next = Math.Min(limit, FirstStepFactor * l);
-        _firstStep = false;
         BeginMeasuring(Phase.Baseline, s.Now, plateau: TimeSpan.Zero, grew: true);
         return new ControllerStep(next, Grow, $"grow: slow start, reads too slow to measure L={l} in a tick: L={next}", DecisionCause.Probe);
     }
