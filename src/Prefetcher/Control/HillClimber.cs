@@ -9,8 +9,9 @@ namespace Indexing.Prefetcher;
 /// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
 /// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
 /// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
-/// from 2 in three steps instead of fourteen; the first tick is measured too, so the first doubling
-/// comes a tick sooner. The first doubling that does not pay that well ends it; if it still paid
+/// from 2 in three steps instead of fourteen. While reads are the bottleneck (<see cref="Fast"/>)
+/// it ramps faster: the first step comes at the first tick and is x4, and a doubling that clearly
+/// paid on its first, unsettled tick is not settled and measured again. The first doubling that does not pay that well ends it; if it still paid
 /// <see cref="ControllerOptions.GrowthMinGain"/>, 2L stays and the next probe, after the plateau,
 /// looks down. A plateau ends early when its L delivers clearly more than when it began (the reads
 /// changed): slow start again. <b>Additive</b> from then on, and
@@ -36,11 +37,7 @@ internal sealed partial class HillClimber
     /// </summary>
     public const double QueuedInflation = 1.25;
 
-    /// <summary>
-    /// The first step from the initial L multiplies it by this while <see cref="Fast"/>: the
-    /// initial L is low for the foreground's sake, not because the device was measured, and
-    /// doubling from 2 spent a fifth of a 2 GiB read below a device 16 deep.
-    /// </summary>
+    /// <summary>A first step taken at the first tick multiplies L by this: the initial L is low for the foreground's sake, not measured.</summary>
     public const int FirstStepFactor = 4;
 
     /// <summary>The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.</summary>
@@ -85,11 +82,9 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
-    /// Whether slow start may take its first step x<see cref="FirstStepFactor"/> and judge a step
-    /// on few reads, from its first tick (set every tick): only while reads are the bottleneck (the
-    /// indexer waits at least <see cref="ReadBoundWaitFraction"/> of the tick; a hold needs a
-    /// second of waits to show it is not) and not while the foreground's idle p99 is being
-    /// learned (else it is learned under that load, and laxer).
+    /// Set every tick: reads are the bottleneck (the indexer waited) and the foreground's idle p99
+    /// is not being learned (it would be learned under the load, and laxer). Only then does slow
+    /// start step at the first tick and judge a step on its first tick and on few reads.
     /// </summary>
     public bool Fast { get; set; } = true;
 
@@ -132,10 +127,10 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
-    /// Measures the first tick too: its reads were issued at the initial L from the start, so the
-    /// first step can come a tick sooner, at once if they already give a rate (Little's law) and
-    /// <see cref="Fast"/> (the probe step; null: measure on). The first step multiplies L by
-    /// <see cref="FirstStepFactor"/>. Call on the first tick, after <see cref="Apply"/>.
+    /// Measures the first tick too (its reads were issued at the initial L from the start) and, if
+    /// <see cref="Fast"/>, steps x<see cref="FirstStepFactor"/> at once (null: measure on). Call on
+    /// the first tick, after <see cref="Apply"/>. Doubling from 2 after a measured tick spent a
+    /// fifth of a 2 GiB read below a device 16 deep.
     /// </summary>
     public ControllerStep? MeasureFirstTick(in ControllerSignals s, int l, int limit)
     {
@@ -153,9 +148,8 @@ internal sealed partial class HillClimber
         {
             return null;
         }
-        // Reads were in flight, too few finished for a rate: they last about a tick or more (slow
-        // streams), and measuring the initial L would take a second of the few a short read lasts.
-        // Step now, unjudged, and measure from there; slow start goes on from the new L.
+        // Too few reads finished for a rate: they outlast a tick (slow streams), and measuring the
+        // initial L would take a second of a short read. Step unjudged; slow start goes on from there.
         var next = Math.Min(limit, FirstStepFactor * l);
         BeginMeasuring(Phase.Baseline, s.Now, plateau: TimeSpan.Zero, grew: true);
         return new ControllerStep(next, Grow, $"grow: slow start, reads too slow to measure L={l} in a tick: L={next}", DecisionCause.Probe);
@@ -174,7 +168,7 @@ internal sealed partial class HillClimber
             return EarlyDoubling(s, l, limit) ?? Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
-        if (!MeasuredEnough(s.TickDuration) && !ClearPass(l))
+        if (!MeasuredEnough(s.TickDuration))
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
         }
@@ -215,13 +209,10 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
-    /// In slow start, a doubling judged from its first tick, unsettled: only the reads issued since
-    /// the step count, and only a clear pass (<see cref="ClearPass"/>) continues the climb. Right
-    /// after a step the reads that complete first are those that did not queue, so this tick errs
-    /// high, never low: it may say "the doubling paid" (below the knee, where nothing queues, it is
-    /// as good as settled), never "it did not" (16 -> 32 on a device 16 deep read +26-43% here,
-    /// short of the +75% it needs, so the settled measurement still judges the doubling past the
-    /// knee). Null: settle as before. A settle tick per doubling spent half of a short read's ramp.
+    /// A doubling judged on its first, unsettled tick (the reads issued since the step). The reads
+    /// completing first after a step are those that did not queue, so it errs high: it may only
+    /// continue slow start on a clear pass, never end it (16 -> 32 on a device 16 deep read
+    /// +26-43%, short of the +75% it needs, so the settled measurement judges that). Null: settle.
     /// </summary>
     private ControllerStep? EarlyDoubling(in ControllerSignals s, int l, int limit)
     {
@@ -239,26 +230,22 @@ internal sealed partial class HillClimber
         return null;
     }
 
-    /// <summary>
-    /// Whether a slow-start step clearly paid its share (by two standard errors) on as few as
-    /// <see cref="ThroughputMeasurement.MinReadsForRate"/> reads, while <see cref="Fast"/>: a slow
-    /// disk completes a few reads a tick, and waiting for <see cref="MinReadsForEarlyCall"/> held
-    /// each doubling there for a second.
-    /// </summary>
-    private bool ClearPass(int l)
-    {
-        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
-        return Fast && _phase == Phase.ProbeUp && _slowStart && _measurement.FromReads
-            && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= error;
-    }
+    /// <summary>Whether a slow-start step clearly (two standard errors) paid slow start's share, however few the reads.</summary>
+    private bool ClearPass(int l) =>
+        _measurement.FromReads && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= CombinedError();
+
+    /// <summary>Two standard errors of a gain between the measurement and the base.</summary>
+    private double CombinedError() =>
+        2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
 
     /// <summary>
     /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
     /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
     /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
     /// except in slow start when the reads themselves give the rate (Little's law): three ticks,
-    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads, are enough there, as a
-    /// doubling that pays is far clear of the thresholds. Bytes per tick over a short window are
+    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads (any number while <see cref="Fast"/>:
+    /// a slow disk finishes a few a tick), are enough there, as a doubling that pays is far clear
+    /// of the thresholds. Bytes per tick over a short window are
     /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
     /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
     /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
@@ -307,7 +294,7 @@ internal sealed partial class HillClimber
     private bool Decisive(double throughput, int l)
     {
         var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
-        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        var error = CombinedError();
         if (Math.Abs(gain - _options.GrowthMinGain) < error)
         {
             return false;
@@ -321,7 +308,7 @@ internal sealed partial class HillClimber
     /// </summary>
     private bool RoseOnThePlateau(double throughput)
     {
-        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        var error = CombinedError();
         return _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= error;
     }
 
