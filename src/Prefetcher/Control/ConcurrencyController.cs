@@ -80,6 +80,7 @@ internal sealed class ConcurrencyController
         limit = Math.Min(limit, sizeCeiling);
         var before = _concurrency;
         var queueing = _latency.Judge(signals.Now);
+        _climber.Fast = signals.ConsumerWaitFraction >= HillClimber.ReadBoundWaitFraction && !_foreground.Learning(signals.Now, signals.ForegroundP99);
         ControllerStep step;
         if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt, queueing) is { } rule)
         {
@@ -90,7 +91,10 @@ internal sealed class ConcurrencyController
             }
             if (step.Kind == ControllerDecisionKind.Start && rule.Effect == ClimbEffect.RestartInSlowStart && step.Concurrency == before && before < limit)
             {
-                _climber.MeasureFirstTick(signals);
+                if (_climber.MeasureFirstTick(signals, before, limit) is { } probe)
+                {
+                    step = probe with { Kind = ControllerDecisionKind.Start, Reason = $"{step.Reason}; {probe.Reason}" };
+                }
             }
         }
         else

@@ -28,6 +28,12 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
         options.ForegroundTarget
         ?? (_idleP99.Current(now) is { } idle ? TimeSpan.FromTicks((long)(idle * options.ForegroundTargetFactor)) : TimeSpan.MaxValue);
 
+    /// <summary>
+    /// Whether the idle p99 is still being learned from foreground Gets (<paramref name="p99"/>):
+    /// L must not rise fast before it is, or the target is learned under that load, and laxer.
+    /// </summary>
+    public bool Learning(TimeSpan now, TimeSpan? p99) => options.ForegroundTarget is null && p99 is not null && _idleP99.Current(now) is null;
+
     /// <summary>Whether <paramref name="p99"/> (null: no signal, never over) misses the target.</summary>
     public bool IsOver(TimeSpan now, TimeSpan? p99, out TimeSpan value, out TimeSpan target)
     {

@@ -30,13 +30,13 @@ internal sealed partial class HillClimber
         return (down, ControlText.Invariant($"; reads take {q.Inflation:0.0}x their un-queued time"));
     }
 
-    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
+    private ControllerStep StartProbe(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing, int factor = 2)
     {
         SetBase(l, throughput);
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))
         {
-            var next = _slowStart ? Math.Min(limit, 2 * l) : l + 1;
+            var next = _slowStart ? Math.Min(limit, factor * l) : l + 1;
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }

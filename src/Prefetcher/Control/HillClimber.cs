@@ -9,8 +9,9 @@ namespace Indexing.Prefetcher;
 /// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
 /// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
 /// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
-/// from 2 in three steps instead of fourteen; the first tick is measured too, so the first doubling
-/// comes a tick sooner. The first doubling that does not pay that well ends it; if it still paid
+/// from 2 in three steps instead of fourteen. While reads are the bottleneck (<see cref="Fast"/>)
+/// it ramps faster: the first step comes at the first tick and is x4, and a doubling that clearly
+/// paid on its first, unsettled tick is not settled and measured again. The first doubling that does not pay that well ends it; if it still paid
 /// <see cref="ControllerOptions.GrowthMinGain"/>, 2L stays and the next probe, after the plateau,
 /// looks down. A plateau ends early when its L delivers clearly more than when it began (the reads
 /// changed): slow start again. <b>Additive</b> from then on, and
@@ -35,6 +36,12 @@ internal sealed partial class HillClimber
     /// downward probe go to where they would not queue, not one step down.
     /// </summary>
     public const double QueuedInflation = 1.25;
+
+    /// <summary>A first step taken at the first tick multiplies L by this: the initial L is low for the foreground's sake, not measured.</summary>
+    public const int FirstStepFactor = 4;
+
+    /// <summary>The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.</summary>
+    public const double ReadBoundWaitFraction = 0.9;
 
     /// <summary>A plateau's L delivering this much more than when it began ends the plateau with a new slow start.</summary>
     public const double PlateauRise = 0.25;
@@ -73,6 +80,13 @@ internal sealed partial class HillClimber
         ProbeUp,
         ProbeDown,
     }
+
+    /// <summary>
+    /// Set every tick: reads are the bottleneck (the indexer waited) and the foreground's idle p99
+    /// is not being learned (it would be learned under the load, and laxer). Only then does slow
+    /// start step at the first tick and judge a step on its first tick and on few reads.
+    /// </summary>
+    public bool Fast { get; set; } = true;
 
     /// <summary>Whether growth is multiplicative now.</summary>
     public bool InSlowStart => _slowStart;
@@ -113,13 +127,32 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
-    /// Measures the first tick too: its reads were issued at the initial L from the start, so the
-    /// first doubling can be judged a tick sooner. Call on the first tick, after <see cref="Apply"/>.
+    /// Measures the first tick too (its reads were issued at the initial L from the start) and, if
+    /// <see cref="Fast"/>, steps x<see cref="FirstStepFactor"/> at once (null: measure on). Call on
+    /// the first tick, after <see cref="Apply"/>. Doubling from 2 after a measured tick spent a
+    /// fifth of a 2 GiB read below a device 16 deep.
     /// </summary>
-    public void MeasureFirstTick(in ControllerSignals s)
+    public ControllerStep? MeasureFirstTick(in ControllerSignals s, int l, int limit)
     {
         BeginMeasuring(Phase.Baseline, s.Now - s.TickDuration, plateau: TimeSpan.Zero, grew: true);
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
+        if (!Fast || l >= limit)
+        {
+            return null;
+        }
+        if (_measurement.FromReads)
+        {
+            return StartProbe(s.Now, _measurement.BytesPerSecond, l, limit, queueing: null, FirstStepFactor);
+        }
+        if (s.ReadsInFlightTime <= TimeSpan.Zero || _measurement.ReadCount >= ThroughputMeasurement.MinReadsForRate)
+        {
+            return null;
+        }
+        // Too few reads finished for a rate: they outlast a tick (slow streams), and measuring the
+        // initial L would take a second of a short read. Step unjudged; slow start goes on from there.
+        var next = Math.Min(limit, FirstStepFactor * l);
+        BeginMeasuring(Phase.Baseline, s.Now, plateau: TimeSpan.Zero, grew: true);
+        return new ControllerStep(next, Grow, $"grow: slow start, reads too slow to measure L={l} in a tick: L={next}", DecisionCause.Probe);
     }
 
     /// <summary>
@@ -132,7 +165,7 @@ internal sealed partial class HillClimber
         var tickStart = now - s.TickDuration;
         if (!Reached(tickStart - _phaseStart, _settle, s.TickDuration))
         {
-            return Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
+            return EarlyDoubling(s, l, limit) ?? Stay(l, $"hold: settling at L={l}{PhaseNote()}", DecisionCause.Measure);
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: now);
         if (!MeasuredEnough(s.TickDuration))
@@ -176,12 +209,43 @@ internal sealed partial class HillClimber
     }
 
     /// <summary>
+    /// A doubling judged on its first, unsettled tick (the reads issued since the step). The reads
+    /// completing first after a step are those that did not queue, so it errs high: it may only
+    /// continue slow start on a clear pass, never end it (16 -> 32 on a device 16 deep read
+    /// +26-43%, short of the +75% it needs, so the settled measurement judges that). Null: settle.
+    /// </summary>
+    private ControllerStep? EarlyDoubling(in ControllerSignals s, int l, int limit)
+    {
+        if (_phase != Phase.ProbeUp || !_slowStart || !Fast)
+        {
+            return null;
+        }
+        _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
+        if (ClearPass(l))
+        {
+            _throughputAt[l] = (_measurement.BytesPerSecond, s.Now);
+            return AfterSlowStartStep(s.Now, _measurement.BytesPerSecond, l, limit);
+        }
+        _measurement.Reset();
+        return null;
+    }
+
+    /// <summary>Whether a slow-start step clearly (two standard errors) paid slow start's share, however few the reads.</summary>
+    private bool ClearPass(int l) =>
+        _measurement.FromReads && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= CombinedError();
+
+    /// <summary>Two standard errors of a gain between the measurement and the base.</summary>
+    private double CombinedError() =>
+        2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+
+    /// <summary>
     /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
     /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
     /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
     /// except in slow start when the reads themselves give the rate (Little's law): three ticks,
-    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads, are enough there, as a
-    /// doubling that pays is far clear of the thresholds. Bytes per tick over a short window are
+    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads (any number while <see cref="Fast"/>:
+    /// a slow disk finishes a few a tick), are enough there, as a doubling that pays is far clear
+    /// of the thresholds. Bytes per tick over a short window are
     /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
     /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
     /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
@@ -191,7 +255,7 @@ internal sealed partial class HillClimber
     {
         var fromReads = _measurement.FromReads;
         var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
-            || (_slowStart && fromReads && _measurement.ReadCount >= MinReadsForEarlyCall);
+            || (_slowStart && fromReads && (_measurement.ReadCount >= MinReadsForEarlyCall || Fast));
         var time = (_slowStart && fromReads) || Reached(_measurement.Time, _options.MeasureTime, tick);
         var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
         return ticks && time && delivered;
@@ -230,7 +294,7 @@ internal sealed partial class HillClimber
     private bool Decisive(double throughput, int l)
     {
         var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
-        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        var error = CombinedError();
         if (Math.Abs(gain - _options.GrowthMinGain) < error)
         {
             return false;
@@ -244,7 +308,7 @@ internal sealed partial class HillClimber
     /// </summary>
     private bool RoseOnThePlateau(double throughput)
     {
-        var error = 2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
+        var error = CombinedError();
         return _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= error;
     }
 
