@@ -2,6 +2,7 @@ using System.Text.Json;
 using System.Xml.Linq;
 using Indexing.Datasets;
 using Indexing.Server.Soak;
+using Indexing.Storage;
 
 namespace Indexing.Server.Tests;
 
@@ -72,7 +73,20 @@ public sealed class SoakTests : IDisposable
         Assert.StartsWith("### test", markdown, StringComparison.Ordinal);
         Assert.Contains("| peak private memory / bound |", markdown, StringComparison.Ordinal);
         Assert.Contains("| RSS growth over the second half |", markdown, StringComparison.Ordinal);
+        Assert.Contains("| private memory growth over the second half |", markdown, StringComparison.Ordinal);
         Assert.Contains("Load average (1 min)", markdown, StringComparison.Ordinal);
         Assert.Contains("RowCacheBytes=4 MiB", markdown, StringComparison.Ordinal);
+
+        // The live writers left the dataset alone (their documents are beside it), so the next run
+        // rebuilds the same bytes: every loaded document is still there at its loaded size.
+        var dataset = root.GetProperty("dataset");
+        var loaded = dataset.GetProperty("documents").GetInt64();
+        using var store = DocumentStore.Open(Path.Combine(settings.DataDirectory, "store"));
+        var datasetIds = store.ScanMetadata(dataset.GetProperty("collection").GetString())
+            .Where(m => long.Parse(m.Id[(m.Id.IndexOf('/', StringComparison.Ordinal) + 1)..], System.Globalization.CultureInfo.InvariantCulture) <= loaded)
+            .ToList();
+        Assert.Equal(loaded, datasetIds.Count);
+        Assert.Equal(dataset.GetProperty("bytes").GetInt64(), datasetIds.Sum(m => m.SizeBytes));
+        Assert.True(root.GetProperty("rebuild").GetProperty("writes").GetInt64() > 0);
     }
 }

@@ -7,6 +7,10 @@ namespace Indexing.Server.Demo;
 // The live database around a rebuild: writers that update and delete documents, a querier, and a
 // foreground reader doing Gets on random ids (their latency is the store's foreground histogram,
 // which the rebuild's prefetcher watches). Bounded: everything stops when disposed.
+// The writers update and delete the dataset's own documents (the demo: a live database changes
+// what it is rebuilding), or, with keepDataset, documents of their own beside it in the same
+// collection (soak: every run must rebuild the same bytes, and updates of rare giants with small
+// orders would shrink the dataset run after run).
 internal sealed class LiveTraffic : IAsyncDisposable
 {
     private readonly CancellationTokenSource _stop = new();
@@ -17,14 +21,16 @@ internal sealed class LiveTraffic : IAsyncDisposable
     private string? _lastQueryFailure;
     private int _disposed;
 
-    public LiveTraffic(DocumentStore store, IndexManager indexes, string indexName, string collection, long documentCount, int writers, TimeSpan writeInterval)
+    public LiveTraffic(
+        DocumentStore store, IndexManager indexes, string indexName, string collection, long documentCount, int writers, TimeSpan writeInterval, bool keepDataset = false)
     {
         var ids = Math.Max(1, documentCount);
+        var firstWritten = keepDataset ? ids + 1 : 1;
         var tasks = new List<Task>();
         for (var w = 0; w < writers; w++)
         {
             var seed = w;
-            tasks.Add(Task.Run(() => WriteLoop(store, collection, ids, seed, writeInterval)));
+            tasks.Add(Task.Run(() => WriteLoop(store, collection, firstWritten, ids, seed, writeInterval)));
         }
 
         tasks.Add(Task.Run(() => QueryLoop(indexes, indexName)));
@@ -54,12 +60,12 @@ internal sealed class LiveTraffic : IAsyncDisposable
 
     private static string Id(string collection, long n) => $"{collection}/{n:D8}";
 
-    private async Task WriteLoop(DocumentStore store, string collection, long ids, int seed, TimeSpan interval)
+    private async Task WriteLoop(DocumentStore store, string collection, long firstId, long ids, int seed, TimeSpan interval)
     {
         var random = new Random(seed);
         while (!_stop.IsCancellationRequested)
         {
-            var id = Id(collection, random.NextInt64(1, ids + 1));
+            var id = Id(collection, firstId + random.NextInt64(ids));
             if (random.Next(10) == 0)
             {
                 store.Delete(id);

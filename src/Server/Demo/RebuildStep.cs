@@ -23,7 +23,8 @@ internal sealed class RebuildStep
     /// (the same one every run, for runs that must compare: `soak`).
     /// </summary>
     public async Task<RebuildReport> RunAsync(
-        DocumentStore store, IndexManager indexes, string collection, long documentCount, int writers, CancellationToken cancellationToken, IndexDefinition? rebuildTo = null)
+        DocumentStore store, IndexManager indexes, string collection, long documentCount, int writers, CancellationToken cancellationToken, IndexDefinition? rebuildTo = null,
+        bool keepDataset = false)
     {
         var v1 = DemoIndexes.Narrow(IndexName, collection);
         var v2 = DemoIndexes.Wide(IndexName, collection);
@@ -36,7 +37,7 @@ internal sealed class RebuildStep
         // Rebuild to the other definition than the one serving: every demo run changes the index.
         var serving = indexes.GetSummary(IndexName).DefinitionHash;
         var next = rebuildTo ?? (serving == v1.DefinitionHash ? v2 : v1);
-        await using var traffic = new LiveTraffic(store, indexes, IndexName, collection, documentCount, writers, TimeSpan.FromMilliseconds(5));
+        await using var traffic = new LiveTraffic(store, indexes, IndexName, collection, documentCount, writers, TimeSpan.FromMilliseconds(5), keepDataset);
         _console.MarkupLineInterpolated($"Live traffic: {writers} writers, a querier and a foreground reader; measuring idle Get p99 for {_idleWindow.TotalSeconds:0} s");
         await Task.Delay(_idleWindow, cancellationToken).ConfigureAwait(false);
         var idle = store.ForegroundReadLatency.Snapshot(_idleWindow);

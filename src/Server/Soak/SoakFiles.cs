@@ -108,8 +108,12 @@ internal static class SoakFiles
         Row(text, "peak private memory / bound", $"{r.PeakOverBound:0.00} ({(r.PeakOverBound <= 1 ? "within" : "OVER")})");
         Row(text, "final RSS", ByteSize.Format(m.FinalResidentBytes));
         Row(text, "RSS at 50% / 100% of the rebuild", $"{Size(m.ResidentAtHalfBytes)} / {Size(m.ResidentAtEndBytes)}");
-        Row(text, "RSS growth over the second half", r.SecondHalfGrowth is { } growth
+        Row(text, "private memory at 50% / 100% of the rebuild", $"{Size(m.PrivateAtHalfBytes)} / {Size(m.PrivateAtEndBytes)}");
+        Row(text, "private memory growth over the second half", r.SecondHalfGrowth is { } growth
             ? $"{growth * 100:+0.0;-0.0}% ({(growth <= SoakReport.MaxSecondHalfGrowth ? "flat: at most 10%" : "NOT flat: over 10%")})"
+            : "- (no sample at one of the marks)");
+        Row(text, "RSS growth over the second half", r.ResidentSecondHalfGrowth is { } rssGrowth
+            ? $"{rssGrowth * 100:+0.0;-0.0}% (mapped index files included)"
             : "- (no sample at one of the marks)");
         Row(text, "unaccounted (private memory minus the bounded parts), at most", $"{ByteSize.Format(m.PeakUnaccountedBytes)}: the measured fixed overhead");
         Row(text, "peak GC heap / committed", $"{ByteSize.Format(m.PeakGcHeapBytes)} / {ByteSize.Format(m.PeakGcCommittedBytes)}");

@@ -27,7 +27,7 @@ internal sealed record SoakReport(
     double? LoadAverageDuringRebuildMean,
     double? LoadAverageDuringRebuildMax)
 {
-    /// <summary>RSS may grow at most this much between the 50% and 100% marks of the rebuild.</summary>
+    /// <summary>Private memory may grow at most this much between the 50% and 100% marks of the rebuild.</summary>
     public const double MaxSecondHalfGrowth = 0.10;
 
     public static SoakReport From(
@@ -86,7 +86,9 @@ internal sealed record SoakReport(
                 peakPrivate?.Memory.PrivateBytes ?? 0,
                 peakPrivate?.Phase ?? "-",
                 samples.Count > 0 ? samples[^1].Memory.PrivateBytes : 0,
-                samples.Count > 0 ? samples.Max(s => s.Memory.MappedFileBytes) : 0),
+                samples.Count > 0 ? samples.Max(s => s.Memory.MappedFileBytes) : 0,
+                half?.Memory.PrivateBytes,
+                end?.Memory.PrivateBytes),
             [CachesOf("before", samples.Where(s => s.Phase == "before")), CachesOf("during", during), CachesOf("after", samples.Where(s => s.Phase == "after"))],
             loads.Count > 0 ? loads.Average() : null,
             loads.Count > 0 ? loads.Max() : null);
@@ -102,8 +104,16 @@ internal sealed record SoakReport(
     /// <summary>Peak RSS over the bound, mapped index files included (for comparison with <see cref="PeakOverBound"/>).</summary>
     public double PeakResidentOverBound => Bound.TotalBytes > 0 ? (double)Memory.PeakResidentBytes / Bound.TotalBytes : 0;
 
-    /// <summary>RSS growth from the rebuild's 50% mark to its end; null when either mark was not sampled.</summary>
-    public double? SecondHalfGrowth => Memory.ResidentAtHalfBytes is > 0 and { } half && Memory.ResidentAtEndBytes is { } end ? (double)(end - half) / half : null;
+    /// <summary>
+    /// Private memory's growth from the rebuild's 50% mark to its end (a leak shows here); null when
+    /// either mark was not sampled. Judged on private memory for the reason <see cref="PeakOverBound"/> is.
+    /// </summary>
+    public double? SecondHalfGrowth => Growth(Memory.PrivateAtHalfBytes, Memory.PrivateAtEndBytes);
+
+    /// <summary>The same for RSS, mapped index files included (verify maps the new index at the 100% mark).</summary>
+    public double? ResidentSecondHalfGrowth => Growth(Memory.ResidentAtHalfBytes, Memory.ResidentAtEndBytes);
+
+    private static double? Growth(long? atHalf, long? atEnd) => atHalf is > 0 and { } half && atEnd is { } end ? (double)(end - half) / half : null;
 
     // Private memory minus what the bound's settings account for (caches, memtables, table readers,
     // the bytes the prefetch holds, the Lucene buffers): the runtime, code, the GC heap beyond the
@@ -160,7 +170,9 @@ internal sealed record MemoryFigures(
     long PeakPrivateBytes,
     string PeakPrivatePhase,
     long FinalPrivateBytes,
-    long PeakMappedFileBytes);
+    long PeakMappedFileBytes,
+    long? PrivateAtHalfBytes,
+    long? PrivateAtEndBytes);
 
 /// <summary>Foreground Gets in one part of the run: how many, their block cache and row cache hits, the median of their per-second p99.</summary>
 internal sealed record PhaseCaches(string Phase, int Seconds, long Gets, CacheCounts ForegroundBlockCache, CacheCounts RowCache, double? MedianSecondP99Milliseconds);

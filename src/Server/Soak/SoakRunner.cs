@@ -86,15 +86,17 @@ internal sealed class SoakRunner
         }
 
         recorder.Enter(SoakStage.SideBySide);
-        // Always to the wide definition (its text field makes indexing the larger half): every run
-        // does the same work, so runs with different allocators or settings compare.
+        // Always to the wide definition (its text field makes indexing the larger half), and the
+        // writers leave the dataset's documents alone: every run does the same work, so runs with
+        // different allocators or settings compare.
         var rebuild = await new RebuildStep(_console).RunAsync(
-            store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken, DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection)).ConfigureAwait(false);
+            store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken, DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection),
+            keepDataset: true).ConfigureAwait(false);
         StatusTables.WriteRebuildReport(_console, rebuild);
 
         recorder.Enter(SoakStage.After);
         _console.MarkupLineInterpolated($"Live traffic for {_settings.After.TotalSeconds:0} s after the rebuild");
-        var traffic = new LiveTraffic(store, indexes, RebuildStep.IndexName, dataset.Collection, dataset.Documents, _settings.Writers, TimeSpan.FromMilliseconds(5));
+        var traffic = new LiveTraffic(store, indexes, RebuildStep.IndexName, dataset.Collection, dataset.Documents, _settings.Writers, TimeSpan.FromMilliseconds(5), keepDataset: true);
         await using (traffic.ConfigureAwait(false))
         {
             await Task.Delay(_settings.After, cancellationToken).ConfigureAwait(false);
@@ -110,7 +112,7 @@ internal sealed class SoakRunner
         SoakFiles.Write(_settings, report, samples);
         var growth = report.SecondHalfGrowth is { } g ? string.Create(CultureInfo.InvariantCulture, $"{g * 100:+0.0;-0.0}%") : "-";
         _console.MarkupLineInterpolated(
-            $"Peak private memory [bold]{ByteSize.Format(report.Memory.PeakPrivateBytes)}[/] ({report.PeakOverBound:0.00} of the bound {ByteSize.Format(report.Bound.TotalBytes)}), peak RSS {ByteSize.Format(report.Memory.PeakResidentBytes)} (mapped files up to {ByteSize.Format(report.Memory.PeakMappedFileBytes)}), final {ByteSize.Format(report.Memory.FinalResidentBytes)}; RSS growth over the rebuild's second half {growth}; bulk {report.Rebuild.BulkMegabytesPerSecond:0.0} MB/s");
+            $"Peak private memory [bold]{ByteSize.Format(report.Memory.PeakPrivateBytes)}[/] ({report.PeakOverBound:0.00} of the bound {ByteSize.Format(report.Bound.TotalBytes)}), peak RSS {ByteSize.Format(report.Memory.PeakResidentBytes)} (mapped files up to {ByteSize.Format(report.Memory.PeakMappedFileBytes)}), final {ByteSize.Format(report.Memory.FinalResidentBytes)}; private memory growth over the rebuild's second half {growth}; bulk {report.Rebuild.BulkMegabytesPerSecond:0.0} MB/s");
         _console.MarkupLineInterpolated($"Report: [bold]{_settings.FilePath("md")}[/] (and .csv, .svg, .json beside it)");
         return rebuild.Rebuild.Phase == RebuildPhase.Done && rebuild.Verify.IsConsistent && rebuild.FailedQueries == 0 ? 0 : 3;
     }
