@@ -112,7 +112,7 @@ public sealed class StoreOptionsTests
     public void ToString_Defaults_ListsEffectiveConfiguration()
     {
         Assert.Equal(
-            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, RowCacheBytes=0 B (none), DirectReads=false, TombstonePurgeInterval=1 s, NativeLibrary=glibc",
+            "MaxDocumentBytes=64 MiB, SyncWrites=true, BlockCacheBytes=256 MiB, RowCacheBytes=64 MiB, DirectReads=false, TombstonePurgeInterval=1 s, NativeLibrary=glibc",
             new StoreOptions().ToString());
     }
 
