@@ -15,7 +15,10 @@ namespace Indexing.Indexer.Tests.Threads;
 /// kernel reports it in /proc (not as ThreadNice says): a build's workers while the build runs, the
 /// workers IndexingThread starts, a merge thread of the merge scheduler. The thread that starts them
 /// is left as it was. Linux only, as the feature is (the CI machine runs Linux).
+/// Alone (no other test class at the same time): it finds the workers by thread name across the
+/// process, and another class's build has workers of the same names.
 /// </summary>
+[Collection(Figures.TimingSensitive.Name)]
 public sealed class ThreadNiceTests
 {
     private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);
