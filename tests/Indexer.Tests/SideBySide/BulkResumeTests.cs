@@ -95,19 +95,26 @@ public sealed class BulkResumeTests
         var bulkCommits = 0;
         TimeSpan? cadenceInBulk = null;
         IndexManager? manager = null;
+        // The ids in key order: a bulk commit records the contiguous prefix handed out, so the feeder is
+        // held on that prefix, not on the documents read (the adaptive source hands out whatever is
+        // ready, and a slow first range can leave the prefix empty after hundreds of documents; held
+        // there, the key could not move and no commit would be due).
+        var ids = env.Store.ScanMetadata("orders").Select(m => m.Id).Order(StringComparer.Ordinal).ToList();
         var sources = new CountingBulkSources(ManagerEnvironment.AdaptiveSource)
         {
-            // The feeder waits at a third and at two thirds of the collection until one bulk commit more
-            // was made: with the cap (an hour) as the cadence, none would come before the hang guard.
-            BeforeTake = async (read, token) =>
+            // The feeder waits once a third and two thirds of the collection are a handed-out prefix until
+            // one bulk commit more was made: with the cap (an hour) as the cadence, none would come before
+            // the hang guard.
+            BeforeTake = async (read, handedOutThrough, token) =>
             {
-                var needed = read >= 400 ? 2 : read >= 200 ? 1 : 0;
+                var prefix = handedOutThrough is null ? 0 : ids.BinarySearch(handedOutThrough, StringComparer.Ordinal) + 1;
+                var needed = prefix >= 400 ? 2 : prefix >= 200 ? 1 : 0;
                 var deadline = DateTime.UtcNow + HangGuard;
                 while (Volatile.Read(ref bulkCommits) < needed)
                 {
                     if (DateTime.UtcNow > deadline)
                     {
-                        throw new TimeoutException($"no bulk commit {needed} within {HangGuard} after {read} documents (cadence {manager!.GetRebuild("orders")?.BulkCommitInterval})");
+                        throw new TimeoutException($"no bulk commit {needed} within {HangGuard} after a prefix of {prefix} documents ({read} read; cadence {manager!.GetRebuild("orders")?.BulkCommitInterval})");
                     }
 
                     await Task.Delay(10, token);

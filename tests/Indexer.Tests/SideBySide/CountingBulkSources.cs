@@ -15,8 +15,9 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
     // Set before a bulk phase starts: its feeder waits (until cancelled) once this many documents were read.
     public int? HoldAfterDocuments { get; set; }
 
-    // Set before a bulk phase starts: awaited before each take with the number of documents read so far.
-    public Func<int, CancellationToken, Task>? BeforeTake { get; set; }
+    // Set before a bulk phase starts: awaited before each take with the number of documents read so far
+    // and the source's HandedOutThrough (every document up to it was handed out).
+    public Func<int, string?, CancellationToken, Task>? BeforeTake { get; set; }
 
     // Ids read by the latest bulk phase.
     public ConcurrentQueue<string> Read { get; private set; } = new();
@@ -28,7 +29,7 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
         return new Counting(inner(request, cancellationToken), Read, delayPerTake, HoldAfterDocuments, BeforeTake);
     }
 
-    private sealed class Counting(IBatchSource source, ConcurrentQueue<string> read, TimeSpan delay, int? holdAfter, Func<int, CancellationToken, Task>? beforeTake) : IBatchSource
+    private sealed class Counting(IBatchSource source, ConcurrentQueue<string> read, TimeSpan delay, int? holdAfter, Func<int, string?, CancellationToken, Task>? beforeTake) : IBatchSource
     {
         public PrefetchPressure Pressure => source.Pressure;
 
@@ -45,7 +46,7 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
 
             if (beforeTake is not null)
             {
-                await beforeTake(read.Count, cancellationToken);
+                await beforeTake(read.Count, source.HandedOutThrough, cancellationToken);
             }
 
             if (read.Count >= holdAfter)
