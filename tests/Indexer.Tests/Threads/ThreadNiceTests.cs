@@ -90,7 +90,8 @@ public sealed class ThreadNiceTests
     public void MergeScheduler_AMerge_RunsOnAThreadAtTheConfiguredNice()
     {
         var path = Path.Combine(Path.GetTempPath(), "indexing-indexer-tests", Guid.NewGuid().ToString("N"));
-        var seen = new List<int>();
+        var seen = new List<(string? Thread, int Nice)>();
+        var callerBefore = ThreadStat.CurrentNice();
         System.IO.Directory.CreateDirectory(path);
         try
         {
@@ -98,7 +99,7 @@ public sealed class ThreadNiceTests
             using (var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48))
             using (var writer = new IndexWriter(directory, new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
             {
-                MergeScheduler = new LowPriorityMergeScheduler(6, () => { lock (seen) { seen.Add(ThreadStat.CurrentNice()); } }),
+                MergeScheduler = new LowPriorityMergeScheduler(6, () => { lock (seen) { seen.Add((Thread.CurrentThread.Name, ThreadStat.CurrentNice())); } }),
             }))
             {
                 // Three segments, then one: ForceMerge hands the merge to the scheduler and waits for it.
@@ -111,8 +112,13 @@ public sealed class ThreadNiceTests
                 writer.ForceMerge(1);
             }
 
+            // A merge thread inherits its creator's nice value, so the expectation follows the caller's.
+            var expected = Math.Max(6, ThreadStat.CurrentNice());
             Assert.NotEmpty(seen);
-            Assert.All(seen, nice => Assert.Equal(Math.Max(6, ThreadStat.CurrentNice()), nice));
+            Assert.True(
+                seen.TrueForAll(merge => merge.Nice == expected),
+                $"expected every merge at nice {expected}; the caller ({(Thread.CurrentThread.IsThreadPoolThread ? "a pool thread" : "a dedicated thread")}) was at {callerBefore} before and {ThreadStat.CurrentNice()} after; merges ran on " +
+                string.Join(", ", seen.Select(merge => $"'{merge.Thread}' at {merge.Nice}")));
         }
         finally
         {
