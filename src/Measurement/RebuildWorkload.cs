@@ -67,11 +67,11 @@ public sealed partial class RebuildWorkload
 
     /// <summary>
     /// The indexer's options for measured rebuilds (the benchmarks and `measure`): takes of at most
-    /// 1 MiB / 256 documents. With the default 16 MiB takes the indexer's channel (one batch per
-    /// indexing thread) plus the batches being indexed hold up to 64 MiB ahead of indexing, which is
-    /// the whole of a 30-60 MB dataset: the first benchmark run showed every strategy handing out
-    /// everything within about a second and the rest of the rebuild indexing from that queue
-    /// (benchmarks' results/run1-default-take). On a real rebuild of tens of GB that queue is noise;
+    /// 1 MiB / 256 documents. With larger takes the indexer's channel (one batch per indexing
+    /// thread) plus the batches being indexed hold several takes ahead of indexing (64 MiB with the
+    /// 16 MiB takes of the time), which was the whole of a 30-60 MB dataset: the first benchmark run
+    /// showed every strategy handing out everything within about a second and the rest of the
+    /// rebuild indexing from that queue (benchmarks' results/run1-default-take). On a real rebuild of tens of GB that queue is noise;
     /// small takes make a rebuild of tens of MB behave like its steady state, reading at the
     /// indexer's pace under the prefetcher's budget.
     /// </summary>
