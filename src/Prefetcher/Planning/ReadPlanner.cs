@@ -27,7 +27,7 @@ namespace Indexing.Prefetcher;
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(
-        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
     {
         ArgumentNullException.ThrowIfNull(keyOrdered);
         ArgumentNullException.ThrowIfNull(options);
@@ -35,7 +35,7 @@ internal static class ReadPlanner
     }
 
     private static IEnumerable<ReadTask> PlanLazily(
-        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
     {
         var pending = new PendingTask(Math.Min(options.MaxDocumentsPerTask, 1024));
         var sequence = 0L;
@@ -77,7 +77,7 @@ internal static class ReadPlanner
         }
     }
 
-    private static void Validate(DocumentMeta document, string? previousId)
+    private static void Validate(DocumentMetadata document, string? previousId)
     {
         if (document.Id is null)
         {
@@ -117,7 +117,7 @@ internal static class ReadPlanner
 
         public long TargetBytes { get; set; }
 
-        public void Add(DocumentMeta document)
+        public void Add(DocumentMetadata document)
         {
             _ids.Add(document.Id);
             _etags.Add(document.Etag);

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -26,7 +28,7 @@ internal interface IDocumentReadSource : IDisposable
     /// order) and strictly after <see cref="StartAfterId"/>, without bodies. Lazily enumerated; the
     /// enumeration observes <paramref name="cancellationToken"/>.
     /// </summary>
-    IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken);
+    IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken);
 
     /// <summary>
     /// Reads the task's documents, in the task's key order, appending one entry per id to

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
@@ -29,7 +31,7 @@ internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
 
     public string? StartAfterId => _inner.StartAfterId;
 
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {

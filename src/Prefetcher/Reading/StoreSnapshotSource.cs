@@ -41,13 +41,8 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
 
     public string? StartAfterId { get; }
 
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
-    {
-        foreach (var row in _snapshot.ScanMetadata(_collection, StartAfterId, cancellationToken))
-        {
-            yield return new DocumentMeta(row.Id, row.SizeBytes, row.Etag);
-        }
-    }
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) =>
+        _snapshot.ScanMetadata(_collection, StartAfterId, cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
