@@ -67,7 +67,7 @@ internal sealed class ConcurrencyController
     public bool InSlowStart => _climber.InSlowStart;
 
     /// <summary>The last ~50 decisions that changed something, oldest first; steady holds are collapsed.</summary>
-    public ImmutableArray<ControllerHistoryEntry> History => _history.Entries;
+    public ImmutableArray<PrefetchDecisionEntry> History => _history.Entries;
 
     public ControllerDecision Decide(in ControllerSignals signals)
     {

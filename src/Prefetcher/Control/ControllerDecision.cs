@@ -31,13 +31,6 @@ internal readonly record struct ControllerDecision(
     long TargetTaskBytes,
     bool ThrottledByForeground);
 
-/// <summary>One remembered decision, for the admin page.</summary>
-internal readonly record struct ControllerHistoryEntry(
-    TimeSpan At,
-    int Concurrency,
-    ControllerDecisionKind Kind,
-    string Reason);
-
 internal static class ControllerDecisionKindNames
 {
     /// <summary>The kind as the pressure view and admin page show it: "start", "grow", "cut", "hold".</summary>

@@ -13,11 +13,11 @@ internal sealed class DecisionHistory
 {
     public const int Capacity = 50;
 
-    private ControllerHistoryEntry[] _entries = [];
+    private PrefetchDecisionEntry[] _entries = [];
     private DecisionCause? _lastCause;
 
     /// <summary>Oldest first.</summary>
-    public ImmutableArray<ControllerHistoryEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
+    public ImmutableArray<PrefetchDecisionEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
 
     /// <param name="now">When the decision was made.</param>
     /// <param name="step">The decision.</param>
@@ -32,9 +32,9 @@ internal sealed class DecisionHistory
         _lastCause = step.Cause;
         var old = _entries;
         var keep = Math.Min(old.Length, Capacity - 1);
-        var next = new ControllerHistoryEntry[keep + 1];
+        var next = new PrefetchDecisionEntry[keep + 1];
         Array.Copy(old, old.Length - keep, next, 0, keep);
-        next[keep] = new ControllerHistoryEntry(now, step.Concurrency, step.Kind, step.Reason);
+        next[keep] = new PrefetchDecisionEntry(now, step.Concurrency, step.Kind.Name(), step.Reason);
         Volatile.Write(ref _entries, next);
     }
 }

@@ -1,4 +1,3 @@
-using System.Collections.Immutable;
 using System.Runtime.CompilerServices;
 
 namespace Indexing.Prefetcher;
@@ -17,7 +16,6 @@ public sealed partial class PrefetchPipeline
     private long _targetTaskBytes;
     private long _foregroundP99Ticks = -1;
     private StrongBox<ControllerDecision>? _lastDecision;
-    private DecisionsCopy? _publicDecisions;
 
     /// <inheritdoc />
     public PrefetchPressure Pressure => _meter.Latest;
@@ -82,27 +80,8 @@ public sealed partial class PrefetchPipeline
                 failure,
                 foreground < 0 ? null : TimeSpan.FromTicks(foreground),
                 Volatile.Read(ref _lastDecision)?.Value,
-                _policy.Controller is { } controller ? PublicDecisions(controller.History) : []));
+                _policy.Controller?.History ?? []));
         }
-    }
-
-    // The controller's history changes only when it records a decision (a new array each time),
-    // so the public copy is rebuilt only then, not on every publish.
-    private ImmutableArray<PrefetchDecisionEntry> PublicDecisions(ImmutableArray<ControllerHistoryEntry> history)
-    {
-        if (_publicDecisions is { } cached && cached.Source == history)
-        {
-            return cached.Entries;
-        }
-
-        var entries = ImmutableArray.CreateBuilder<PrefetchDecisionEntry>(history.Length);
-        foreach (var entry in history)
-        {
-            entries.Add(new PrefetchDecisionEntry(entry.At, entry.Concurrency, entry.Kind.Name(), entry.Reason));
-        }
-
-        _publicDecisions = new DecisionsCopy(history, entries.MoveToImmutable());
-        return _publicDecisions.Entries;
     }
 
     // The GC's own notion of "high memory load" (90% of the machine or container limit by default).
@@ -111,6 +90,4 @@ public sealed partial class PrefetchPipeline
         var info = GC.GetGCMemoryInfo();
         return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes;
     }
-
-    private sealed record DecisionsCopy(ImmutableArray<ControllerHistoryEntry> Source, ImmutableArray<PrefetchDecisionEntry> Entries);
 }
