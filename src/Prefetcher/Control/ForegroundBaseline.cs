@@ -7,7 +7,7 @@ namespace Indexing.Prefetcher;
 /// </summary>
 internal sealed class ForegroundBaseline(ControllerOptions options)
 {
-    private readonly WindowedMin _idleP99 = new(options.ForegroundBaselineWindow);
+    private readonly WindowedExtremum _idleP99 = WindowedExtremum.Min(options.ForegroundBaselineWindow);
     private readonly RecentMedian _recent = new();
 
     /// <summary>Learns from one tick's p99 (null: no foreground Gets this tick).</summary>

@@ -41,7 +41,7 @@ internal sealed class ReadLatencyBaseline
     private const int ClassCount = 2 * 128;
 
     private readonly TimeSpan _window;
-    private readonly WindowedMin?[] _ticksPerByte = new WindowedMin?[ClassCount];
+    private readonly WindowedExtremum?[] _ticksPerByte = new WindowedExtremum?[ClassCount];
     private readonly Queue<(TimeSpan At, ReadSample Read)> _recent = new();
     private readonly List<(int Class, double TicksPerByte)> _tick = [];
     private readonly (double Latency, double Expected, int Reads)[] _classes = new (double, double, int)[ClassCount];
@@ -90,7 +90,7 @@ internal sealed class ReadLatencyBaseline
             }
             var sizeClass = _tick[start].Class;
             var median = _tick[start + ((end - start) / 2)].TicksPerByte;
-            (_ticksPerByte[sizeClass] ??= new WindowedMin(_window)).Add(now, median);
+            (_ticksPerByte[sizeClass] ??= WindowedExtremum.Min(_window)).Add(now, median);
             start = end;
         }
     }

@@ -15,12 +15,12 @@ namespace Indexing.Prefetcher;
 internal sealed class ReadTaskSizer
 {
     private readonly ControllerOptions _options;
-    private readonly WindowedMax _perStreamBytesPerSecond;
+    private readonly WindowedExtremum _perStreamBytesPerSecond;
 
     public ReadTaskSizer(ControllerOptions options)
     {
         _options = options.Validate();
-        _perStreamBytesPerSecond = new WindowedMax(options.TaskSizingWindow);
+        _perStreamBytesPerSecond = WindowedExtremum.Max(options.TaskSizingWindow);
     }
 
     /// <summary>
