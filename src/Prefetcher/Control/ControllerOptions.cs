@@ -15,16 +15,14 @@ public sealed record ControllerOptions
     /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
     public const int AbsoluteMaxConcurrency = 64;
 
+    public int InitialConcurrency { get; init; } = 2;
+
     /// <summary>
-    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound, so the useful L
+    /// The ceiling of L, 64 by default whatever the core count: reads are I/O-bound, so the useful L
     /// follows the device (a network disk wants 16 or more requests in flight), not the cores; 64
     /// bounds threads, memory and open iterators, and readers start only as L grows.
     /// </summary>
-    public static int DefaultMaxConcurrency => AbsoluteMaxConcurrency;
-
-    public int InitialConcurrency { get; init; } = 2;
-
-    public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
+    public int MaxConcurrency { get; init; } = AbsoluteMaxConcurrency;
 
     /// <summary>
     /// When set, L stays at this value (at most <see cref="MaxConcurrency"/>; a live limit below it
