@@ -3,7 +3,7 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// The controller's input checks: a signal that cannot be right (time going backwards, a negative
 /// count, a zero p99) is a bug in the caller and throws, naming the signal, before anything is
-/// learned from it. Stateless.
+/// learned from it.
 /// </summary>
 internal static class ControllerSignalChecks
 {
@@ -25,7 +25,6 @@ internal static class ControllerSignalChecks
             throw new ArgumentException($"ConsumerWaitFraction must be in [0, 1] (was {s.ConsumerWaitFraction}).", nameof(signals));
         }
         NotNegative(s.BytesDelivered, nameof(s.BytesDelivered));
-        NotNegative(s.DocumentsDelivered, nameof(s.DocumentsDelivered));
         NotNegative(s.BufferedBytes, nameof(s.BufferedBytes));
         NotNegative(s.InFlightBytes, nameof(s.InFlightBytes));
         NotNegative(s.BudgetBytes, nameof(s.BudgetBytes));
@@ -34,19 +33,13 @@ internal static class ControllerSignalChecks
         {
             NotNegative(read.Bytes, "Reads[].Bytes");
             NotNegative(read.Documents, "Reads[].Documents");
-            if (read.Latency < TimeSpan.Zero)
-            {
-                throw new ArgumentOutOfRangeException(nameof(signals), read.Latency, $"Reads[].Latency must not be negative (was {read.Latency}).");
-            }
+            NotNegative(read.Latency, "Reads[].Latency");
         }
-        if (s.ReadsInFlightTime < TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(nameof(signals), s.ReadsInFlightTime, $"ReadsInFlightTime must not be negative (was {s.ReadsInFlightTime}).");
-        }
+        NotNegative(s.ReadsInFlightTime, nameof(s.ReadsInFlightTime));
         if (s.ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
         {
-            // A summary of an empty window reports a p99 of zero; taken as a measurement it would
-            // become the idle baseline, make the target zero and hold L at 1 for the whole window.
+            // Taken as a measurement, an empty window's p99 of zero would become the idle baseline,
+            // make the target zero and hold L at 1 for the whole window.
             throw new ArgumentOutOfRangeException(
                 nameof(signals), p99, $"ForegroundP99 must be positive (was {p99}); pass null when the window has no samples.");
         }
@@ -56,9 +49,10 @@ internal static class ControllerSignalChecks
         }
     }
 
-    private static void NotNegative(long value, string name)
+    private static void NotNegative<T>(T value, string name)
+        where T : struct, IComparable<T>
     {
-        if (value < 0)
+        if (value.CompareTo(default) < 0)
         {
             throw new ArgumentOutOfRangeException("signals", value, $"{name} must not be negative (was {value}).");
         }

@@ -1,33 +1,27 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// What the prefetcher measured during one controller tick (about 250 ms), handed to
-/// <see cref="ConcurrencyController.Decide"/>. Counters cover the tick only; levels
-/// (buffered, in flight) are taken at its end. A plain value: built and consumed on the tick loop.
+/// What the prefetcher measured during one controller tick, handed to
+/// <see cref="ConcurrencyController.Decide"/>. Counters cover the tick only; levels (buffered, in
+/// flight) are taken at its end.
 /// </summary>
 internal readonly record struct ControllerSignals
 {
     /// <summary>End of the tick, as time since the pipeline started.</summary>
     public required TimeSpan Now { get; init; }
 
-    /// <summary>Length of the tick (the caller jitters it; the controller works with the real length).</summary>
+    /// <summary>Length of the tick (jittered; the controller works with the real length).</summary>
     public required TimeSpan TickDuration { get; init; }
 
     /// <summary>Bytes of documents whose reads completed during the tick.</summary>
     public long BytesDelivered { get; init; }
 
-    public long DocumentsDelivered { get; init; }
-
-    /// <summary>
-    /// Every read that completed during the tick: its bytes, documents and latency. The queueing
-    /// signal compares each with reads of its own size class (<see cref="ReadLatencyBaseline"/>).
-    /// </summary>
+    /// <summary>Every read that completed during the tick.</summary>
     public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
     /// <summary>
-    /// The number of reads in flight integrated over the tick (two reads for the whole tick: twice
-    /// its length), counted over the same span as each read's latency. Little's law turns it and
-    /// the completed reads' bytes per second of latency into throughput; zero when not measured.
+    /// Reads in flight integrated over the tick (two reads for the whole tick: twice its length),
+    /// over the same span as each read's latency, for Little's law; zero when not measured.
     /// </summary>
     public TimeSpan ReadsInFlightTime { get; init; }
 
@@ -43,29 +37,27 @@ internal readonly record struct ControllerSignals
     /// <summary>The byte budget buffered and in-flight bytes share.</summary>
     public long BudgetBytes { get; init; }
 
-    /// <summary>
-    /// The largest document read recently (the size histogram's recent window, 10 s by default);
-    /// 0 when none was. Bounds L: L documents this large must fit the budget's large-document share.
-    /// </summary>
+    /// <summary>The largest document of the size histogram's recent window; 0 when none.</summary>
     public long LargestRecentDocumentBytes { get; init; }
 
     /// <summary>The process is under memory pressure: do not add readers.</summary>
     public bool MemoryHigh { get; init; }
 
     /// <summary>
-    /// The store's live p99 latency of foreground Gets: positive, or null when there were none.
-    /// A LatencyHistogram summary of an empty window (Count 0) reports P99 = 0: pass null then;
-    /// <see cref="ConcurrencyController.Decide"/> rejects zero or less as misuse. The first three
-    /// samples only seed the idle baseline (its median filter): no target before them.
+    /// The store's live p99 latency of foreground Gets: positive, or null when there were none
+    /// (an empty window's summary reports 0: pass null then).
     /// </summary>
     public TimeSpan? ForegroundP99 { get; init; }
 
-    /// <summary>A configured max MB/s rethrottle, not the disk, is what limits reads now.</summary>
+    /// <summary>The max MB/s setting, not the disk, is what limits reads now.</summary>
     public bool RateLimited { get; init; }
 
-    /// <summary>
-    /// The live concurrency limit (an operator may lower or raise it at run time); null means only
-    /// <see cref="ControllerOptions.MaxConcurrency"/> applies. The lower of the two wins.
-    /// </summary>
+    /// <summary>The live concurrency limit; null: only <see cref="ControllerOptions.MaxConcurrency"/> applies.</summary>
     public int? MaxConcurrency { get; init; }
 }
+
+/// <summary>
+/// One completed read as the controller sees it: the bytes it brought, its documents (one: a
+/// Get; more: a MultiGet or a range read) and how long it took from issue to completion.
+/// </summary>
+internal readonly record struct ReadSample(long Bytes, int Documents, TimeSpan Latency);

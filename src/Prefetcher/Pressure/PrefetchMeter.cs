@@ -41,7 +41,6 @@ internal sealed partial class PrefetchMeter
     // Written by the tick loop only; _lastTickAt and _limitTicks change under _publishLock.
     private TimeSpan _lastTickAt;
     private long _lastTickBytes;
-    private long _lastTickDocuments;
     private TimeSpan _lastConsumerWait;
     private TimeSpan _lastRateLimitWait;
     private long _limitTicks;
@@ -136,7 +135,6 @@ internal sealed partial class PrefetchMeter
         var duration = now - _lastTickAt;
         var admission = Admission.Snapshot();
         var bytes = Interlocked.Read(ref _bytesRead);
-        var documents = Interlocked.Read(ref _documentsRead);
         var consumerWait = ConsumerWait.Total;
         var rateLimitWait = Admission.RateWait.Total;
         ReadSample[] reads;
@@ -155,7 +153,6 @@ internal sealed partial class PrefetchMeter
             Now = now,
             TickDuration = duration,
             BytesDelivered = bytes - _lastTickBytes,
-            DocumentsDelivered = documents - _lastTickDocuments,
             Reads = reads,
             ReadsInFlightTime = inFlightTime,
             ConsumerWaitFraction = duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
@@ -174,7 +171,6 @@ internal sealed partial class PrefetchMeter
         }
 
         _lastTickBytes = bytes;
-        _lastTickDocuments = documents;
         _lastConsumerWait = consumerWait;
         _lastRateLimitWait = rateLimitWait;
         return signals;

@@ -37,7 +37,6 @@ public sealed class ControllerSignalChecksTests
     }
 
     [Theory]
-    [InlineData("DocumentsDelivered")]
     [InlineData("BytesDelivered")]
     [InlineData("BufferedBytes")]
     [InlineData("LargestRecentDocumentBytes")]
@@ -48,7 +47,6 @@ public sealed class ControllerSignalChecksTests
     {
         var signals = name switch
         {
-            "DocumentsDelivered" => Valid with { DocumentsDelivered = -1 },
             "BytesDelivered" => Valid with { BytesDelivered = -1 },
             "BufferedBytes" => Valid with { BufferedBytes = -1 },
             "LargestRecentDocumentBytes" => Valid with { LargestRecentDocumentBytes = -1 },
