@@ -4,21 +4,15 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Decides, once per tick, how many read tasks run concurrently (L) and how large the next task
-/// should be. Grows multiplicatively while doubling pays (slow start), then by one; cuts
-/// multiplicatively: a wrong cut costs a few seconds of regrowth, a wrong growth keeps hurting
-/// foreground traffic until noticed.
+/// should be. Grows multiplicatively while doubling pays, then by one; cuts multiplicatively: a
+/// wrong cut costs a few seconds of regrowth, a wrong growth keeps hurting foreground traffic.
 /// <para>
-/// Its parts, each tested on its own: <see cref="ControllerSignalChecks"/> (input checks), the
-/// baselines (<see cref="ReadLatencyBaseline"/>: un-queued read latency per size class;
-/// <see cref="ForegroundBaseline"/>: the foreground target; <see cref="ConsumerWaitWindow"/>: the
-/// indexer's waiting; <see cref="ReadTaskSizer"/>: per-stream throughput), the priority rules
-/// (<see cref="ControllerRules"/>: start, limits, foreground, queueing, holds), growth
-/// (<see cref="HillClimber"/>) and <see cref="DecisionHistory"/>. This type only runs them in
-/// order and keeps L.
-/// </para>
-/// <para>
-/// Threading: <see cref="Decide"/> and the other members are for the tick loop only;
-/// <see cref="History"/> is an immutable snapshot that any thread (the admin page) may read.
+/// It runs its parts, each tested on its own, in order: <see cref="ControllerSignalChecks"/>, the
+/// baselines (<see cref="ReadLatencyBaseline"/>, <see cref="ForegroundBaseline"/>,
+/// <see cref="ConsumerWaitWindow"/>, <see cref="ReadTaskSizer"/>), the priority rules
+/// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and
+/// <see cref="DecisionHistory"/>; it keeps only L. Threading: the tick loop only, except
+/// <see cref="History"/>, an immutable snapshot any thread may read.
 /// </para>
 /// </summary>
 internal sealed class ConcurrencyController
@@ -32,16 +26,11 @@ internal sealed class ConcurrencyController
     private readonly ControllerRules _rules;
     private readonly DecisionHistory _history = new();
 
-    private bool _started;
-    private TimeSpan _lastNow;
-    private int _concurrency;
-
-    /// <summary>L in force during the tick before the current one.</summary>
+    private TimeSpan? _lastNow;
     private int _previousConcurrency;
 
-    /// <summary>When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.</summary>
+    // When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.
     private TimeSpan _changedAt;
-    private long _targetTaskBytes;
 
     public ConcurrencyController(ControllerOptions options)
     {
@@ -52,16 +41,16 @@ internal sealed class ConcurrencyController
         _consumerWaits = new ConsumerWaitWindow(options.BusyConsumerWindow);
         _climber = new HillClimber(options);
         _rules = new ControllerRules(options, _foreground, _consumerWaits, _climber);
-        _concurrency = options.InitialConcurrency;
+        Concurrency = options.InitialConcurrency;
         _previousConcurrency = options.InitialConcurrency;
-        _targetTaskBytes = options.InitialTaskBytes;
+        TargetTaskBytes = options.InitialTaskBytes;
     }
 
     /// <summary>L to run with now (before the first tick: the initial value).</summary>
-    public int Concurrency => _concurrency;
+    public int Concurrency { get; private set; }
 
     /// <summary>Target size of the next read task (before the first tick: the initial size).</summary>
-    public long TargetTaskBytes => _targetTaskBytes;
+    public long TargetTaskBytes { get; private set; }
 
     /// <summary>Whether growth is multiplicative now (slow start).</summary>
     public bool InSlowStart => _climber.InSlowStart;
@@ -71,14 +60,14 @@ internal sealed class ConcurrencyController
 
     public ControllerDecision Decide(in ControllerSignals signals)
     {
-        ControllerSignalChecks.Check(signals, _started ? _lastNow : null);
+        ControllerSignalChecks.Check(signals, _lastNow);
         Observe(signals);
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
         // A fixed L is for measuring that L: recent sizes do not lower it (the budget still bounds what is read).
         var sizeCeiling = _options.FixedConcurrency is null ? _rules.SizeCeiling(signals) : int.MaxValue;
         var sizeLimited = sizeCeiling < limit;
         limit = Math.Min(limit, sizeCeiling);
-        var before = _concurrency;
+        var before = Concurrency;
         var queueing = _latency.Judge(signals.Now);
         _climber.Fast = signals.ConsumerWaitFraction >= HillClimber.ReadBoundWaitFraction && !_foreground.Learning(signals.Now, signals.ForegroundP99);
         ControllerStep step;
@@ -103,23 +92,21 @@ internal sealed class ConcurrencyController
         }
         if (step.Concurrency > limit)
         {
-            // Every rule keeps to the limit; this guard keeps a rule that forgets (a step back
-            // to where a probe started, from before the limit fell) from running readers the
-            // operator has taken away.
+            // A step back to where a probe started, from before the limit fell, would run readers
+            // the operator has taken away.
             step = step with { Concurrency = limit, Reason = $"{step.Reason} (clamped to limit {limit})" };
         }
-        _started = true;
         _lastNow = signals.Now;
         if (step.Concurrency != before || step.Kind == ControllerDecisionKind.Start)
         {
             _changedAt = signals.Now;
         }
         _previousConcurrency = before;
-        _concurrency = step.Concurrency;
-        _targetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
+        Concurrency = step.Concurrency;
+        TargetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
         var throttled = _foreground.IsOver(signals.Now, signals.ForegroundP99, out _, out _) || _rules.CoolingDownForForeground(signals.Now);
         _history.Remember(signals.Now, step, before);
-        return new ControllerDecision(step.Concurrency, step.Kind, step.Reason, _targetTaskBytes, throttled);
+        return new ControllerDecision(step.Concurrency, step.Kind, step.Reason, TargetTaskBytes, throttled);
     }
 
     private void Observe(in ControllerSignals s)
@@ -128,7 +115,7 @@ internal sealed class ConcurrencyController
         // old readers' reads still finish now. Per stream is the larger divisor, so a cut never
         // shows as faster streams (the windowed max would keep that for its whole window and size
         // tasks too large); after a growth it errs low for one tick, which the max ignores.
-        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(_concurrency, _previousConcurrency));
+        _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(Concurrency, _previousConcurrency));
         _consumerWaits.Observe(s.Now, s.TickDuration, s.ConsumerWaitFraction);
         _latency.Observe(s.Now, s.Reads.Span);
         _foreground.Observe(s.Now, s.ForegroundP99);
