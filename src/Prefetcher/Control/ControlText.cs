@@ -3,11 +3,9 @@ using System.Globalization;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Formats the numbers that appear in controller reasons, option summaries and the disk model's
-/// description. Reasons are read by people on the admin page and quoted in benchmark results, so
-/// they use one fixed, culture-independent style: decimal MB (10^6 bytes) for rates, as disk
-/// vendors quote them; sizes go through Storage's ByteSize (binary KiB/MiB, as buffers are allocated).
-/// Stateless; safe from any thread.
+/// Formats the numbers of controller reasons and option summaries, which people read on the admin
+/// page and in benchmark results, in one culture-independent style: rates in decimal MB, as disk
+/// vendors quote them (sizes go through <see cref="ByteSize"/>, binary, as buffers are allocated).
 /// </summary>
 internal static class ControlText
 {

@@ -12,17 +12,15 @@ internal enum ControllerDecisionKind
     Cut,
 
     /// <summary>
-    /// Concurrency stays, or steps back towards where a probe started because the probe did not pay
-    /// (fully): down after an upward probe (to the knee it showed, in slow start), up after a
-    /// downward one (never above the limit).
+    /// Concurrency stays, or steps back towards where a probe started because the probe did not
+    /// (fully) pay: down after an upward probe, up after a downward one (never above the limit).
     /// </summary>
     Hold,
 }
 
 /// <summary>
-/// What the controller decided for the next tick. <see cref="Reason"/> is one line for people
-/// ("cut: foreground p99 4.1 ms > 2.6 ms"); <see cref="TargetTaskBytes"/> is what the planner
-/// should aim for when it cuts the next read task.
+/// What the controller decided for the next tick: L, a reason for people ("cut: foreground p99
+/// 4.1 ms > 2.6 ms") and the size the planner aims for when it cuts the next read task.
 /// </summary>
 internal readonly record struct ControllerDecision(
     int Concurrency,
@@ -35,4 +33,46 @@ internal static class ControllerDecisionKindNames
 {
     /// <summary>The kind as the pressure view and admin page show it: "start", "grow", "cut", "hold".</summary>
     public static string Name(this ControllerDecisionKind kind) => kind.ToString().ToLowerInvariant();
+}
+
+/// <summary>One tick's choice inside the controller: L, the kind and reason shown to people, and its cause.</summary>
+internal readonly record struct ControllerStep(int Concurrency, ControllerDecisionKind Kind, string Reason, DecisionCause Cause);
+
+/// <summary>Why a decision was made, coarser than its reason text: decides what the history keeps.</summary>
+internal enum DecisionCause
+{
+    Start,
+    Limit,
+    Sizes,
+    Foreground,
+    Queueing,
+    Indexer,
+    Memory,
+    RateLimit,
+    Cooldown,
+    Measure,
+    Plateau,
+    Probe,
+}
+
+/// <summary>What a rule's decision does to the hill climb (see <see cref="HillClimber.Apply"/>).</summary>
+internal enum ClimbEffect
+{
+    /// <summary>Nothing: the climb itself decided.</summary>
+    None,
+
+    /// <summary>A hold for an outside reason: measuring starts over, a plateau in progress stays.</summary>
+    Pause,
+
+    /// <summary>L changed for a reason that says nothing about the device (a limit): measure afresh, probe upwards.</summary>
+    Restart,
+
+    /// <summary>The first tick, or a limit that pinned L was raised: measure afresh and grow multiplicatively.</summary>
+    RestartInSlowStart,
+
+    /// <summary>A foreground cut: measure afresh, probe upwards one step at a time.</summary>
+    RestartAfterCut,
+
+    /// <summary>A queueing cut: L may still be too high, so the next probe looks downwards.</summary>
+    RestartProbingDown,
 }

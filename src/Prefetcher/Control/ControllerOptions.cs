@@ -5,10 +5,9 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>. An immutable
-/// value; <see cref="ControllerOptionsValidator"/> runs when a component is built from it, so an
-/// invalid setting fails at start-up with every problem named. <see cref="ToString"/> states the effective
-/// configuration (defaults resolved) for logs and benchmark results.
+/// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>, validated by
+/// <see cref="ControllerOptionsValidator"/> when a component is built from it. <see cref="ToString"/>
+/// states the effective configuration for logs and benchmark results.
 /// </summary>
 public sealed record ControllerOptions
 {
@@ -25,9 +24,8 @@ public sealed record ControllerOptions
     public int MaxConcurrency { get; init; } = AbsoluteMaxConcurrency;
 
     /// <summary>
-    /// When set, L stays at this value (at most <see cref="MaxConcurrency"/>; a live limit below it
-    /// still clamps): no growth, no cut, no probe. For measuring a fixed L through the same
-    /// pipeline (the BestFixed bound); tasks are still sized as the controller sizes them.
+    /// When set, L stays at this value (a live limit below it still clamps): no growth, cut or probe.
+    /// For measuring a fixed L through the same pipeline (the BestFixed bound); tasks are sized as usual.
     /// </summary>
     public int? FixedConcurrency { get; init; }
 
@@ -41,10 +39,7 @@ public sealed record ControllerOptions
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
     public TimeSpan SettleTime { get; init; } = TimeSpan.FromMilliseconds(500);
 
-    /// <summary>
-    /// How long throughput is averaged at one concurrency before it is compared; never fewer than
-    /// three ticks, however long the ticks, as the error of the mean needs three to be estimated.
-    /// </summary>
+    /// <summary>How long throughput is averaged at one concurrency before it is compared (never fewer than three ticks).</summary>
     public TimeSpan MeasureTime { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>A probe whose result is not yet clear of the minimum gain measures on, up to this long.</summary>
@@ -53,23 +48,16 @@ public sealed record ControllerOptions
     /// <summary>How long to stay at a concurrency that neighbours did not beat before probing again.</summary>
     public TimeSpan PlateauTime { get; init; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>
-    /// Reads taking more than this multiple of their un-queued time (each read compared with reads
-    /// of its own size class) are queueing: L readers on a device that serves `depth` at once take
-    /// L / depth times it.
-    /// </summary>
+    /// <summary>Reads taking more than this multiple of their un-queued time (within their size class) are queueing.</summary>
     public double LatencyInflationLimit { get; init; } = 2.0;
 
     /// <summary>
-    /// Window of each size class's minimum latency per byte (its un-queued baseline). Also how long
-    /// a throughput measured at some concurrency is trusted when the queueing rule compares against it.
+    /// Window of each size class's minimum latency per byte (its un-queued baseline), and how long a
+    /// throughput measured at some L is trusted when the queueing rule compares against it.
     /// </summary>
     public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>
-    /// Multiplier applied to concurrency on a queueing cut, at most: the cut goes to L / inflation
-    /// (where reads would stop queueing) when that is lower, but never below half of L at once.
-    /// </summary>
+    /// <summary>At most this multiplier on a queueing cut: L / inflation when lower, never below half of L at once.</summary>
     public double QueueingCutFactor { get; init; } = 0.75;
 
     /// <summary>Foreground target = this factor x the learned idle foreground p99 (unless <see cref="ForegroundTarget"/> is set).</summary>
@@ -88,12 +76,11 @@ public sealed record ControllerOptions
     public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// L is at most this multiple of the budget divided by the largest recent document. A document
-    /// is read whole (a large one is a task of its own), so each of L readers may hold one that
-    /// large in flight; far past budget / largest, extra readers could never be fed and only queue
-    /// on the budget (in key order, so small reads wait behind them). 2, not 1: large documents are
-    /// rarely all in flight at once, and with rare giants (2-20 MB in a 64 MiB budget) a ceiling
-    /// of budget / largest held L at 3 where 4 stalled the indexer 4% instead of 17% (simulation).
+    /// L is at most this multiple of the budget divided by the largest recent document: each reader
+    /// may hold one that large, and readers far past that only queue on the budget (in key order, so
+    /// small reads wait behind them). 2, not 1: large documents are rarely all in flight at once, and
+    /// with rare giants (2-20 MB in 64 MiB) budget / largest held L at 3, where 4 stalled the
+    /// indexer 4% of the time instead of 17% (simulation).
     /// </summary>
     public double LargeDocumentBudgetFraction { get; init; } = 2.0;
 
@@ -107,9 +94,8 @@ public sealed record ControllerOptions
     public double BusyConsumerMaxWaitFraction { get; init; } = 0.01;
 
     /// <summary>
-    /// ...judged over this window, not one tick: a large document keeps the indexer busy for a
-    /// tick or two right after it lands even when, over a second, the indexer keeps waiting for
-    /// the next one (one reader occupied by it, the others too few to keep up).
+    /// ...judged over this window, not one tick: a large document keeps the indexer busy for a tick
+    /// or two after it lands even when, over a second, it keeps waiting for the next one.
     /// </summary>
     public TimeSpan BusyConsumerWindow { get; init; } = TimeSpan.FromSeconds(1);
 
@@ -123,7 +109,7 @@ public sealed record ControllerOptions
 
     public long MaxTaskBytes { get; init; } = 64 * 1024 * 1024;
 
-    /// <summary>Task size before any throughput was measured (75 ms at a typical 60 MB/s stream).</summary>
+    /// <summary>Task size before any throughput was measured (75 ms at a 60 MB/s stream).</summary>
     public long InitialTaskBytes { get; init; } = 4 * 1024 * 1024;
 
     /// <summary>Window of the per-stream throughput maximum used for task sizing.</summary>

@@ -13,10 +13,9 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
     /// <summary>Learns from one tick's p99 (null: no foreground Gets this tick).</summary>
     public void Observe(TimeSpan now, TimeSpan? p99)
     {
-        // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
-        // target ever stricter; the median of the last three samples drops single low outliers.
-        // Nothing enters it before three samples are in: a first low reading (a window with a few
-        // cache hits) would otherwise set the target for the whole baseline window.
+        // A minimum of a noisy p99 drifts low and would make the target ever stricter: the median of
+        // the last three drops single low outliers, and nothing enters before three are in (a first
+        // low reading, a window with a few cache hits, would set the target for the whole window).
         if (p99 is { } value && _recent.Add(value.Ticks) is { } median)
         {
             _idleP99.Add(now, median);
@@ -42,7 +41,7 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
         return p99 is not null && value > target;
     }
 
-    /// <summary>Median of the last three values; null until three are in (one or two say nothing about outliers).</summary>
+    /// <summary>Median of the last three values; null until three are in.</summary>
     private sealed class RecentMedian
     {
         private readonly double[] _last = new double[3];

@@ -4,25 +4,21 @@ namespace Indexing.Prefetcher;
 /// The queueing signal: how much longer recent reads took than the same reads un-queued, judged
 /// within size classes so that the mix of sizes cannot pass for queueing.
 /// <para>
-/// A read costs a fixed part per request and a part per byte. Latency per MiB therefore depends on
-/// the request's size: a 20 MiB document read alone pays the per-request cost once, a MultiGet of
-/// small documents pays it for every few KiB. A single baseline (the minimum latency per MiB) was
-/// set by the giants, and ordinary batches then looked like 3-5x queueing. Here every read belongs
-/// to a class: its size in half-octaves (a factor of 1.41) and whether it is one document (a Get)
-/// or several (a MultiGet or range read, which cost more per byte on a real disk). Each class keeps
-/// its own un-queued latency per byte, the windowed minimum of its per-tick medians (BBR keeps its
-/// minimum RTT the same way), so a read is only ever compared with reads like it.
+/// A read costs a fixed part per request and a part per byte, so its latency per MiB depends on
+/// its size: one baseline (the minimum latency per MiB) was set by the giants, and ordinary
+/// batches then looked like 3-5x queueing. So every read belongs to a class, its size in
+/// half-octaves and whether it is one document (a Get) or several (a MultiGet or range read, which
+/// cost more per byte), and each class keeps its own un-queued latency per byte: the windowed
+/// minimum of its per-tick medians.
 /// </para>
 /// <para>
-/// Evidence, over the reads that completed in the last <see cref="JudgeWindow"/>: the time they
-/// took over the time the same reads take un-queued (each read's bytes x its class's baseline).
-/// A FIFO queue in front of a device adds the same wait to every read, which is a large share of a
-/// small read's time and a small share of a giant's; the ratio of sums weights each read by its
-/// time, so it reads L / depth for a device with L reads for depth slots whatever the sizes, and a
-/// bandwidth cap shared by L streams shows the same way. Queueing must also show in most classes
-/// that completed at least <see cref="MinReadsPerClass"/> reads (more than half of them at least a
-/// quarter of the way to the limit): one class's slow reads (a burst of cold MultiGets) are not a
-/// queue, and a class first seen while reads queued has a queued baseline and cannot vote.
+/// Evidence, over the reads of the last <see cref="JudgeWindow"/>: the time they took over the time
+/// the same reads take un-queued. A FIFO queue adds the same wait to every read; the ratio of sums
+/// weights each read by its time, so it reads L / depth for L readers on a device of depth slots
+/// whatever the sizes (and a bandwidth cap shared by L streams shows the same way). Queueing must
+/// also show, at least a quarter of the way to the limit, in more than half of the classes with
+/// <see cref="MinReadsPerClass"/> reads: one class's slow reads (a burst of cold MultiGets) are not
+/// a queue, and a class first seen while reads queued has a queued baseline and cannot vote.
 /// </para>
 /// Not thread-safe: owned by the controller's tick loop.
 /// </summary>

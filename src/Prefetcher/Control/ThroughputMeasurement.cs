@@ -4,30 +4,24 @@ namespace Indexing.Prefetcher;
 /// Throughput over a run of ticks at one concurrency, and how uncertain it is. Not thread-safe:
 /// part of the controller's tick loop.
 /// <para>
-/// <b>From the reads themselves</b> (Little's law), when the ticks say how many reads were in
-/// flight: throughput = mean reads in flight x bytes per second of latency of the reads that
-/// completed (Σ bytes / Σ latency). A read counts with its whole latency, so it does not matter on
-/// which side of a tick edge a 20 MB document read completes; and since a read's bytes and its
-/// latency grow together, their ratio varies far less than bytes per tick do. Counting bytes per
-/// tick, a slow disk's giants (a few completions a second) moved the mean by ±40% from one second to
-/// the next. Its error is the ratio estimator's: the spread of bytes - ratio x latency over the reads.
-/// Only reads issued since the measurement began count: right after L grew, the reads completing
-/// are the old L's, whose shorter latencies times the new (larger) number in flight would promise
-/// throughput that queueing takes back (Little's law holds in a steady state, not across a step).
+/// <b>From the reads themselves</b> (Little's law) when the ticks say how many reads were in
+/// flight: mean reads in flight x Σ bytes / Σ latency of the completed reads. A read counts with
+/// its whole latency, so a 20 MB read completing on either side of a tick edge does not move it,
+/// and bytes over latency vary far less than bytes per tick (which moved ±40% a second with a slow
+/// disk's giants). Its error is the ratio estimator's. Only reads issued since the measurement
+/// began count: right after L grew, the old L's shorter latencies times the new number in flight
+/// would promise throughput that queueing takes back.
 /// </para>
 /// <para>
 /// <b>From bytes per tick</b> otherwise (no in-flight measure, or fewer than
-/// <see cref="MinReadsForRate"/> reads). Much of the per-tick noise is a task completing just
-/// before or just after a tick edge: one tick's surplus is the next one's deficit, so over an
-/// interval it cancels and the error of the mean shrinks like 1/n, not 1/sqrt(n). The estimate
-/// therefore uses the lag-1 autocovariance (negative for edge effects, zero for independent noise,
-/// positive for drifts): Var(mean) ~ (var + 2 cov1) / n, never below var / n^2, the pure
-/// edge-effect case, and never below the largest read's share of the bytes.
+/// <see cref="MinReadsForRate"/> reads). A task completing just before or after a tick edge makes
+/// one tick's surplus the next one's deficit, so the error of the mean shrinks like 1/n, not
+/// 1/sqrt(n): the estimate uses the lag-1 autocovariance, Var(mean) ~ (var + 2 cov1) / n, never
+/// below var / n^2 nor below the largest read's share of the bytes.
 /// </para>
 /// <para>
-/// A tick added as not settled (the first tick of a run, while the readers start) feeds only the
-/// first estimate, whose reads are filtered by when they were issued; its bytes per tick would be
-/// the readers' start, not their rate.
+/// A tick added as not settled (the first of a run, while readers start) feeds only the estimate
+/// from the reads: its bytes would be the readers' start, not their rate.
 /// </para>
 /// </summary>
 internal sealed class ThroughputMeasurement
@@ -43,9 +37,6 @@ internal sealed class ThroughputMeasurement
     private long _largestRead;
     private TimeSpan _inFlight;
 
-    /// <summary>All ticks added, settled or not: the time <see cref="_inFlight"/> is integrated over.</summary>
-    private TimeSpan _inFlightOver;
-
     // Σ over completed reads of bytes, latency (seconds), and the squares and product, for the ratio.
     private int _reads;
     private double _readBytes;
@@ -57,8 +48,8 @@ internal sealed class ThroughputMeasurement
     /// <summary>Length of the settled ticks (those bytes per tick count over).</summary>
     public TimeSpan Time { get; private set; }
 
-    /// <summary>Length of all ticks added, settled or not.</summary>
-    public TimeSpan TimeWithUnsettled => _inFlightOver;
+    /// <summary>Length of all ticks added, settled or not (reads in flight are integrated over it).</summary>
+    public TimeSpan TimeWithUnsettled { get; private set; }
 
     public int TickCount => _rates.Count;
 
@@ -69,7 +60,7 @@ internal sealed class ThroughputMeasurement
     public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
 
     public double BytesPerSecond =>
-        FromReads ? _inFlight / _inFlightOver * (_readBytes / _readSeconds)
+        FromReads ? _inFlight / TimeWithUnsettled * (_readBytes / _readSeconds)
         : Time <= TimeSpan.Zero ? 0
         : _bytes / Time.TotalSeconds;
 
@@ -88,9 +79,8 @@ internal sealed class ThroughputMeasurement
     /// <param name="reads">The reads that completed in it.</param>
     /// <param name="readsInFlightTime">Reads in flight integrated over it (zero: not measured).</param>
     /// <param name="issuedFrom">
-    /// When given, with <paramref name="tickEnd"/>: only reads issued from this time on count for the rate (a
-    /// read counts as issued at the tick's end less its latency, so one issued just after it may
-    /// be left out, never one issued before).
+    /// When given: only reads issued from this time on count for the rate (a read counts as issued at
+    /// <paramref name="tickEnd"/> less its latency, so one issued just after may be left out, never one before).
     /// </param>
     /// <param name="tickEnd">The tick's end.</param>
     /// <param name="settled">False: the tick counts only for the estimate from the reads (see the class notes).</param>
@@ -105,7 +95,7 @@ internal sealed class ThroughputMeasurement
             _rates.Add(bytes / tickDuration.TotalSeconds);
         }
         _inFlight += readsInFlightTime;
-        _inFlightOver += tickDuration;
+        TimeWithUnsettled += tickDuration;
         foreach (var read in reads)
         {
             _largestRead = Math.Max(_largestRead, read.Bytes);
@@ -130,7 +120,7 @@ internal sealed class ThroughputMeasurement
         _bytes = 0;
         _largestRead = 0;
         _inFlight = TimeSpan.Zero;
-        _inFlightOver = TimeSpan.Zero;
+        TimeWithUnsettled = TimeSpan.Zero;
         Time = TimeSpan.Zero;
         _reads = 0;
         _readBytes = _readSeconds = _bytesSquared = _secondsSquared = _bytesTimesSeconds = 0;
