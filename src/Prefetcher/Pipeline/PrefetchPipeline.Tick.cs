@@ -70,7 +70,7 @@ public sealed partial class PrefetchPipeline
             lock (_stateLock)
             {
                 state = _state;
-                failure = _failure?.Message;
+                failure = _failure?.SourceException.Message;
             }
 
             var foreground = Volatile.Read(ref _foregroundP99Ticks);

@@ -5,17 +5,10 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
 /// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
-/// <para>
-/// Owns the read source (from <see cref="Start"/>; disposed once, after the last thread stopped), a
-/// planner thread that cuts the metadata scan into read tasks and admits them in key order
-/// (<see cref="ReadAdmission"/>: budget, MB/s cap, concurrency), reader threads started as L grows,
-/// and a tick in which the controller sets L and the task size from what the last tick measured.
-/// Completed reads are handed out in completion order, so a giant being read never holds back small
-/// ones already read.
-/// </para>
+/// Owns the read source (disposed once, after the last thread stopped).
 /// <para>
 /// States: Planning → Running (the scan ended) → Completed (the last reader stopped with every task
-/// read). Cancellation (token or dispose) → Cancelled; the first failure → Failed. Terminal states
+/// read); cancellation (token or dispose) → Cancelled; the first failure → Failed. Terminal states
 /// never change. Shutdown: cancel the token (it interrupts waits and reads), let every thread stop,
 /// return unstarted tasks, dispose the source, complete the ready reads; on dispose also stop the
 /// ticks and return what was never taken.
@@ -40,10 +33,10 @@ public sealed partial class PrefetchPipeline : IBatchSource
     private readonly Lock _stateLock = new();
     private readonly TaskCompletionSource _readersStopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly long _snapshotEtag;
     private PrefetchState _state = PrefetchState.Planning;
-    private Exception? _failure;
-    private ExceptionDispatchInfo? _failureDispatch;
+
+    // Captured once, so that every take rethrows the same trace instead of appending to it.
+    private ExceptionDispatchInfo? _failure;
     private Exception? _releaseFailure;
     private int _disposeStarted;
 
@@ -52,17 +45,15 @@ public sealed partial class PrefetchPipeline : IBatchSource
         _source = source;
         _options = options;
 
-        // Read once, now: the consumer asks for it after the last batch, when the source is already disposed.
-        _snapshotEtag = source.SnapshotEtag;
+        // Read now: the consumer asks for it after the last batch, when the source is disposed.
+        SnapshotEtag = source.SnapshotEtag;
         _policy = new ReadPolicy(strategy, options);
         _admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
         _meter = new PrefetchMeter(strategy.ToName(), _admission, options.HistoryLength);
-        _ready = new ReadyReads(_meter, source.StartAfterId, () => _policy.ConsumerBegan(_admission), () => _policy.NothingReady(_admission));
-        _reader = new TaskReader(source, _meter);
+        _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _token = _stop.Token;
-        _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? 0;
-        _plan = new PlannedTasks(source, _policy.Plan, _policy.Controller is null ? null : () => Volatile.Read(ref _targetTaskBytes), _meter);
+        _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? _policy.Plan.DefaultTaskBytes;
         _planner = new Thread(PlanAndIssue) { IsBackground = true, Name = "Prefetch planner" };
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(options.SizeHalfLife, options.TickInterval);
     }
@@ -71,7 +62,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
     public PrefetchStrategy Strategy => _policy.Strategy;
 
     /// <inheritdoc />
-    public long SnapshotEtag => _snapshotEtag;
+    public long SnapshotEtag { get; }
 
     /// <inheritdoc />
     public string? HandedOutThrough => _ready.HandedOutThrough;
@@ -188,10 +179,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
                 return;
             }
 
-            _failure = exception;
-
-            // Captured once, so that every take rethrows the same trace instead of appending to it.
-            _failureDispatch = ExceptionDispatchInfo.Capture(exception);
+            _failure = ExceptionDispatchInfo.Capture(exception);
             _state = PrefetchState.Failed;
         }
 
@@ -228,7 +216,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
     {
         lock (_stateLock)
         {
-            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure) ? failure : null;
+            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure?.SourceException) ? failure : null;
         }
     }
 
@@ -243,7 +231,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
             }
 
             // A failure is reported once what was read before it has been handed out.
-            if (atEnd && _failureDispatch is { } failure)
+            if (atEnd && _failure is { } failure)
             {
                 failure.Throw();
             }

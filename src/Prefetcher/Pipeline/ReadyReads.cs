@@ -6,18 +6,17 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// The consumer's side of a prefetcher: completed reads in completion order, handed out as
-/// "whatever is ready". A take merges several completed reads and splits one that exceeds its
-/// limits (the rest waits for the next take), always giving at least one document; it waits only
-/// when nothing at all is ready. Bytes taken are released from the budget. <c>onReadStarted</c> runs
-/// when a take begins a completed read (under the take's lock).
+/// "whatever is ready". A take merges completed reads and splits one that exceeds its limits,
+/// always giving at least one document, and waits only when nothing is ready; bytes taken leave
+/// the budget. The channel is unbounded by count: the byte budget, reserved before each read, is
+/// the bound.
 /// <para>
-/// The channel is unbounded by count: the byte budget, reserved before each read, is the bound.
-/// Threading: readers publish from any thread; one consumer takes (a second concurrent take is
-/// misuse and throws). Taking and draining hold one lock for their synchronous part, so a drain at
-/// shutdown and a take woken by the channel's completion never hand out the same document.
+/// Threading: readers publish from any thread; one consumer takes (a second concurrent take
+/// throws). Taking and draining hold one lock for their synchronous part, so a drain at shutdown
+/// and a take woken by the channel's completion never hand out the same document.
 /// </para>
 /// </summary>
-internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Action onReadStarted, Action onNothingReady)
+internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {
     private readonly HandOutWatermark _watermark = new(startAfterId);
 
@@ -48,9 +47,8 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     public void Complete() => _channel.Writer.TryComplete();
 
     /// <summary>
-    /// Takes what is ready; if nothing is, calls <c>onNothingReady</c> (a strategy that reads only on
-    /// demand asks for the next read here) and waits for a read; the wait counts as consumer wait.
-    /// Null when nothing more will come.
+    /// Takes what is ready; if nothing is, tells the policy (a strategy that reads only on demand
+    /// asks for the next read here) and waits, as consumer wait. Null when nothing more will come.
     /// </summary>
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken)
     {
@@ -68,7 +66,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 return ready;
             }
 
-            onNothingReady();
+            policy.NothingReady(meter.Admission);
             using (meter.ConsumerWait.Measure())
             {
                 while (true)
@@ -152,7 +150,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     }
 
     // The next document to hand out, without consuming it; moves on to the next completed read when
-    // the current one is used up.
+    // the current one is used up, and tells the policy that the consumer began it.
     private PrefetchedDocument? NextDocument()
     {
         while (true)
@@ -170,7 +168,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
             }
 
             Volatile.Write(ref _current, next);
-            onReadStarted();
+            policy.ConsumerBegan(meter.Admission);
         }
     }
 }
