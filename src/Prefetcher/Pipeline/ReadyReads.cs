@@ -172,3 +172,6 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
         }
     }
 }
+
+/// <summary>A finished read task: its documents in key order and their total size (already buffered in the budget).</summary>
+internal sealed record CompletedRead(ReadTask Task, List<PrefetchedDocument> Documents, long Bytes);

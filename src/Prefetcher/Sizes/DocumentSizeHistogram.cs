@@ -2,22 +2,13 @@ using System.Diagnostics;
 
 namespace Indexing.Prefetcher;
 
-// Owns a decayed histogram of recent document sizes, for the controller (how big are tasks in
-// documents) and the pressure view (is a giant in flight).
-//
-// Buckets are log-linear (LogLinearBuckets): exact below 32 bytes, then 16 sub-buckets per power of
-// two (at most 6.25% wide) up to 4 GiB, and one overflow bucket above. Percentiles are interpolated
-// inside their bucket and clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
-//
-// Decay: once per tick every weight is multiplied by the factor, so a size recorded t ticks ago
-// weighs factor^t; weights under MinWeight become zero (no denormals in long runs).
-//
-// The recent maximum (and its id) is exact, not decayed: the largest document of the last
-// RecentWindowTicks ticks (10 s by default), so one giant seen long ago ages out completely. With
-// nothing recorded in the window, Max is 0 and percentiles are unclamped.
-//
-// Threading: Record/RecordBatch from any reader thread, Decay from the tick, Snapshot from anyone;
-// one lock guards everything.
+// A decayed histogram of recent document sizes, for the controller (the largest recent document
+// bounds L) and the pressure view. Log-linear buckets, 16 per power of two (at most 6.25% wide) up
+// to 4 GiB, one overflow bucket above. Each tick multiplies every weight by the decay factor
+// (weights under MinWeight become zero: no denormals in long runs). The recent maximum and its id
+// are exact, not decayed: the largest of the last RecentWindowTicks ticks, so a giant seen long ago
+// ages out completely; percentiles are clamped to it, so P99 never claims a size nobody has seen
+// lately. Threading: one lock guards everything.
 internal sealed class DocumentSizeHistogram
 {
     public const int DefaultRecentWindowTicks = 40;
@@ -40,30 +31,21 @@ internal sealed class DocumentSizeHistogram
 
     public DocumentSizeHistogram(int recentWindowTicks = DefaultRecentWindowTicks)
     {
-        if (recentWindowTicks < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(recentWindowTicks), recentWindowTicks, $"recentWindowTicks is {recentWindowTicks}; the recent window must span at least 1 tick.");
-        }
-
+        ArgumentOutOfRangeException.ThrowIfLessThan(recentWindowTicks, 1);
         _recent = new RecentSlot[recentWindowTicks];
     }
 
     // The per-tick factor that halves a weight every halfLife, e.g. 10 s at 250 ms ticks -> 0.5^0.025.
     public static double FactorForHalfLife(TimeSpan halfLife, TimeSpan tick)
     {
-        if (halfLife <= TimeSpan.Zero || tick <= TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(halfLife), $"halfLife ({halfLife}) and tick ({tick}) must both be positive.");
-        }
-
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(halfLife, TimeSpan.Zero);
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(tick, TimeSpan.Zero);
         return Math.Pow(0.5, tick / halfLife);
     }
 
     public void Record(long sizeBytes, string documentId)
     {
-        ThrowIfNegative(sizeBytes);
+        ArgumentOutOfRangeException.ThrowIfNegative(sizeBytes);
         ArgumentNullException.ThrowIfNull(documentId);
         var index = BucketIndex(sizeBytes);
         lock (_lock)
@@ -221,15 +203,17 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    private static void ThrowIfNegative(long sizeBytes)
-    {
-        if (sizeBytes < 0)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(sizeBytes), sizeBytes, $"sizeBytes is {sizeBytes}; a document size must be zero or more.");
-        }
-    }
-
     // The largest document recorded during one tick; Id is null while the tick recorded nothing.
     private readonly record struct RecentSlot(long Bytes, string? Id);
 }
+
+// A DocumentSizeHistogram reading. Percentiles are of the decayed distribution, in bytes, within
+// about 6% and never above Max, the exact largest document of the recent window (0 if none), which
+// LargestRecentId names. WeightedCount is the decayed number of documents.
+public readonly record struct SizeDistribution(
+    long P50,
+    long P90,
+    long P99,
+    long Max,
+    string? LargestRecentId,
+    double WeightedCount);
