@@ -4,15 +4,13 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// The modelled network disk in real time: each read waits FIFO for one of
-/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and then holds it for the
-/// modelled service time. It only adds delay after the real store read, so a fast local disk
-/// behaves like a cloud volume. Cancellation during the wait or the delay returns promptly.
+/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and holds it for the modelled
+/// service time, after the real store read, so a fast local disk behaves like a cloud volume.
 /// <para>
-/// The slots are a bounded channel (write one to enter, read one to leave) because its waiting
-/// writers are served in arrival order, async and blocking alike, as the device queue (and the
-/// tests' virtual-time twin, NetworkDiskModelClock) is; SemaphoreSlim promises no order between
-/// its blocking and async waiters, and the measurement's async foreground Gets share this model
-/// with the prefetcher's blocking readers. Thread-safe.
+/// The slots are a bounded channel (write one to enter, read one to leave) because it serves
+/// waiting writers in arrival order, async and blocking alike, as the device queue (and the tests'
+/// virtual-time twin) does; SemaphoreSlim promises no order between its blocking and async waiters,
+/// and the measurement's async foreground Gets share this model with the prefetcher's readers.
 /// </para>
 /// </summary>
 public sealed class NetworkDiskModel

@@ -3,21 +3,20 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// When the planner may issue its next read: budget, MB/s cap, concurrency and the baselines'
-/// read-ahead credits behind one lock. <see cref="Admit"/> takes a credit, the bytes, the rate
-/// tokens and a slot, in that order: budget first, so that it bounds what reads bring in; the slot
-/// last, so that a read waiting for tokens does not count as running.
+/// When the planner may issue its next read: the baselines' read-ahead credits, budget, MB/s cap
+/// and concurrency behind one lock, taken in that order: budget before the cap, so that it bounds
+/// what reads bring in; the slot last, so that a read waiting for tokens does not count as running.
 /// <para>
-/// Budget: in flight plus buffered stay within the limit, except that a read larger than the whole
-/// limit is admitted alone when nothing else is held (else it could never be read). The one waiter
-/// issues in key order, so small reads never overtake a giant waiting for room. Cap: a token bucket
-/// of <see cref="BurstTime"/>; a read starts once the bucket holds its bytes or is full, going into
-/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
+/// A read larger than the whole budget is admitted alone when nothing else is held (else it could
+/// never be read); the one waiter issues in key order, so small reads never overtake a giant
+/// waiting for room. The cap is a token bucket of <see cref="BurstTime"/>: a read starts once the
+/// bucket holds its bytes or is full, going into debt if bigger (a 50 MB document is not blocked
+/// for ever by a 1 MB bucket).
 /// </para>
 /// <para>
 /// Limits change live; lowering one revokes nothing. Threading: one admitting thread, asleep in
 /// <see cref="Monitor.Wait(object, TimeSpan)"/> and pulsed by every change and by its token; the
-/// rest from any thread. Returning more than was taken throws at once (cheap checks, every build).
+/// rest from any thread. Returning more than was taken throws at once, in every build.
 /// </para>
 /// </summary>
 internal sealed class ReadAdmission
@@ -63,16 +62,8 @@ internal sealed class ReadAdmission
     /// <summary>Time the planner waited for the MB/s cap.</summary>
     public WaitTimer RateWait { get; } = new();
 
-    public PrefetchLimits Limits
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _limits;
-            }
-        }
-    }
+    /// <summary>The live limits in force (an immutable record, replaced whole under the lock).</summary>
+    public PrefetchLimits Limits => Volatile.Read(ref _limits);
 
     public AdmissionSnapshot Snapshot()
     {
@@ -176,7 +167,7 @@ internal sealed class ReadAdmission
                 _tokens = _limits.MaxBytesPerSecond is null ? Burst(rate) : Math.Min(_tokens, Burst(rate));
             }
 
-            _limits = limits;
+            Volatile.Write(ref _limits, limits);
             Monitor.PulseAll(_lock);
         }
     }
@@ -344,11 +335,10 @@ internal sealed class ReadAdmission
 }
 
 /// <summary>
-/// One consistent reading of a <see cref="ReadAdmission"/>, taken under its lock. In flight vs
-/// buffered tells a slow disk from a slow indexer. HighWaterMarkBytes: the largest in flight plus
-/// buffered seen, except a lone oversized admission (LargestOversizedAdmission); relative to the
-/// limit then in force. Overcommits: reads larger than their reservation (a sizing bug if not 0).
-/// WaitedReservations: admissions that had to wait for budget. WaitingFor: what the planner waits for now.
+/// One consistent reading of a <see cref="ReadAdmission"/>, taken under its lock. HighWaterMarkBytes:
+/// the largest in flight plus buffered seen, except a lone oversized admission. Overcommits: reads
+/// larger than their reservation (a sizing bug if not 0). WaitedReservations: admissions that
+/// waited for budget. WaitingFor: what the planner waits for now.
 /// </summary>
 internal readonly record struct AdmissionSnapshot(
     PrefetchLimits Limits,

@@ -1,19 +1,16 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// What the three strategies do differently; everything else (planner, admission, readers, takes,
-/// shutdown, pressure) is the one <see cref="PrefetchPipeline"/>.
+/// What the three strategies do differently; everything else is the one <see cref="PrefetchPipeline"/>.
 /// <list type="bullet">
 /// <item>Adaptive: byte-balanced tasks sized by the <see cref="ConcurrencyController"/>, which also
 /// sets L each tick; reads run as far ahead as the budget allows.</item>
-/// <item>FixedBatch (baseline): fixed-count tasks (N documents, whatever their bytes) at L = 1, one
-/// read ahead: the next is issued once the consumer begins the one before.</item>
-/// <item>Sequential (baseline): the same tasks, each issued only when a take finds nothing ready, so
-/// the disk idles while the indexer works and the other way round: the loop the adaptive one replaced.</item>
+/// <item>FixedBatch (baseline): tasks of N documents, whatever their bytes, at L = 1, one read
+/// ahead: the next is issued once the consumer begins the one before.</item>
+/// <item>Sequential (baseline): the same tasks, each issued only when a take finds nothing ready,
+/// so the disk idles while the indexer works and the other way round.</item>
 /// </list>
-/// The baselines assume uniform sizes (a batch holding a giant takes long to read, and the consumer
-/// stalls), and have no controller, so no foreground signal. Threading: <see cref="ConsumerBegan"/>
-/// and <see cref="NothingReady"/> from the consumer's take; the rest is fixed at start.
+/// Threading: <see cref="ConsumerBegan"/> and <see cref="NothingReady"/> from the consumer's take.
 /// </summary>
 internal sealed class ReadPolicy
 {

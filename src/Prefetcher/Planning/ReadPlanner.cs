@@ -5,25 +5,13 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with
-// sizes spanning 2 KB to 20 MB, equal counts would make tasks differ by four orders of magnitude
-// in I/O time and in budget. Consumes the metadata scan lazily and yields each task as soon as it
-// is cut, so only one task's ids are held at a time, however large the snapshot.
-//
-// Rules, in order, per document:
-//   1. A document bigger than LargeDocumentThresholdBytes flushes the task being built and becomes
-//      a task of its own (IsLargeDocument).
-//   2. The task being built is cut before a document that would take it past its target bytes,
-//      or when it already holds MaxDocumentsPerTask documents. A task always holds at least one
-//      document, so one document above the target (but not large) is a task alone.
-//   3. The target is read when a task starts: from the delegate if given (the controller sizes
-//      tasks to the measured throughput, so it changes during the run), else DefaultTaskBytes;
-//      either way clamped to [MinTaskBytes, MaxTaskBytes].
-// The scan must be strictly increasing in UTF-8 byte order (RocksDB's order); the planner checks
-// each id against the previous one and throws InvalidOperationException naming both otherwise.
-//
-// Threading: each enumeration is independent and single-threaded; the target delegate is called
-// on the enumerating thread.
+// Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with sizes
+// from 2 KB to 20 MB, equal counts would make tasks differ by four orders of magnitude in I/O time
+// and in budget. A large document is a task of its own, so it never holds back small ones; the
+// others fill a task up to its target, read when the task starts (the controller changes it as it
+// measures), or MaxDocumentsPerTask. Lazy: one task's ids are held at a time, however large the
+// snapshot. The scan must be strictly increasing in UTF-8 byte order (RocksDB's); each id is
+// checked against the previous one.
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(
@@ -104,8 +92,7 @@ internal static class ReadPlanner
         }
     }
 
-    // The task being built. Its id and etag buffers are reused across tasks; each cut copies them
-    // into exact-size immutable arrays, two allocations per task rather than per document.
+    // The task being built; its buffers are reused, each cut copies them into exact-size arrays.
     private sealed class PendingTask(int capacity)
     {
         private readonly List<string> _ids = new(capacity);

@@ -5,11 +5,8 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Counts what one prefetcher run did, for the controller (per-tick deltas) and the pressure view
 /// (totals, windows, history; see PrefetchMeter.Publish.cs), the same way whatever the strategy.
-/// <para>
-/// Owns the run's clock (time since start), the document-size histogram and the consumer's wait timer.
-/// Threading: Planned/ReadCompleted/Taken from any thread (interlocked counters, one small lock for
-/// latencies); <see cref="Tick"/> from the tick loop only; Publish from any thread (under its lock).
-/// </para>
+/// Threading: counters from any thread (interlocked, one small lock for latencies and reads in
+/// flight); <see cref="Tick"/> from the tick loop only; Publish from any thread, under its lock.
 /// </summary>
 internal sealed partial class PrefetchMeter
 {

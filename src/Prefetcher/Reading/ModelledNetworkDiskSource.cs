@@ -5,13 +5,8 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// A read source that behaves like one on a network-attached cloud disk: it reads through the
 /// inner source, then waits <see cref="NetworkDiskModel.Read"/> for the task's bytes, one modelled
-/// request per read task (a MultiGet or a bounded iteration is one request stream). It is a model:
-/// local disks and the page cache hide the latency a cloud volume has, so tests and benchmarks add
-/// it here. The metadata scan is passed through without delay (it is small and sequential).
-/// <para>
-/// Owns the inner source: disposing this disposes it, once. Thread-safe like the inner source and
-/// the model (both allow concurrent reads).
-/// </para>
+/// request per task (a MultiGet or a bounded iteration is one request stream). The metadata scan,
+/// small and sequential, passes through without delay. Owns the inner source (disposed once).
 /// </summary>
 internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
 {

@@ -3,13 +3,11 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>. The metadata scan is the
-/// snapshot's scan of <c>meta</c> (strictly after the start key when resuming); its etags ride in the
-/// tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task (every
-/// large document is one) is one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted
-/// MultiGet; more, one range read over [FirstId, LastId], dense under the snapshot, that observes the
-/// token between rows. So cancellation waits for at most one giant Get or one MultiGet.
-/// Owns the snapshot (disposed once). Thread-safe (each range read owns its iterator).
+/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>. The scan's etags ride in
+/// the tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task is
+/// one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range
+/// read over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
+/// cancellation waits for at most one giant Get or one MultiGet. Owns the snapshot (disposed once).
 /// </summary>
 internal sealed class StoreSnapshotSource : IDocumentReadSource
 {
