@@ -30,7 +30,7 @@ public static class Prefetch
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(store);
-        ValidateCollection(collection);
+        DocumentIds.ValidateCollection(collection);
         ValidateStartAfter(collection, startAfterId);
         if (!Enum.IsDefined(strategy))
         {
@@ -60,18 +60,6 @@ public static class Prefetch
             // Nothing took ownership: release the snapshot here rather than leak it.
             source.Dispose();
             throw;
-        }
-    }
-
-    private static void ValidateCollection(string collection)
-    {
-        ArgumentNullException.ThrowIfNull(collection);
-        if (collection.Length == 0 || collection.Contains('/'))
-        {
-            throw new ArgumentException(
-                $"collection {MessageText.Quote(collection)} is not a collection name; it must be non-empty and contain no '/'. " +
-                "Pass the part of an id before its first '/', e.g. 'orders' for 'orders/17'.",
-                nameof(collection));
         }
     }
 
