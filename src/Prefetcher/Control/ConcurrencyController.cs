@@ -11,8 +11,8 @@ namespace Indexing.Prefetcher;
 /// baselines (<see cref="ReadLatencyBaseline"/>, <see cref="ForegroundBaseline"/>,
 /// <see cref="ConsumerWaitWindow"/>, <see cref="ReadTaskSizer"/>), the priority rules
 /// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and
-/// <see cref="DecisionHistory"/>; it keeps only L. Threading: the tick loop only, except
-/// <see cref="History"/>, an immutable snapshot any thread may read.
+/// <see cref="DecisionHistory"/>; it keeps only L. Threading: it and its parts belong to the tick
+/// loop, except <see cref="History"/>, an immutable snapshot any thread may read.
 /// </para>
 /// </summary>
 internal sealed class ConcurrencyController

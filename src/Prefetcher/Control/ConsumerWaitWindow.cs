@@ -2,8 +2,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// How much of the last <see cref="ControllerOptions.BusyConsumerWindow"/> the indexer spent
-/// waiting for input, from the ticks that end inside it (the current one always does). Not
-/// thread-safe: owned by the controller's tick loop.
+/// waiting for input, from the ticks that end inside it (the current one always does).
 /// </summary>
 internal sealed class ConsumerWaitWindow(TimeSpan window)
 {

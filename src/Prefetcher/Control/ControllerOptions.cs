@@ -120,15 +120,15 @@ public sealed record ControllerOptions
 
     public override string ToString()
     {
+        var tasks = $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
+            $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+        if (FixedConcurrency is { } fixedL)
+        {
+            return $"controller: L fixed at {fixedL}; {tasks}";
+        }
         var foreground = ForegroundTarget is { } target
             ? $"foreground p99 target {ControlText.Duration(target)}"
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
-        if (FixedConcurrency is { } fixedL)
-        {
-            return $"controller: L fixed at {fixedL}; " +
-                $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
-                $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
-        }
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
@@ -139,9 +139,7 @@ public sealed record ControllerOptions
             $"L x largest recent document <= {ControlText.Percent(LargeDocumentBudgetFraction)} of budget; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
             $"over {ControlText.Duration(BusyConsumerWindow)} " +
-            $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
-            $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
-            $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+            $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; {tasks}";
     }
 }
 

@@ -16,7 +16,6 @@ internal readonly record struct ControllerSignals
     /// <summary>Bytes of documents whose reads completed during the tick.</summary>
     public long BytesDelivered { get; init; }
 
-    /// <summary>Every read that completed during the tick.</summary>
     public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
     /// <summary>
@@ -28,13 +27,10 @@ internal readonly record struct ControllerSignals
     /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
     public double ConsumerWaitFraction { get; init; }
 
-    /// <summary>Bytes read and waiting for the indexer.</summary>
     public long BufferedBytes { get; init; }
 
-    /// <summary>Bytes reserved by reads still in flight.</summary>
     public long InFlightBytes { get; init; }
 
-    /// <summary>The byte budget buffered and in-flight bytes share.</summary>
     public long BudgetBytes { get; init; }
 
     /// <summary>The largest document of the size histogram's recent window; 0 when none.</summary>

@@ -19,9 +19,7 @@ internal sealed class DecisionHistory
     /// <summary>Oldest first.</summary>
     public ImmutableArray<PrefetchDecisionEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
 
-    /// <param name="now">When the decision was made.</param>
-    /// <param name="step">The decision.</param>
-    /// <param name="before">L before it.</param>
+    /// <summary>Remembers <paramref name="step"/>, decided at <paramref name="now"/> when L was <paramref name="before"/>.</summary>
     public void Remember(TimeSpan now, ControllerStep step, int before)
     {
         if (step.Cause == DecisionCause.Measure

@@ -20,7 +20,6 @@ namespace Indexing.Prefetcher;
 /// <see cref="MinReadsPerClass"/> reads: one class's slow reads (a burst of cold MultiGets) are not
 /// a queue, and a class first seen while reads queued has a queued baseline and cannot vote.
 /// </para>
-/// Not thread-safe: owned by the controller's tick loop.
 /// </summary>
 internal sealed class ReadLatencyBaseline
 {

@@ -6,8 +6,8 @@ namespace Indexing.Prefetcher;
 /// indexer gets data steadily and a cut takes effect quickly. Per-stream throughput is the windowed
 /// maximum of bytes delivered per second / L: like BBR's bandwidth estimate, the maximum ignores
 /// ticks in which a full buffer or a slow indexer held the readers back, which would otherwise
-/// shrink tasks for no reason. Not thread-safe: owned by the controller's tick loop (simulations
-/// use it alone for runs at a fixed L, so both size tasks the same way).
+/// shrink tasks for no reason. Simulations use it alone for runs at a fixed L, so that both size
+/// tasks the same way.
 /// </summary>
 internal sealed class ReadTaskSizer
 {

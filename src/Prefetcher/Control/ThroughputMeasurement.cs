@@ -1,8 +1,7 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Throughput over a run of ticks at one concurrency, and how uncertain it is. Not thread-safe:
-/// part of the controller's tick loop.
+/// Throughput over a run of ticks at one concurrency, and how uncertain it is.
 /// <para>
 /// <b>From the reads themselves</b> (Little's law) when the ticks say how many reads were in
 /// flight: mean reads in flight x Σ bytes / Σ latency of the completed reads. A read counts with

@@ -6,7 +6,7 @@ namespace Indexing.Prefetcher;
 /// evicts every older one it is at least as extreme as, since those can never be the answer again,
 /// so the front is the answer and each sample is pushed and popped once. A sample taken at
 /// <c>t</c> counts for <c>t &lt;= now &lt; t + Window</c>; time is passed in, so simulations are
-/// deterministic. Not thread-safe: owned by the controller's tick loop.
+/// deterministic.
 /// </summary>
 internal sealed class WindowedExtremum
 {

@@ -5,10 +5,8 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The settings of a running prefetcher that an operator may change live (like a rethrottle):
-/// read the current ones, change them with <c>with</c>, and pass them to <c>UpdateLimits</c>.
-/// Lowering never revokes what is already running or held: running reads finish, held bytes stay
-/// until taken; only new reads wait.
+/// The settings of a running prefetcher that an operator may change live (a rethrottle): change the
+/// current ones with <c>with</c> and pass them to <c>UpdateLimits</c>. Lowering revokes nothing.
 /// </summary>
 public sealed record PrefetchLimits
 {
@@ -34,8 +32,7 @@ public sealed record PrefetchLimits
 
 /// <summary>
 /// The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and, for the starting limits,
-/// by <see cref="PrefetchOptionsValidator"/>. The concurrency cap's upper end is the running prefetcher's
-/// ControllerOptions.MaxConcurrency, fixed at start.
+/// by <see cref="PrefetchOptionsValidator"/>.
 /// </summary>
 public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
 {
