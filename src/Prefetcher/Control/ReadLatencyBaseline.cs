@@ -38,10 +38,6 @@ internal sealed class ReadLatencyBaseline
     private readonly TimeSpan _window;
     private readonly WindowedExtremum?[] _ticksPerByte = new WindowedExtremum?[ClassCount];
     private readonly Queue<(TimeSpan At, ReadSample Read)> _recent = new();
-    private readonly List<(int Class, double TicksPerByte)> _tick = [];
-    private readonly (double Latency, double Expected, int Reads)[] _classes = new (double, double, int)[ClassCount];
-    private readonly List<int> _touched = [];
-    private readonly List<double> _inflations = [];
 
     /// <param name="window">How long a class's un-queued latency is remembered (<see cref="ControllerOptions.LatencyBaselineWindow"/>).</param>
     public ReadLatencyBaseline(TimeSpan window)
@@ -64,29 +60,21 @@ internal sealed class ReadLatencyBaseline
         {
             _recent.Dequeue();
         }
-        _tick.Clear();
+        var tick = new List<(int Class, double TicksPerByte)>(reads.Length);
         foreach (var read in reads)
         {
             if (read.Bytes > 0 && read.Latency > TimeSpan.Zero)
             {
                 _recent.Enqueue((now, read));
-                _tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
+                tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
             }
         }
         // Per class, the tick's median: one read of a kind says little, a minimum of single reads
         // would keep the luckiest one for the whole window.
-        _tick.Sort();
-        for (var start = 0; start < _tick.Count;)
+        foreach (var sizeClass in tick.GroupBy(read => read.Class))
         {
-            var end = start;
-            while (end < _tick.Count && _tick[end].Class == _tick[start].Class)
-            {
-                end++;
-            }
-            var sizeClass = _tick[start].Class;
-            var median = _tick[start + ((end - start) / 2)].TicksPerByte;
-            (_ticksPerByte[sizeClass] ??= WindowedExtremum.Min(_window)).Add(now, median);
-            start = end;
+            var sorted = sizeClass.Select(read => read.TicksPerByte).Order().ToList();
+            (_ticksPerByte[sizeClass.Key] ??= WindowedExtremum.Min(_window)).Add(now, sorted[sorted.Count / 2]);
         }
     }
 
@@ -96,51 +84,34 @@ internal sealed class ReadLatencyBaseline
     /// </summary>
     public QueueingEvidence? Judge(TimeSpan now)
     {
-        double latency = 0;
-        double expected = 0;
-        var reads = 0;
-        _touched.Clear();
+        var judged = new List<(int Class, double Latency, double Unqueued)>(_recent.Count);
         foreach (var (_, read) in _recent)
         {
             var sizeClass = ClassOf(read.Bytes, read.Documents);
-            if (TicksPerByte(sizeClass, now) is not { } perByte)
+            if (TicksPerByte(sizeClass, now) is { } perByte)
             {
-                continue;
+                judged.Add((sizeClass, read.Latency.Ticks, perByte * read.Bytes));
             }
-            var unqueued = perByte * read.Bytes;
-            latency += read.Latency.Ticks;
-            expected += unqueued;
-            reads++;
-            ref var totals = ref _classes[sizeClass];
-            if (totals.Reads == 0)
-            {
-                _touched.Add(sizeClass);
-            }
-            totals = (totals.Latency + read.Latency.Ticks, totals.Expected + unqueued, totals.Reads + 1);
         }
-        _inflations.Clear();
-        foreach (var sizeClass in _touched)
-        {
-            var totals = _classes[sizeClass];
-            if (totals.Reads >= MinReadsPerClass)
-            {
-                _inflations.Add(totals.Latency / totals.Expected);
-            }
-            _classes[sizeClass] = default;
-        }
-        if (reads < MinReads || expected <= 0)
+        var latency = judged.Sum(read => read.Latency);
+        var expected = judged.Sum(read => read.Unqueued);
+        if (judged.Count < MinReads || expected <= 0)
         {
             return null;
         }
-        // The class inflation that more than half of the classes reach.
-        _inflations.Sort();
-        double? majority = _inflations.Count > 0 ? _inflations[(_inflations.Count - 1) / 2] : null;
+        // The class inflation that more than half of the classes with enough reads reach.
+        var inflations = judged.GroupBy(read => read.Class)
+            .Where(sizeClass => sizeClass.Count() >= MinReadsPerClass)
+            .Select(sizeClass => sizeClass.Sum(read => read.Latency) / sizeClass.Sum(read => read.Unqueued))
+            .Order()
+            .ToList();
+        double? majority = inflations.Count > 0 ? inflations[(inflations.Count - 1) / 2] : null;
         return new QueueingEvidence(
             latency / expected,
-            _inflations.Count,
+            inflations.Count,
             majority,
-            TimeSpan.FromTicks((long)(latency / reads)),
-            TimeSpan.FromTicks((long)(expected / reads)));
+            TimeSpan.FromTicks((long)(latency / judged.Count)),
+            TimeSpan.FromTicks((long)(expected / judged.Count)));
     }
 }
 
