@@ -2,11 +2,11 @@ using System.Runtime.CompilerServices;
 
 namespace Indexing.Prefetcher;
 
-// The tick: every TickInterval, jittered by ± TickJitterFraction so that decisions do not lock step
-// with other periodic work, the controller (adaptive only) decides L and the task size from what the
-// tick measured, and the pressure view is published. Ticks run on the thread pool (they compute and
-// never block on I/O); one that throws fails the run. The view may also be published by the thread
-// that ends the run, so what it reads is published atomically.
+// The tick: every TickInterval (jittered, so that decisions do not lock step with other periodic
+// work) the controller, if any, decides L and the task size from what the tick measured, and the
+// pressure view is published. Ticks run on the thread pool (they never block on I/O); one that
+// throws fails the run. The thread that ends the run publishes too, so what the view reads is
+// written atomically.
 public sealed partial class PrefetchPipeline
 {
     private readonly CancellationTokenSource _stopTicks = new();

@@ -5,19 +5,17 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
 /// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
-/// Owns the read source (disposed once, after the last thread stopped).
 /// <para>
 /// States: Planning → Running (the scan ended) → Completed (the last reader stopped with every task
-/// read); cancellation (token or dispose) → Cancelled; the first failure → Failed. Terminal states
+/// read); cancellation (token or dispose) → Cancelled; the first failure → Failed; terminal states
 /// never change. Shutdown: cancel the token (it interrupts waits and reads), let every thread stop,
-/// return unstarted tasks, dispose the source, complete the ready reads; on dispose also stop the
-/// ticks and return what was never taken.
+/// return unstarted tasks, dispose the source (once), complete the ready reads; on dispose also
+/// stop the ticks and return what was never taken.
 /// </para>
 /// <para>
-/// Files: this one (entry, consumer API, limits, state, disposal); <c>.Threads.cs</c> (planner,
-/// readers, the source's release); <c>.Tick.cs</c> (the tick, the pressure view). Threading: one
-/// consumer takes; <see cref="UpdateLimits"/>, <see cref="Pressure"/> and <see cref="DisposeAsync"/>
-/// from any thread; state changes under one lock.
+/// Files: this one (entry, consumer API, state, disposal); <c>.Threads.cs</c> (planner, readers,
+/// the source's release); <c>.Tick.cs</c> (the tick, the pressure view). Threading: one consumer
+/// takes; the rest from any thread; state changes under one lock.
 /// </para>
 /// </summary>
 public sealed partial class PrefetchPipeline : IBatchSource
@@ -90,9 +88,8 @@ public sealed partial class PrefetchPipeline : IBatchSource
 
     /// <summary>
     /// Validates <paramref name="options"/>, then takes ownership of <paramref name="source"/> and
-    /// starts reading (Sequential: at the first take). <paramref name="cancellationToken"/> stops the
-    /// run like <see cref="DisposeAsync"/> does, except that the pipeline stays readable (its pressure)
-    /// until disposed. On an invalid argument the caller still owns the source.
+    /// starts reading (Sequential: at the first take). The token stops the run as disposing does, but
+    /// the pipeline's pressure stays readable. On an invalid argument the caller still owns the source.
     /// </summary>
     internal static PrefetchPipeline Start(
         PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default)
@@ -132,10 +129,9 @@ public sealed partial class PrefetchPipeline : IBatchSource
     }
 
     /// <summary>
-    /// Stops reading, releases the snapshot and all budget. Idempotent. A store Get or MultiGet cannot
-    /// be interrupted, so readers stop when the store calls in flight return: the bound is the longest
-    /// single call (the largest document's Get; 130 ms for 48 MiB here), not a fixed time. Throws a
-    /// failure to release the source that the run could not report as its own failure.
+    /// Stops reading, releases the snapshot and all budget; idempotent. Readers stop when the store
+    /// calls in flight return (a Get cannot be interrupted: 130 ms for 48 MiB here). Throws a failure
+    /// to release the source that the run could not report as its own.
     /// </summary>
     public async ValueTask DisposeAsync()
     {
@@ -210,8 +206,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
         }
     }
 
-    // A release failure that did not become the run's failure (the run had already been cancelled or
-    // failed) has nowhere else to go.
+    // A release failure that did not become the run's failure (it had ended) has nowhere else to go.
     private Exception? UnreportedReleaseFailure()
     {
         lock (_stateLock)
