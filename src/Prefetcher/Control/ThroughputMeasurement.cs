@@ -140,19 +140,8 @@ internal sealed class ThroughputMeasurement
         var n = _rates.Count;
         var mean = BytesPerSecond;
         var rateMean = _rates.Average();
-        double variance = 0;
-        double lag1 = 0;
-        for (var i = 0; i < n; i++)
-        {
-            var deviation = _rates[i] - rateMean;
-            variance += deviation * deviation;
-            if (i > 0)
-            {
-                lag1 += deviation * (_rates[i - 1] - rateMean);
-            }
-        }
-        variance /= n - 1;
-        lag1 /= n - 1;
+        var variance = _rates.Sum(rate => (rate - rateMean) * (rate - rateMean)) / (n - 1);
+        var lag1 = Enumerable.Range(1, n - 1).Sum(i => (_rates[i] - rateMean) * (_rates[i - 1] - rateMean)) / (n - 1);
         var longRunVariance = Math.Max(variance + (2 * lag1), variance / n);
         // Never below one read's share of the bytes: whether the largest read ends just inside or
         // just outside the measurement moves the mean by that much, however regular the ticks.

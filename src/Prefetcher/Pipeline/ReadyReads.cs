@@ -94,17 +94,8 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
     {
         lock (_takeLock)
         {
-            long bytes = 0;
-            if (_current is { } current)
-            {
-                for (var i = _offset; i < current.Documents.Count; i++)
-                {
-                    bytes += current.Documents[i].SizeBytes;
-                }
-
-                _current = null;
-            }
-
+            var bytes = _current?.Documents.Skip(_offset).Sum(document => document.SizeBytes) ?? 0;
+            _current = null;
             while (_channel.Reader.TryRead(out var read))
             {
                 bytes += read.Bytes;

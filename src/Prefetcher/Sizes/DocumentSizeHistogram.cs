@@ -115,14 +115,7 @@ internal sealed class DocumentSizeHistogram
     {
         lock (_lock)
         {
-            var recent = default(RecentSlot);
-            foreach (var slot in _recent)
-            {
-                if (slot.Id is not null && (recent.Id is null || slot.Bytes > recent.Bytes))
-                {
-                    recent = slot;
-                }
-            }
+            var recent = _recent.Where(slot => slot.Id is not null).DefaultIfEmpty().MaxBy(slot => slot.Bytes);
 
             if (_weightedCount <= 0)
             {
