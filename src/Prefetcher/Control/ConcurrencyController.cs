@@ -7,10 +7,10 @@ namespace Indexing.Prefetcher;
 /// should be. Grows multiplicatively while doubling pays, then by one; cuts multiplicatively: a
 /// wrong cut costs a few seconds of regrowth, a wrong growth keeps hurting foreground traffic.
 /// <para>
-/// It runs its parts, each tested on its own, in order: <see cref="ControllerSignalChecks"/>, the
-/// baselines (<see cref="ReadLatencyBaseline"/>, <see cref="ForegroundBaseline"/>,
-/// <see cref="ConsumerWaitWindow"/>, <see cref="ReadTaskSizer"/>), the priority rules
-/// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and
+/// It runs its parts, each tested on its own, in order: the input checks
+/// (<see cref="ControllerSignals.Check"/>), the baselines (<see cref="ReadLatencyBaseline"/>,
+/// <see cref="ForegroundBaseline"/>, <see cref="ConsumerWaitWindow"/>, <see cref="ReadTaskSizer"/>),
+/// the priority rules (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and
 /// <see cref="DecisionHistory"/>; it keeps only L. Threading: it and its parts belong to the tick
 /// loop, except <see cref="History"/>, an immutable snapshot any thread may read.
 /// </para>
@@ -46,13 +46,12 @@ internal sealed class ConcurrencyController
         TargetTaskBytes = options.InitialTaskBytes;
     }
 
-    /// <summary>L to run with now (before the first tick: the initial value).</summary>
+    /// <summary>L to run with now.</summary>
     public int Concurrency { get; private set; }
 
-    /// <summary>Target size of the next read task (before the first tick: the initial size).</summary>
+    /// <summary>Target size of the next read task.</summary>
     public long TargetTaskBytes { get; private set; }
 
-    /// <summary>Whether growth is multiplicative now (slow start).</summary>
     public bool InSlowStart => _climber.InSlowStart;
 
     /// <summary>The last ~50 decisions that changed something, oldest first; steady holds are collapsed.</summary>
@@ -60,7 +59,7 @@ internal sealed class ConcurrencyController
 
     public ControllerDecision Decide(in ControllerSignals signals)
     {
-        ControllerSignalChecks.Check(signals, _lastNow);
+        signals.Check(_lastNow);
         Observe(signals);
         var limit = Math.Min(_options.MaxConcurrency, signals.MaxConcurrency ?? int.MaxValue);
         // A fixed L is for measuring that L: recent sizes do not lower it (the budget still bounds what is read).
@@ -78,12 +77,10 @@ internal sealed class ConcurrencyController
             {
                 step = step with { Concurrency = back, Reason = $"{step.Reason}; back to {back}, L={before} was not measured" };
             }
-            if (step.Kind == ControllerDecisionKind.Start && rule.Effect == ClimbEffect.RestartInSlowStart && step.Concurrency == before && before < limit)
+            if (step.Kind == ControllerDecisionKind.Start && rule.Effect == ClimbEffect.RestartInSlowStart && step.Concurrency == before && before < limit
+                && _climber.MeasureFirstTick(signals, before, limit) is { } probe)
             {
-                if (_climber.MeasureFirstTick(signals, before, limit) is { } probe)
-                {
-                    step = probe with { Kind = ControllerDecisionKind.Start, Reason = $"{step.Reason}; {probe.Reason}" };
-                }
+                step = probe with { Kind = ControllerDecisionKind.Start, Reason = $"{step.Reason}; {probe.Reason}" };
             }
         }
         else

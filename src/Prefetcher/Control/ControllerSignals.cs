@@ -50,6 +50,59 @@ internal readonly record struct ControllerSignals
 
     /// <summary>The live concurrency limit; null: only <see cref="ControllerOptions.MaxConcurrency"/> applies.</summary>
     public int? MaxConcurrency { get; init; }
+
+    /// <summary>
+    /// Throws, naming the signal, when one cannot be right (time going backwards, a negative count,
+    /// a zero p99): a bug in the caller, caught before anything is learned from it.
+    /// </summary>
+    /// <param name="lastNow">The previous tick's time; null before the first tick.</param>
+    public void Check(TimeSpan? lastNow)
+    {
+        if (TickDuration <= TimeSpan.Zero)
+        {
+            throw new ArgumentException($"TickDuration must be positive (was {TickDuration}).", "signals");
+        }
+        if (lastNow is { } last && Now < last)
+        {
+            throw new ArgumentException($"Now went backwards ({Now} after {last}).", "signals");
+        }
+        if (ConsumerWaitFraction is not (>= 0 and <= 1))
+        {
+            throw new ArgumentException($"ConsumerWaitFraction must be in [0, 1] (was {ConsumerWaitFraction}).", "signals");
+        }
+        NotNegative(BytesDelivered, nameof(BytesDelivered));
+        NotNegative(BufferedBytes, nameof(BufferedBytes));
+        NotNegative(InFlightBytes, nameof(InFlightBytes));
+        NotNegative(BudgetBytes, nameof(BudgetBytes));
+        NotNegative(LargestRecentDocumentBytes, nameof(LargestRecentDocumentBytes));
+        foreach (var read in Reads.Span)
+        {
+            NotNegative(read.Bytes, "Reads[].Bytes");
+            NotNegative(read.Documents, "Reads[].Documents");
+            NotNegative(read.Latency, "Reads[].Latency");
+        }
+        NotNegative(ReadsInFlightTime, nameof(ReadsInFlightTime));
+        if (ForegroundP99 is { } p99 && p99 <= TimeSpan.Zero)
+        {
+            // Taken as a measurement, an empty window's p99 of zero would become the idle baseline,
+            // make the target zero and hold L at 1 for the whole window.
+            throw new ArgumentOutOfRangeException(
+                "signals", p99, $"ForegroundP99 must be positive (was {p99}); pass null when the window has no samples.");
+        }
+        if (MaxConcurrency is < 1)
+        {
+            throw new ArgumentException($"MaxConcurrency must be at least 1 (was {MaxConcurrency}).", "signals");
+        }
+    }
+
+    private static void NotNegative<T>(T value, string name)
+        where T : struct, IComparable<T>
+    {
+        if (value.CompareTo(default) < 0)
+        {
+            throw new ArgumentOutOfRangeException("signals", value, $"{name} must not be negative (was {value}).");
+        }
+    }
 }
 
 /// <summary>
