@@ -8,38 +8,28 @@ namespace Indexing.Prefetcher;
 /// request per task (a MultiGet or a bounded iteration is one request stream). The metadata scan,
 /// small and sequential, passes through without delay. Owns the inner source (disposed once).
 /// </summary>
-internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
+internal sealed class ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model) : IDocumentReadSource
 {
-    private readonly IDocumentReadSource _inner;
-    private readonly NetworkDiskModel _model;
     private int _disposed;
 
-    public ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model)
-    {
-        ArgumentNullException.ThrowIfNull(inner);
-        ArgumentNullException.ThrowIfNull(model);
-        _inner = inner;
-        _model = model;
-    }
+    public long SnapshotEtag => inner.SnapshotEtag;
 
-    public long SnapshotEtag => _inner.SnapshotEtag;
+    public string? StartAfterId => inner.StartAfterId;
 
-    public string? StartAfterId => _inner.StartAfterId;
-
-    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        _inner.Read(task, destination, cancellationToken);
-        _model.Read(task.Bytes, cancellationToken);
+        inner.Read(task, destination, cancellationToken);
+        model.Read(task.Bytes, cancellationToken);
     }
 
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _inner.Dispose();
+            inner.Dispose();
         }
     }
 }

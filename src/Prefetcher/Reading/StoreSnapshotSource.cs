@@ -7,29 +7,17 @@ namespace Indexing.Prefetcher;
 /// the tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task is
 /// one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range
 /// read over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
-/// cancellation waits for at most one giant Get or one MultiGet. Owns the snapshot (disposed once).
+/// cancellation waits for at most one giant Get or one MultiGet. Takes ownership of the snapshot
+/// (disposed once).
 /// </summary>
-internal sealed class StoreSnapshotSource : IDocumentReadSource
+internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId) : IDocumentReadSource
 {
     /// <summary>Tasks of at most this many documents are read by one MultiGet, longer ones by a range read.</summary>
     public const int MultiGetMaxDocuments = 32;
 
-    private readonly StoreSnapshot _snapshot;
-    private readonly string _collection;
     private int _disposed;
 
-    /// <summary>Takes ownership of <paramref name="snapshot"/>.</summary>
-    public StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId)
-    {
-        ArgumentNullException.ThrowIfNull(snapshot);
-        ArgumentNullException.ThrowIfNull(collection);
-        _snapshot = snapshot;
-        _collection = collection;
-        StartAfterId = startAfterId;
-        SnapshotEtag = snapshot.Etag;
-    }
-
-    public long SnapshotEtag { get; }
+    public long SnapshotEtag { get; } = snapshot.Etag;
 
     /// <summary>Test hook: called after the token check, just before the store call of a task.</summary>
     internal Action<ReadTask>? BeforeStoreCall { get; init; }
@@ -37,10 +25,10 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     /// <summary>Test hook: called when the store call of a task returned (or threw).</summary>
     internal Action<ReadTask>? AfterStoreCall { get; init; }
 
-    public string? StartAfterId { get; }
+    public string? StartAfterId { get; } = startAfterId;
 
     public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) =>
-        _snapshot.ScanMetadata(_collection, StartAfterId, cancellationToken);
+        snapshot.ScanMetadata(collection, StartAfterId, cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
@@ -61,7 +49,7 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _snapshot.Dispose();
+            snapshot.Dispose();
         }
     }
 
@@ -69,7 +57,7 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     {
         if (task.DocumentCount == 1)
         {
-            var body = _snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
+            var body = snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
                 $"document {MessageText.Quote(task.FirstId)} is listed by the metadata scan but has no body under the snapshot at etag {SnapshotEtag}.");
             destination.Add(new PrefetchedDocument(task.FirstId, task.Etags[0], body));
             return;
@@ -78,11 +66,11 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
         var bodies = new List<DocumentBody>(task.DocumentCount);
         if (task.DocumentCount <= MultiGetMaxDocuments)
         {
-            _snapshot.MultiGet(task.Ids, bodies);
+            snapshot.MultiGet(task.Ids, bodies);
         }
         else
         {
-            _snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
+            snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
         }
 
         for (var i = 0; i < bodies.Count; i++)
