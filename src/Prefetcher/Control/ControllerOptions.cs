@@ -17,9 +17,8 @@ public sealed record ControllerOptions
     public int InitialConcurrency { get; init; } = 2;
 
     /// <summary>
-    /// The ceiling of L, 64 by default whatever the core count: reads are I/O-bound, so the useful L
-    /// follows the device (a network disk wants 16 or more requests in flight), not the cores; 64
-    /// bounds threads, memory and open iterators, and readers start only as L grows.
+    /// The ceiling of L, whatever the core count: the useful L follows the device (a network disk
+    /// wants 16 or more requests in flight); readers start only as L grows.
     /// </summary>
     public int MaxConcurrency { get; init; } = AbsoluteMaxConcurrency;
 
@@ -29,11 +28,7 @@ public sealed record ControllerOptions
     /// </summary>
     public int? FixedConcurrency { get; init; }
 
-    /// <summary>
-    /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
-    /// doubling continues only with 75% of its proportional gain, and one gaining less than this
-    /// goes back.
-    /// </summary>
+    /// <summary>Relative throughput gain a step must show to be kept (0.05 = +5%).</summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
@@ -51,10 +46,7 @@ public sealed record ControllerOptions
     /// <summary>Reads taking more than this multiple of their un-queued time (within their size class) are queueing.</summary>
     public double LatencyInflationLimit { get; init; } = 2.0;
 
-    /// <summary>
-    /// Window of each size class's minimum latency per byte (its un-queued baseline), and how long a
-    /// throughput measured at some L is trusted when the queueing rule compares against it.
-    /// </summary>
+    /// <summary>Window of each size class's un-queued baseline, and of the throughputs the queueing rule compares.</summary>
     public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
 
     /// <summary>At most this multiplier on a queueing cut: L / inflation when lower, never below half of L at once.</summary>
@@ -76,27 +68,19 @@ public sealed record ControllerOptions
     public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// L is at most this multiple of the budget divided by the largest recent document: each reader
-    /// may hold one that large, and readers far past that only queue on the budget (in key order, so
-    /// small reads wait behind them). 2, not 1: large documents are rarely all in flight at once, and
-    /// with rare giants (2-20 MB in 64 MiB) budget / largest held L at 3, where 4 stalled the
-    /// indexer 4% of the time instead of 17% (simulation).
+    /// L is at most this multiple of the budget over the largest recent document: more readers than
+    /// could each hold one only queue on the budget. 2, not 1: giants are rarely all in flight at
+    /// once, and with 2-20 MB giants in 64 MiB, L = 3 stalled the indexer 17% of the time, 4 only 4%.
     /// </summary>
     public double LargeDocumentBudgetFraction { get; init; } = 2.0;
 
     /// <summary>Buffered bytes at or above this share of the budget: the indexer is the bottleneck.</summary>
     public double BufferFullFraction { get; init; } = 0.9;
 
-    /// <summary>
-    /// The indexer counts as busy (never starved) when it waited less than this share of the last
-    /// <see cref="BusyConsumerWindow"/> (and of the current tick)...
-    /// </summary>
+    /// <summary>The indexer is the bottleneck when it waited less than this share of the window and of the tick...</summary>
     public double BusyConsumerMaxWaitFraction { get; init; } = 0.01;
 
-    /// <summary>
-    /// ...judged over this window, not one tick: a large document keeps the indexer busy for a tick
-    /// or two after it lands even when, over a second, it keeps waiting for the next one.
-    /// </summary>
+    /// <summary>...this window, not one tick: a giant keeps the indexer busy a tick or two even when it waits for the next...</summary>
     public TimeSpan BusyConsumerWindow { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>...while at least this share of the budget is buffered; then more readers cannot help.</summary>

@@ -73,16 +73,11 @@ internal sealed class ThroughputMeasurement
         : _rates.Count < MinTicksForError ? double.PositiveInfinity
         : TickError();
 
-    /// <param name="bytes">Bytes delivered in the tick.</param>
-    /// <param name="tickDuration">Its length.</param>
-    /// <param name="reads">The reads that completed in it.</param>
-    /// <param name="readsInFlightTime">Reads in flight integrated over it (zero: not measured).</param>
-    /// <param name="issuedFrom">
-    /// When given: only reads issued from this time on count for the rate (a read counts as issued at
-    /// <paramref name="tickEnd"/> less its latency, so one issued just after may be left out, never one before).
-    /// </param>
-    /// <param name="tickEnd">The tick's end.</param>
-    /// <param name="settled">False: the tick counts only for the estimate from the reads (see the class notes).</param>
+    /// <summary>
+    /// Adds a tick (see <see cref="ControllerSignals"/> for its measures). With <paramref name="issuedFrom"/>,
+    /// only reads issued from then on count for the rate (a read counts as issued at <paramref name="tickEnd"/>
+    /// less its latency, so one issued just after may be left out, never one before).
+    /// </summary>
     public void Add(
         long bytes, TimeSpan tickDuration, ReadOnlySpan<ReadSample> reads = default, TimeSpan readsInFlightTime = default,
         TimeSpan? issuedFrom = null, TimeSpan tickEnd = default, bool settled = true)
