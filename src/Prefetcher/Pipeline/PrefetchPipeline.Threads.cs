@@ -5,12 +5,10 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// The planner and the reader threads. The planner cuts the metadata scan into tasks and admits each
-// in key order (it then owns the task's bytes and slot) and queues it; a reader reads it, hands the
-// bytes on as buffered (or back, if the read did not complete) and frees the slot. Store reads
-// block (a RocksDB MultiGet or iterator holds its thread for the whole read), so readers are
-// threads of their own, not the pool's. A failure of the scan or of a read is wrapped once, where
-// it happens, as a PrefetchReadException naming the key range (see ShouldWrap).
+// The planner cuts the metadata scan into tasks and admits each in key order (owning its bytes and
+// slot until a reader hands them on); readers are threads of their own, as a RocksDB MultiGet or
+// iterator blocks its thread for the whole read. A failure of the scan or of a read is wrapped
+// once, where it happens, as a PrefetchReadException naming the key range.
 public sealed partial class PrefetchPipeline
 {
     private readonly Thread _planner;
@@ -120,9 +118,8 @@ public sealed partial class PrefetchPipeline
         }
     }
 
-    // Until the plan is done and read, or the token fires: then after its current read, leaving queued
-    // tasks to ReleaseSource. An exception escaping here is a bug around a read (reads report their own
-    // failures): it fails the run, where the consumer sees it, instead of ending the process.
+    // Until the plan is read or the token fires. An exception escaping here is a bug around a read: it
+    // fails the run, where the consumer sees it, instead of ending the process.
     private void ReadIssued()
     {
         try
@@ -171,7 +168,7 @@ public sealed partial class PrefetchPipeline
     {
         var documents = new List<PrefetchedDocument>(task.DocumentCount);
         var started = Stopwatch.GetTimestamp();
-        _meter.ReadStarted();
+        _meter.ReadsInSource(+1);
         TimeSpan latency;
         long bytes;
         try
@@ -183,7 +180,7 @@ public sealed partial class PrefetchPipeline
             finally
             {
                 latency = Stopwatch.GetElapsedTime(started);
-                _meter.ReadEnded();
+                _meter.ReadsInSource(-1);
             }
 
             bytes = CheckRead(task, documents);

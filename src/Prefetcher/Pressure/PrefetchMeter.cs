@@ -72,23 +72,13 @@ internal sealed partial class PrefetchMeter
 
     public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
 
-    /// <summary>A read enters the source; <see cref="ReadEnded"/> follows it whatever happens.</summary>
-    public void ReadStarted()
+    /// <summary>A read entered (+1) or left (-1, completed or failed) the source.</summary>
+    public void ReadsInSource(int change)
     {
         lock (_latencyLock)
         {
             AccumulateInFlight();
-            _readsInFlight++;
-        }
-    }
-
-    /// <summary>The read begun by <see cref="ReadStarted"/> left the source (completed or failed).</summary>
-    public void ReadEnded()
-    {
-        lock (_latencyLock)
-        {
-            AccumulateInFlight();
-            _readsInFlight--;
+            _readsInFlight += change;
         }
     }
 
@@ -121,11 +111,7 @@ internal sealed partial class PrefetchMeter
         }
     }
 
-    /// <summary>
-    /// Closes one tick: what happened since the previous one, as the controller's signals (the
-    /// foreground and memory signals are not the meter's to know). The L in force during the tick
-    /// counts towards the mean L.
-    /// </summary>
+    /// <summary>Closes one tick: what happened since the previous one, as the controller's signals (but foreground and memory).</summary>
     public ControllerSignals Tick()
     {
         var now = Now;
