@@ -6,17 +6,13 @@ namespace Indexing.Prefetcher;
 /// When the planner may issue its next read: the baselines' read-ahead credits, budget, MB/s cap
 /// and concurrency behind one lock, taken in that order: budget before the cap, so that it bounds
 /// what reads bring in; the slot last, so that a read waiting for tokens does not count as running.
+/// A read larger than the whole budget is admitted alone when nothing else is held; the one waiter
+/// admits in key order, so small reads never overtake a giant. The cap is a token bucket of
+/// <see cref="BurstTime"/>: a read starts once the bucket holds its bytes or is full, going into
+/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
 /// <para>
-/// A read larger than the whole budget is admitted alone when nothing else is held (else it could
-/// never be read); the one waiter issues in key order, so small reads never overtake a giant
-/// waiting for room. The cap is a token bucket of <see cref="BurstTime"/>: a read starts once the
-/// bucket holds its bytes or is full, going into debt if bigger (a 50 MB document is not blocked
-/// for ever by a 1 MB bucket).
-/// </para>
-/// <para>
-/// Limits change live; lowering one revokes nothing. Threading: one admitting thread, asleep in
-/// <see cref="Monitor.Wait(object, TimeSpan)"/> and pulsed by every change and by its token; the
-/// rest from any thread. Returning more than was taken throws at once, in every build.
+/// Threading: one admitting thread, in <see cref="Monitor.Wait(object, TimeSpan)"/>, pulsed by every
+/// change and by its token; the rest from any thread. Returning more than was taken throws.
 /// </para>
 /// </summary>
 internal sealed class ReadAdmission
@@ -56,10 +52,8 @@ internal sealed class ReadAdmission
         _tokens = limits.MaxBytesPerSecond is { } rate ? Burst(rate) : 0;
     }
 
-    /// <summary>Time the planner waited for budget.</summary>
     public WaitTimer BudgetWait { get; } = new();
 
-    /// <summary>Time the planner waited for the MB/s cap.</summary>
     public WaitTimer RateWait { get; } = new();
 
     /// <summary>The live limits in force (an immutable record, replaced whole under the lock).</summary>

@@ -79,8 +79,7 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One controller tick: ages every weight by factor (in (0, 1]; 1 only advances the recent
-    // window) and drops the sizes recorded RecentWindowTicks ticks ago from the recent maximum.
+    // One tick: ages every weight by factor and moves the recent window on.
     public void Decay(double factor)
     {
         if (!(factor > 0 && factor <= 1))
@@ -136,8 +135,7 @@ internal sealed class DocumentSizeHistogram
         return sizeBytes >= OverflowBytes ? _overflowIndex : _buckets.IndexOf(sizeBytes);
     }
 
-    // Inclusive bounds of a bucket's values. The overflow bucket's upper bound is open-ended;
-    // callers clamp it (to the recent maximum).
+    // Inclusive bounds of a bucket's values; the overflow bucket's is open-ended.
     internal static (long Lower, long Upper) BucketBounds(int index) =>
         index >= _overflowIndex ? (OverflowBytes, long.MaxValue) : (_buckets.LowerBound(index), _buckets.UpperBound(index));
 
@@ -173,8 +171,7 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // Interpolates linearly by rank inside the bucket (never outside its bounds), then clamps to
-    // the recent maximum. The open-ended overflow bucket ends at the recent maximum, if known.
+    // Linear by rank inside the bucket, then clamped to the recent maximum (where the overflow bucket ends).
     private static long ValueInBucket(int index, double fraction, long ceiling)
     {
         var (lower, upper) = BucketBounds(index);
