@@ -53,7 +53,7 @@ public sealed partial class PrefetchPipeline
         {
             while (NextPlanned() is { } task)
             {
-                _admission.Admit(task.Bytes, _token);
+                Admission.Admit(task.Bytes, _token);
                 _issued.Add(task);
                 StartReaderIfNeeded();
             }
@@ -103,7 +103,7 @@ public sealed partial class PrefetchPipeline
     // the policy's maximum: threads start only as L grows, and park in the queue while it is empty.
     private void StartReaderIfNeeded()
     {
-        var running = _admission.Snapshot().Running;
+        var running = Admission.Snapshot().Running;
         lock (_readers)
         {
             if (_readers.Count >= Math.Min(running, _policy.MaxReaders))
@@ -151,7 +151,7 @@ public sealed partial class PrefetchPipeline
         }
         catch (Exception exception)
         {
-            _admission.ReadEnded(task.Bytes, actualBytes: null);
+            Admission.ReadEnded(task.Bytes, actualBytes: null);
             if (exception is not OperationCanceledException || !_token.IsCancellationRequested)
             {
                 Fail(exception);
@@ -160,7 +160,7 @@ public sealed partial class PrefetchPipeline
             return;
         }
 
-        _admission.ReadEnded(task.Bytes, read.Bytes);
+        Admission.ReadEnded(task.Bytes, read.Bytes);
         _ready.Publish(read);
     }
 
@@ -250,7 +250,7 @@ public sealed partial class PrefetchPipeline
             BeforeSourceRelease?.Invoke();
             while (_issued.TryTake(out var unstarted))
             {
-                _admission.ReadEnded(unstarted.Bytes, actualBytes: null);
+                Admission.ReadEnded(unstarted.Bytes, actualBytes: null);
             }
         }
         catch (Exception exception)

@@ -2,11 +2,9 @@ using System.Runtime.CompilerServices;
 
 namespace Indexing.Prefetcher;
 
-// The tick: every TickInterval (jittered, so that decisions do not lock step with other periodic
-// work) the controller, if any, decides L and the task size from what the tick measured, and the
-// pressure view is published. Ticks run on the thread pool (they never block on I/O); one that
-// throws fails the run. The thread that ends the run publishes too, so what the view reads is
-// written atomically.
+// The tick, jittered so that decisions do not lock step with other periodic work: the controller,
+// if any, decides, and the pressure view is published (also by the thread that ends the run). Ticks
+// run on the thread pool, as they never block; one that throws fails the run.
 public sealed partial class PrefetchPipeline
 {
     private readonly CancellationTokenSource _stopTicks = new();
@@ -52,7 +50,7 @@ public sealed partial class PrefetchPipeline
                 var decision = controller.Decide(signals with { ForegroundP99 = foreground, MemoryHigh = IsMemoryHigh() });
                 Volatile.Write(ref _lastDecision, new StrongBox<ControllerDecision>(decision));
                 Volatile.Write(ref _targetTaskBytes, decision.TargetTaskBytes);
-                _admission.SetConcurrency(decision.Concurrency);
+                Admission.SetConcurrency(decision.Concurrency);
             }
         }
 

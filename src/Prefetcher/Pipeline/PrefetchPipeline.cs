@@ -23,7 +23,6 @@ public sealed partial class PrefetchPipeline : IBatchSource
     private readonly IDocumentReadSource _source;
     private readonly PrefetchOptions _options;
     private readonly ReadPolicy _policy;
-    private readonly ReadAdmission _admission;
     private readonly PrefetchMeter _meter;
     private readonly ReadyReads _ready;
     private readonly CancellationTokenSource _stop;
@@ -46,8 +45,8 @@ public sealed partial class PrefetchPipeline : IBatchSource
         // Read now: the consumer asks for it after the last batch, when the source is disposed.
         SnapshotEtag = source.SnapshotEtag;
         _policy = new ReadPolicy(strategy, options);
-        _admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
-        _meter = new PrefetchMeter(strategy.ToName(), _admission, options.HistoryLength);
+        Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
+        _meter = new PrefetchMeter(strategy.ToName(), Admission, options.HistoryLength);
         _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _token = _stop.Token;
@@ -66,7 +65,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
     public string? HandedOutThrough => _ready.HandedOutThrough;
 
     /// <summary>The live limits in force.</summary>
-    public PrefetchLimits Limits => _admission.Limits;
+    public PrefetchLimits Limits => Admission.Limits;
 
     internal PrefetchState State
     {
@@ -79,7 +78,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
         }
     }
 
-    internal ReadAdmission Admission => _admission;
+    internal ReadAdmission Admission { get; }
 
     /// <summary>Completes when the last thread stopped and the source was released.</summary>
     internal Task ReadersStopped => _readersStopped.Task;
@@ -117,15 +116,12 @@ public sealed partial class PrefetchPipeline : IBatchSource
         return null;
     }
 
-    /// <summary>
-    /// Changes the live limits (a rethrottle). Lowering revokes nothing: running reads finish and
-    /// held bytes stay until taken; new reads wait until they fit the new limits.
-    /// </summary>
+    /// <summary>Changes the live limits (a rethrottle; lowering one revokes nothing).</summary>
     public void UpdateLimits(PrefetchLimits limits)
     {
         ArgumentNullException.ThrowIfNull(limits);
         ObjectDisposedException.ThrowIf(IsDisposed, this);
-        _admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
+        Admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
     }
 
     /// <summary>
