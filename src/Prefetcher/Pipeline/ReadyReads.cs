@@ -5,16 +5,11 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The consumer's side of a prefetcher: completed reads in completion order, handed out as
-/// "whatever is ready". A take merges completed reads and splits one that exceeds its limits,
-/// always giving at least one document, and waits only when nothing is ready; bytes taken leave
-/// the budget. The channel is unbounded by count: the byte budget, reserved before each read, is
-/// the bound.
-/// <para>
-/// Threading: readers publish from any thread; one consumer takes (a second concurrent take
-/// throws). Taking and draining hold one lock for their synchronous part, so a drain at shutdown
-/// and a take woken by the channel's completion never hand out the same document.
-/// </para>
+/// The consumer's side: completed reads in completion order, merged or split to fit a take. The
+/// channel is unbounded by count: the byte budget, reserved before each read, is the bound.
+/// Threading: readers publish from any thread; one consumer takes. Taking and draining hold one
+/// lock, so a drain at shutdown and a take woken by the channel's completion never hand out the
+/// same document.
 /// </summary>
 internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {
@@ -31,7 +26,6 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
     /// <summary>Completed reads not yet fully taken.</summary>
     public int Queued => _channel.Reader.Count + (Volatile.Read(ref _current) is null ? 0 : 1);
 
-    /// <summary>See <see cref="IBatchSource.HandedOutThrough"/>.</summary>
     public string? HandedOutThrough => _watermark.Through;
 
     public void Publish(CompletedRead read)
@@ -69,18 +63,15 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
             policy.NothingReady(meter.Admission);
             using (meter.ConsumerWait.Measure())
             {
-                while (true)
+                while (await _channel.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
                 {
-                    if (!await _channel.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
-                    {
-                        return null;
-                    }
-
                     if (TryTake(maxDocuments, maxBytes, waited: true) is { } batch)
                     {
                         return batch;
                     }
                 }
+
+                return null;
             }
         }
         finally
