@@ -108,10 +108,8 @@ internal sealed class ConcurrencyController
 
     private void Observe(in ControllerSignals s)
     {
-        // Reads completing in this tick were issued under its L or the one before: after a cut, the
-        // old readers' reads still finish now. Per stream is the larger divisor, so a cut never
-        // shows as faster streams (the windowed max would keep that for its whole window and size
-        // tasks too large); after a growth it errs low for one tick, which the max ignores.
+        // This tick's reads were issued under its L or the one before. The larger divides, so that a
+        // cut never shows as faster streams, which the windowed max would keep for its whole window.
         _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(Concurrency, _previousConcurrency));
         _consumerWaits.Observe(s.Now, s.TickDuration, s.ConsumerWaitFraction);
         _latency.Observe(s.Now, s.Reads.Span);

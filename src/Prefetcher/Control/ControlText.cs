@@ -11,10 +11,7 @@ internal static class ControlText
 {
     private const double BytesPerMegabyte = 1_000_000;
 
-    /// <summary>
-    /// "12.4 ms" below a second ("1.56 ms" below 10 ms, so that a p99 just over its target does
-    /// not read "1.6 ms > 1.6 ms"), "1.2 s" from there, "10 min" for whole minutes.
-    /// </summary>
+    /// <summary>"12.4 ms", "1.56 ms" below 10 ms (not "1.6 ms > 1.6 ms"), "1.2 s", "10 min" for whole minutes.</summary>
     public static string Duration(TimeSpan value)
     {
         if (value >= TimeSpan.FromMinutes(1) && value.Ticks % TimeSpan.TicksPerMinute == 0)

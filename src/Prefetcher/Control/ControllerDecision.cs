@@ -2,19 +2,14 @@ namespace Indexing.Prefetcher;
 
 internal enum ControllerDecisionKind
 {
-    /// <summary>The first decision: concurrency is the configured initial value (the limit, if that is lower).</summary>
+    /// <summary>The first decision: the initial L (or the limit, if lower).</summary>
     Start,
 
-    /// <summary>Concurrency went up: a probe upwards (doubling in slow start, else by one).</summary>
     Grow,
 
-    /// <summary>Concurrency went down: a limit, the foreground, queueing, or a downward probe.</summary>
     Cut,
 
-    /// <summary>
-    /// Concurrency stays, or steps back towards where a probe started because the probe did not
-    /// (fully) pay: down after an upward probe, up after a downward one (never above the limit).
-    /// </summary>
+    /// <summary>L stays, or steps back to where a probe that did not pay started.</summary>
     Hold,
 }
 
@@ -58,7 +53,6 @@ internal enum DecisionCause
 /// <summary>What a rule's decision does to the hill climb (see <see cref="HillClimber.Apply"/>).</summary>
 internal enum ClimbEffect
 {
-    /// <summary>Nothing: the climb itself decided.</summary>
     None,
 
     /// <summary>A hold for an outside reason: measuring starts over, a plateau in progress stays.</summary>

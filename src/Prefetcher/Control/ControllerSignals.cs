@@ -18,10 +18,7 @@ internal readonly record struct ControllerSignals
 
     public ReadOnlyMemory<ReadSample> Reads { get; init; }
 
-    /// <summary>
-    /// Reads in flight integrated over the tick (two reads for the whole tick: twice its length),
-    /// over the same span as each read's latency, for Little's law; zero when not measured.
-    /// </summary>
+    /// <summary>Reads in flight integrated over the tick (two for the whole tick: twice its length); zero when not measured.</summary>
     public TimeSpan ReadsInFlightTime { get; init; }
 
     /// <summary>Share of the tick (0..1) the indexer spent waiting for input.</summary>
@@ -39,10 +36,7 @@ internal readonly record struct ControllerSignals
     /// <summary>The process is under memory pressure: do not add readers.</summary>
     public bool MemoryHigh { get; init; }
 
-    /// <summary>
-    /// The store's live p99 latency of foreground Gets: positive, or null when there were none
-    /// (an empty window's summary reports 0: pass null then).
-    /// </summary>
+    /// <summary>The store's live p99 latency of foreground Gets: positive, or null when there were none.</summary>
     public TimeSpan? ForegroundP99 { get; init; }
 
     /// <summary>The max MB/s setting, not the disk, is what limits reads now.</summary>
@@ -52,10 +46,9 @@ internal readonly record struct ControllerSignals
     public int? MaxConcurrency { get; init; }
 
     /// <summary>
-    /// Throws, naming the signal, when one cannot be right (time going backwards, a negative count,
-    /// a zero p99): a bug in the caller, caught before anything is learned from it.
+    /// Throws, naming the signal, when one cannot be right (time going backwards, a negative count, a
+    /// zero p99): a bug in the caller. <paramref name="lastNow"/>: the previous tick's time, if any.
     /// </summary>
-    /// <param name="lastNow">The previous tick's time; null before the first tick.</param>
     public void Check(TimeSpan? lastNow)
     {
         if (TickDuration <= TimeSpan.Zero)

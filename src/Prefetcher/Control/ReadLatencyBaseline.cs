@@ -1,24 +1,16 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The queueing signal: how much longer recent reads took than the same reads un-queued, judged
-/// within size classes so that the mix of sizes cannot pass for queueing.
+/// The queueing signal: how much longer recent reads took than the same reads un-queued. A read
+/// costs a fixed part per request and a part per byte, so one baseline of latency per MiB, set by
+/// the giants, made ordinary batches look like 3-5x queueing: each size class (half-octaves, one
+/// document or several) keeps its own un-queued latency per byte, the windowed minimum of its
+/// per-tick medians.
 /// <para>
-/// A read costs a fixed part per request and a part per byte, so its latency per MiB depends on
-/// its size: one baseline (the minimum latency per MiB) was set by the giants, and ordinary
-/// batches then looked like 3-5x queueing. So every read belongs to a class, its size in
-/// half-octaves and whether it is one document (a Get) or several (a MultiGet or range read, which
-/// cost more per byte), and each class keeps its own un-queued latency per byte: the windowed
-/// minimum of its per-tick medians.
-/// </para>
-/// <para>
-/// Evidence, over the reads of the last <see cref="JudgeWindow"/>: the time they took over the time
-/// the same reads take un-queued. A FIFO queue adds the same wait to every read; the ratio of sums
-/// weights each read by its time, so it reads L / depth for L readers on a device of depth slots
-/// whatever the sizes (and a bandwidth cap shared by L streams shows the same way). Queueing must
-/// also show, at least a quarter of the way to the limit, in more than half of the classes with
-/// <see cref="MinReadsPerClass"/> reads: one class's slow reads (a burst of cold MultiGets) are not
-/// a queue, and a class first seen while reads queued has a queued baseline and cannot vote.
+/// The evidence is a ratio of sums over the last <see cref="JudgeWindow"/>, which weights each read
+/// by its time: a FIFO queue adds the same wait to every read, so it reads L / depth whatever the
+/// sizes. Queueing must also show in most classes with enough reads: one class's slow reads (cold
+/// MultiGets) are not a queue, and a class first seen while reads queued cannot vote.
 /// </para>
 /// </summary>
 internal sealed class ReadLatencyBaseline
@@ -119,8 +111,6 @@ internal sealed class ReadLatencyBaseline
 /// <param name="Inflation">Their time over the same reads' un-queued time (1 = no queueing).</param>
 /// <param name="Classes">Size classes with enough reads to judge on their own.</param>
 /// <param name="MajorityClassInflation">The inflation that more than half of those classes reach; null when none had enough reads.</param>
-/// <param name="MeanLatency">Their mean latency.</param>
-/// <param name="MeanUnqueued">Their mean un-queued latency.</param>
 internal readonly record struct QueueingEvidence(
     double Inflation, int Classes, double? MajorityClassInflation, TimeSpan MeanLatency, TimeSpan MeanUnqueued)
 {

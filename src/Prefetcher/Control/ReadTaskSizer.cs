@@ -3,11 +3,9 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Sizes read tasks to about <see cref="ControllerOptions.TargetTaskDuration"/> of I/O for one
 /// stream: long enough to amortise a network disk's per-request latency, short enough that the
-/// indexer gets data steadily and a cut takes effect quickly. Per-stream throughput is the windowed
-/// maximum of bytes delivered per second / L: like BBR's bandwidth estimate, the maximum ignores
-/// ticks in which a full buffer or a slow indexer held the readers back, which would otherwise
-/// shrink tasks for no reason. Simulations use it alone for runs at a fixed L, so that both size
-/// tasks the same way.
+/// indexer gets data steadily and a cut takes effect quickly. Per-stream throughput is a windowed
+/// maximum, like BBR's bandwidth estimate, so that ticks in which a full buffer or a slow indexer
+/// held the readers back do not shrink tasks.
 /// </summary>
 internal sealed class ReadTaskSizer
 {

@@ -3,24 +3,19 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Throughput over a run of ticks at one concurrency, and how uncertain it is.
 /// <para>
-/// <b>From the reads themselves</b> (Little's law) when the ticks say how many reads were in
-/// flight: mean reads in flight x Σ bytes / Σ latency of the completed reads. A read counts with
-/// its whole latency, so a 20 MB read completing on either side of a tick edge does not move it,
-/// and bytes over latency vary far less than bytes per tick (which moved ±40% a second with a slow
-/// disk's giants). Its error is the ratio estimator's. Only reads issued since the measurement
-/// began count: right after L grew, the old L's shorter latencies times the new number in flight
-/// would promise throughput that queueing takes back.
+/// <b>From the reads themselves</b> (Little's law) when reads in flight are measured: mean reads in
+/// flight x Σ bytes / Σ latency. A read counts with its whole latency, so a 20 MB read completing
+/// on either side of a tick edge does not move it (bytes per tick moved ±40% a second with a slow
+/// disk's giants). Only reads issued since the measurement began count: right after L grew, the
+/// old L's shorter latencies would promise throughput that queueing takes back.
 /// </para>
 /// <para>
-/// <b>From bytes per tick</b> otherwise (no in-flight measure, or fewer than
-/// <see cref="MinReadsForRate"/> reads). A task completing just before or after a tick edge makes
-/// one tick's surplus the next one's deficit, so the error of the mean shrinks like 1/n, not
-/// 1/sqrt(n): the estimate uses the lag-1 autocovariance, Var(mean) ~ (var + 2 cov1) / n, never
-/// below var / n^2 nor below the largest read's share of the bytes.
+/// <b>From bytes per tick</b> otherwise. A read completing just before or after a tick edge makes one
+/// tick's surplus the next one's deficit, so the error of the mean shrinks like 1/n, not 1/sqrt(n):
+/// Var(mean) ~ (var + 2 lag-1 cov) / n, never below var / n^2 nor the largest read's share.
 /// </para>
 /// <para>
-/// A tick added as not settled (the first of a run, while readers start) feeds only the estimate
-/// from the reads: its bytes would be the readers' start, not their rate.
+/// A tick added as not settled (the first, while readers start) feeds only the estimate from reads.
 /// </para>
 /// </summary>
 internal sealed class ThroughputMeasurement

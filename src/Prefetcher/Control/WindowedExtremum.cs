@@ -2,11 +2,9 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// The largest (<see cref="Max"/>) or smallest (<see cref="Min"/>) sample within a sliding time
-/// window, as BBR keeps its bottleneck bandwidth and minimum RTT. A monotonic deque: a new sample
-/// evicts every older one it is at least as extreme as, since those can never be the answer again,
-/// so the front is the answer and each sample is pushed and popped once. A sample taken at
-/// <c>t</c> counts for <c>t &lt;= now &lt; t + Window</c>; time is passed in, so simulations are
-/// deterministic.
+/// window. A monotonic deque: a new sample evicts every older one it is at least as extreme as, as
+/// those can never be the answer again, so the front is the answer. A sample taken at <c>t</c>
+/// counts for <c>t &lt;= now &lt; t + Window</c>.
 /// </summary>
 internal sealed class WindowedExtremum
 {

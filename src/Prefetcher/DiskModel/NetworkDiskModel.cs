@@ -5,13 +5,9 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// The modelled network disk in real time: each read waits FIFO for one of
 /// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and holds it for the modelled
-/// service time, after the real store read, so a fast local disk behaves like a cloud volume.
-/// <para>
-/// The slots are a bounded channel (write one to enter, read one to leave) because it serves
-/// waiting writers in arrival order, async and blocking alike, as the device queue (and the tests'
-/// virtual-time twin) does; SemaphoreSlim promises no order between its blocking and async waiters,
-/// and the measurement's async foreground Gets share this model with the prefetcher's readers.
-/// </para>
+/// service time, after the real store read, so a fast local disk behaves like a cloud volume. The
+/// slots are a bounded channel because it serves waiting writers in arrival order, async and
+/// blocking alike (SemaphoreSlim does not), and async foreground Gets share the model with readers.
 /// </summary>
 public sealed class NetworkDiskModel
 {

@@ -4,9 +4,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Parameters of the modelled network-attached cloud disk (<see cref="NetworkDiskModel"/> and its
-/// virtual-time twin in the tests): local disks are fast and the page cache hides I/O, so tests and
-/// benchmarks add the delays such a disk would have. <see cref="ServiceTime"/> is the one formula
-/// both model forms use.
+/// virtual-time twin in the tests), whose delays local disks and the page cache would hide.
 /// </summary>
 public sealed record NetworkDiskModelOptions
 {

@@ -4,9 +4,8 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// What the indexing loop consumes: batches of documents read from a snapshot, handed over as they
-/// are ready. <see cref="PrefetchPipeline"/> implements it with any of the three strategies, so that
-/// benchmarks and the indexer can swap them; in-memory sources stand in for it in measurements.
-/// <para>One consumer: <see cref="TakeAsync"/> must not be called again before the previous call completed.</para>
+/// are ready, by <see cref="PrefetchPipeline"/> with any strategy or by an in-memory source. One
+/// consumer: <see cref="TakeAsync"/> is not called again before the previous call completed.
 /// </summary>
 public interface IBatchSource : IAsyncDisposable
 {

@@ -13,10 +13,7 @@ public sealed record PrefetchLimits
     /// <summary>Bytes in flight plus bytes read but not yet taken.</summary>
     public required long BudgetBytes { get; init; }
 
-    /// <summary>
-    /// Cap on concurrent reads below the controller's fixed maximum (ControllerOptions.MaxConcurrency,
-    /// set at start: it bounds the reader threads, so it cannot be raised live); null = that maximum.
-    /// </summary>
+    /// <summary>Cap on concurrent reads, up to ControllerOptions.MaxConcurrency (fixed at start: it bounds the threads); null = that.</summary>
     public int? MaxConcurrency { get; init; }
 
     /// <summary>Cap on bytes read per second (decimal MB/s x 10^6); null = no cap.</summary>

@@ -1,7 +1,6 @@
 namespace Indexing.Prefetcher;
 
-// How ReadPlanner cuts the key space, validated when built so a bad combination fails at startup
-// rather than as odd task sizes mid-run. Immutable; share freely between threads.
+// How ReadPlanner cuts the key space, validated when built. Immutable.
 internal sealed class PlanOptions
 {
     public const long KiB = 1024;
@@ -32,8 +31,8 @@ internal sealed class PlanOptions
     // Target before any throughput is measured (and when no target delegate is given).
     public long DefaultTaskBytes { get; }
 
-    // Floor for a measured target: below it, per-task overhead (a MultiGet call, scheduling)
-    // outweighs the I/O, e.g. when a stall drives the measured throughput towards zero.
+    // Floor for a measured target: below it, per-task overhead outweighs the I/O (as when a stall
+    // drives the measured throughput towards zero).
     public long MinTaskBytes { get; }
 
     // Ceiling for a measured target, so several tasks always fit the budget at once.

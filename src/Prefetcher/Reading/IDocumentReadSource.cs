@@ -4,14 +4,10 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// One collection of a snapshot, as the prefetcher reads it: a metadata scan and document reads
-/// that agree. Implemented by <see cref="StoreSnapshotSource"/> (RocksDB) and
-/// <see cref="ModelledNetworkDiskSource"/>, which adds a cloud volume's delays to another.
-/// <para>
-/// Threading: <see cref="Read"/> is called by several reader threads at once; <see cref="ScanMetadata"/>
-/// is enumerated once, by the planner. Both block, and observe the token between store calls (a
-/// RocksDB Get, MultiGet or iterator step cannot be interrupted). Dispose is called once, by the
-/// owner, after every Read returned; it releases the snapshot and anything still open.
-/// </para>
+/// that agree. Threading: <see cref="Read"/> is called by several reader threads at once;
+/// <see cref="ScanMetadata"/> is enumerated once, by the planner. Both block, observing the token
+/// between store calls (a RocksDB call cannot be interrupted). Dispose is called once, by the
+/// owner, after every Read returned.
 /// </summary>
 internal interface IDocumentReadSource : IDisposable
 {
