@@ -4,16 +4,11 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Decides, once per tick, how many read tasks run concurrently (L) and how large the next task
-/// should be. Grows multiplicatively while doubling pays, then by one; cuts multiplicatively: a
-/// wrong cut costs a few seconds of regrowth, a wrong growth keeps hurting foreground traffic.
-/// <para>
-/// It runs its parts, each tested on its own, in order: the input checks
-/// (<see cref="ControllerSignals.Check"/>), the baselines (<see cref="ReadLatencyBaseline"/>,
-/// <see cref="ForegroundBaseline"/>, <see cref="ConsumerWaitWindow"/>, <see cref="ReadTaskSizer"/>),
-/// the priority rules (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and
-/// <see cref="DecisionHistory"/>; it keeps only L. Threading: it and its parts belong to the tick
-/// loop, except <see cref="History"/>, an immutable snapshot any thread may read.
-/// </para>
+/// should be, by running its parts in order: the input checks, the baselines, the priority rules
+/// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and the history; it keeps
+/// only L. Cuts are multiplicative: a wrong cut costs a few seconds of regrowth, a wrong growth
+/// keeps hurting foreground traffic. Threading: it and its parts belong to the tick loop, except
+/// <see cref="History"/>, an immutable snapshot any thread may read.
 /// </summary>
 internal sealed class ConcurrencyController
 {

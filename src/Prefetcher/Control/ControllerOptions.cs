@@ -6,8 +6,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>, validated by
-/// <see cref="ControllerOptionsValidator"/> when a component is built from it. <see cref="ToString"/>
-/// states the effective configuration for logs and benchmark results.
+/// <see cref="ControllerOptionsValidator"/> when a component is built from it.
 /// </summary>
 public sealed record ControllerOptions
 {
@@ -16,16 +15,10 @@ public sealed record ControllerOptions
 
     public int InitialConcurrency { get; init; } = 2;
 
-    /// <summary>
-    /// The ceiling of L, whatever the core count: the useful L follows the device (a network disk
-    /// wants 16 or more requests in flight); readers start only as L grows.
-    /// </summary>
+    /// <summary>The ceiling of L, whatever the core count: the useful L follows the device, not the cores.</summary>
     public int MaxConcurrency { get; init; } = AbsoluteMaxConcurrency;
 
-    /// <summary>
-    /// When set, L stays at this value (a live limit below it still clamps): no growth, cut or probe.
-    /// For measuring a fixed L through the same pipeline (the BestFixed bound); tasks are sized as usual.
-    /// </summary>
+    /// <summary>When set, L stays at this value (a live limit still clamps): for measuring a fixed L (the BestFixed bound).</summary>
     public int? FixedConcurrency { get; init; }
 
     /// <summary>Relative throughput gain a step must show to be kept (0.05 = +5%).</summary>

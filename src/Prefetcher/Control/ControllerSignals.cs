@@ -1,10 +1,6 @@
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// What the prefetcher measured during one controller tick, handed to
-/// <see cref="ConcurrencyController.Decide"/>. Counters cover the tick only; levels (buffered, in
-/// flight) are taken at its end.
-/// </summary>
+/// <summary>What the prefetcher measured during one controller tick: counters over the tick, levels at its end.</summary>
 internal readonly record struct ControllerSignals
 {
     /// <summary>End of the tick, as time since the pipeline started.</summary>
@@ -98,8 +94,5 @@ internal readonly record struct ControllerSignals
     }
 }
 
-/// <summary>
-/// One completed read as the controller sees it: the bytes it brought, its documents (one: a
-/// Get; more: a MultiGet or a range read) and how long it took from issue to completion.
-/// </summary>
+/// <summary>One completed read as the controller sees it, its latency from issue to completion.</summary>
 internal readonly record struct ReadSample(long Bytes, int Documents, TimeSpan Latency);

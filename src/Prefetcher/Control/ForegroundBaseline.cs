@@ -1,10 +1,6 @@
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// The foreground Gets' target: <see cref="ControllerOptions.ForegroundTarget"/> when set, else
-/// <see cref="ControllerOptions.ForegroundTargetFactor"/> x the idle p99 learned as the windowed
-/// minimum of the p99s seen.
-/// </summary>
+/// <summary>The foreground Gets' target: the one set, or a factor of the idle p99, the windowed minimum of those seen.</summary>
 internal sealed class ForegroundBaseline(ControllerOptions options)
 {
     private readonly WindowedExtremum _idleP99 = WindowedExtremum.Min(options.ForegroundBaselineWindow);
@@ -37,10 +33,7 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
         options.ForegroundTarget
         ?? (_idleP99.Current(now) is { } idle ? TimeSpan.FromTicks((long)(idle * options.ForegroundTargetFactor)) : TimeSpan.MaxValue);
 
-    /// <summary>
-    /// Whether the idle p99 is still being learned from foreground Gets (<paramref name="p99"/>):
-    /// L must not rise fast before it is, or the target is learned under that load, and laxer.
-    /// </summary>
+    /// <summary>Whether the idle p99 is still being learned: L must not rise fast before, or the target is learned under load.</summary>
     public bool Learning(TimeSpan now, TimeSpan? p99) => options.ForegroundTarget is null && p99 is not null && _idleP99.Current(now) is null;
 
     /// <summary>Whether <paramref name="p99"/> (null: no signal, never over) misses the target.</summary>

@@ -70,10 +70,7 @@ internal sealed class ReadLatencyBaseline
         }
     }
 
-    /// <summary>
-    /// How the reads of the last <see cref="JudgeWindow"/> compare with their un-queued time (call
-    /// after <see cref="Observe"/> for the same tick); null with fewer than <see cref="MinReads"/>.
-    /// </summary>
+    /// <summary>How the reads of the last <see cref="JudgeWindow"/> compare with their un-queued time; null with too few.</summary>
     public QueueingEvidence? Judge(TimeSpan now)
     {
         var judged = new List<(int Class, double Latency, double Unqueued)>(_recent.Count);
@@ -114,10 +111,7 @@ internal sealed class ReadLatencyBaseline
 internal readonly record struct QueueingEvidence(
     double Inflation, int Classes, double? MajorityClassInflation, TimeSpan MeanLatency, TimeSpan MeanUnqueued)
 {
-    /// <summary>
-    /// Reads queue: <see cref="Inflation"/> above <paramref name="limit"/>, and more than half of
-    /// the classes with enough reads a quarter of the way there too.
-    /// </summary>
+    /// <summary>Reads queue: inflation above <paramref name="limit"/>, and most classes a quarter of the way there.</summary>
     public bool ShowsQueueing(double limit) =>
         Inflation > limit && MajorityClassInflation is { } majority && majority >= 1 + ((limit - 1) / 4);
 }

@@ -13,8 +13,6 @@ namespace Indexing.Prefetcher;
 /// <b>From bytes per tick</b> otherwise. A read completing just before or after a tick edge makes one
 /// tick's surplus the next one's deficit, so the error of the mean shrinks like 1/n, not 1/sqrt(n):
 /// Var(mean) ~ (var + 2 lag-1 cov) / n, never below var / n^2 nor the largest read's share.
-/// </para>
-/// <para>
 /// A tick added as not settled (the first, while readers start) feeds only the estimate from reads.
 /// </para>
 /// </summary>
@@ -58,10 +56,7 @@ internal sealed class ThroughputMeasurement
         : Time <= TimeSpan.Zero ? 0
         : _bytes / Time.TotalSeconds;
 
-    /// <summary>
-    /// Standard error of the throughput relative to it: from the reads' spread when
-    /// <see cref="FromReads"/>, else infinite until <see cref="MinTicksForError"/> ticks are in.
-    /// </summary>
+    /// <summary>Standard error of the throughput relative to it; infinite until it can be estimated.</summary>
     public double RelativeError =>
         BytesPerSecond <= 0 ? double.PositiveInfinity
         : FromReads ? RatioError()

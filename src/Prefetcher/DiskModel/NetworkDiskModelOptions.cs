@@ -24,10 +24,8 @@ public sealed record NetworkDiskModelOptions
     public NetworkDiskModelOptions Validate() => OptionProblems.ThrowIfInvalid(new NetworkDiskModelOptionsValidator(), this);
 
     /// <summary>
-    /// Time one request of <paramref name="bytes"/> holds its slot: RequestLatency + bytes /
-    /// min(stream, device / <paramref name="activeRequests"/>). The device share is fixed when the
-    /// request is admitted (counting itself), not re-divided as others come and go: exact sharing
-    /// would reschedule every completion on each admission, in both model forms.
+    /// Time one request holds its slot: RequestLatency + bytes / min(stream, device / active). The
+    /// device share is fixed at admission, as exact sharing would reschedule every completion.
     /// </summary>
     internal TimeSpan ServiceTime(long bytes, int activeRequests)
     {

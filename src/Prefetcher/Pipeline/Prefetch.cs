@@ -10,12 +10,10 @@ public static class Prefetch
 {
     /// <summary>
     /// Takes a snapshot of <paramref name="store"/> and starts reading the live documents of
-    /// <paramref name="collection"/> in it (after <paramref name="startAfterId"/> when a rebuild
-    /// resumes from a checkpointed <see cref="IBatchSource.HandedOutThrough"/>). The returned source
-    /// owns the snapshot until reading ends or it is disposed; dispose it. The adaptive strategy
-    /// watches the store's <see cref="DocumentStore.ForegroundReadLatency"/> unless the options name
-    /// another histogram; <paramref name="diskModel"/> adds a modelled network disk's delays to every
-    /// read. Invalid arguments throw before the snapshot is taken.
+    /// <paramref name="collection"/> (after <paramref name="startAfterId"/>, a checkpointed
+    /// <see cref="IBatchSource.HandedOutThrough"/>). The source returned owns the snapshot; dispose it.
+    /// The adaptive strategy watches <see cref="DocumentStore.ForegroundReadLatency"/> unless the
+    /// options name another histogram. Invalid arguments throw before the snapshot is taken.
     /// </summary>
     public static IBatchSource Start(
         DocumentStore store,

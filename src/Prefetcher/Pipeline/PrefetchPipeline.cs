@@ -6,16 +6,10 @@ namespace Indexing.Prefetcher;
 /// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
 /// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
 /// <para>
-/// States: Planning → Running (the scan ended) → Completed (the last reader stopped with every task
-/// read); cancellation (token or dispose) → Cancelled; the first failure → Failed; terminal states
-/// never change. Shutdown: cancel the token (it interrupts waits and reads), let every thread stop,
-/// return unstarted tasks, dispose the source (once), complete the ready reads; on dispose also
-/// stop the ticks and return what was never taken.
-/// </para>
-/// <para>
-/// Files: this one (entry, consumer API, state, disposal); <c>.Threads.cs</c> (planner, readers,
-/// the source's release); <c>.Tick.cs</c> (the tick, the pressure view). Threading: one consumer
-/// takes; the rest from any thread; state changes under one lock.
+/// States: Planning → Running (the scan ended) → Completed, or Cancelled, or Failed (the first
+/// failure); terminal states never change. Shutdown: cancel the token, let every thread stop, return
+/// unstarted tasks, dispose the source, complete the ready reads; disposing also stops the ticks and
+/// returns what was never taken. Threading: one consumer takes; the rest from any thread.
 /// </para>
 /// </summary>
 public sealed partial class PrefetchPipeline : IBatchSource
@@ -86,9 +80,8 @@ public sealed partial class PrefetchPipeline : IBatchSource
     private bool IsDisposed => Volatile.Read(ref _disposeStarted) != 0;
 
     /// <summary>
-    /// Validates <paramref name="options"/>, then takes ownership of <paramref name="source"/> and
-    /// starts reading (Sequential: at the first take). The token stops the run as disposing does, but
-    /// the pipeline's pressure stays readable. On an invalid argument the caller still owns the source.
+    /// Validates <paramref name="options"/> (the caller still owns the source if they are invalid), then
+    /// owns <paramref name="source"/> and starts reading. The token stops the run as disposing does.
     /// </summary>
     internal static PrefetchPipeline Start(
         PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default)
@@ -125,9 +118,8 @@ public sealed partial class PrefetchPipeline : IBatchSource
     }
 
     /// <summary>
-    /// Stops reading, releases the snapshot and all budget; idempotent. Readers stop when the store
-    /// calls in flight return (a Get cannot be interrupted: 130 ms for 48 MiB here). Throws a failure
-    /// to release the source that the run could not report as its own.
+    /// Stops reading once the store calls in flight return (130 ms for a 48 MiB Get here) and releases
+    /// the snapshot and all budget; idempotent. Throws a release failure the run could not report.
     /// </summary>
     public async ValueTask DisposeAsync()
     {

@@ -39,8 +39,6 @@ internal sealed class ReadAdmission
     private double _tokens;
     private long _refilledAt = Stopwatch.GetTimestamp();
 
-    /// <param name="limits">The live limits to start with (validated by the caller).</param>
-    /// <param name="concurrency">The controller's L (the live limit's MaxConcurrency caps it).</param>
     /// <param name="credits">Reads that may be issued before <see cref="GrantCredit"/> is called; null: no credits needed.</param>
     public ReadAdmission(PrefetchLimits limits, int concurrency, int? credits = null)
     {
@@ -70,9 +68,8 @@ internal sealed class ReadAdmission
     }
 
     /// <summary>
-    /// Blocks until a read of <paramref name="bytes"/> may be issued and takes what it needs; the
-    /// caller then owns the bytes and the slot and hands them back with <see cref="ReadEnded"/>.
-    /// Throws <see cref="OperationCanceledException"/> when the token fires first, holding nothing.
+    /// Blocks until a read of <paramref name="bytes"/> may be issued; the caller then owns the bytes
+    /// and the slot until <see cref="ReadEnded"/>. Cancelled, it throws holding nothing.
     /// </summary>
     public void Admit(long bytes, CancellationToken cancellationToken)
     {
@@ -98,10 +95,7 @@ internal sealed class ReadAdmission
         }
     }
 
-    /// <summary>
-    /// A read admitted for <paramref name="reservedBytes"/> ended: its slot is free, and its bytes move
-    /// to buffered at their <paramref name="actualBytes"/> (null: nothing was read, they return).
-    /// </summary>
+    /// <summary>A read ended: its slot is free, its bytes buffered as <paramref name="actualBytes"/> (null: none read).</summary>
     public void ReadEnded(long reservedBytes, long? actualBytes)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(reservedBytes);
@@ -329,10 +323,8 @@ internal sealed class ReadAdmission
 }
 
 /// <summary>
-/// One consistent reading of a <see cref="ReadAdmission"/>, taken under its lock. HighWaterMarkBytes:
-/// the largest in flight plus buffered seen, except a lone oversized admission. Overcommits: reads
-/// larger than their reservation (a sizing bug if not 0). WaitedReservations: admissions that
-/// waited for budget. WaitingFor: what the planner waits for now.
+/// One consistent reading of a <see cref="ReadAdmission"/>. HighWaterMarkBytes excludes a lone
+/// oversized admission; Overcommits counts reads larger than their reservation (a sizing bug).
 /// </summary>
 internal readonly record struct AdmissionSnapshot(
     PrefetchLimits Limits,

@@ -17,15 +17,9 @@ internal interface IDocumentReadSource : IDisposable
     /// <summary>The scan starts strictly after this id (a resumed rebuild), or null for the whole collection.</summary>
     string? StartAfterId { get; }
 
-    /// <summary>
-    /// Every document's id, exact stored size and etag, without bodies, in key order (strictly
-    /// increasing UTF-8 byte order) after <see cref="StartAfterId"/>. Lazily enumerated.
-    /// </summary>
+    /// <summary>Every document's metadata, in key order after <see cref="StartAfterId"/>; lazily enumerated.</summary>
     IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken);
 
-    /// <summary>
-    /// Appends the task's documents to <paramref name="destination"/> in its key order, each with the
-    /// etag the task lists for it; throws <see cref="OperationCanceledException"/> when the token fires.
-    /// </summary>
+    /// <summary>Appends the task's documents to <paramref name="destination"/> in its order, each with the etag it lists.</summary>
     void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken);
 }

@@ -3,12 +3,10 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>. The scan's etags ride in
-/// the tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task is
-/// one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range
-/// read over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
-/// cancellation waits for at most one giant Get or one MultiGet. Takes ownership of the snapshot
-/// (disposed once).
+/// The RocksDB read source, owning a <see cref="StoreSnapshot"/>. A one-document task is one Get;
+/// up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range read
+/// over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
+/// cancellation waits for at most one giant Get or one MultiGet.
 /// </summary>
 internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId) : IDocumentReadSource
 {
