@@ -3,9 +3,8 @@ using System.Globalization;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Formats the numbers of controller reasons and option summaries, which people read on the admin
-/// page and in benchmark results, in one culture-independent style: rates in decimal MB, as disk
-/// vendors quote them (sizes go through <see cref="ByteSize"/>, binary, as buffers are allocated).
+/// Numbers in controller reasons and option summaries, culture-independent: rates in decimal MB, as
+/// disk vendors quote them (sizes go through <see cref="ByteSize"/>, binary, as buffers are allocated).
 /// </summary>
 internal static class ControlText
 {

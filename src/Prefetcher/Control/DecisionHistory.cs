@@ -4,10 +4,9 @@ using System.Runtime.InteropServices;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The controller's recent decisions for the admin page. Keeps every change of L and the first of
-/// a run of holds with the same cause, so ~50 entries cover minutes instead of 12 s of identical
-/// ticks; settling/measuring holds are implied by the step before them and not kept.
-/// <para>Threading: <see cref="Remember"/> from the tick loop; <see cref="Entries"/> is an immutable snapshot any thread may read.</para>
+/// The controller's recent decisions for the admin page: every change of L and the first of a run of
+/// holds with one cause, so ~50 entries cover minutes, not 12 s of identical ticks. Measuring holds
+/// are not kept. <see cref="Entries"/> is an immutable snapshot any thread may read.
 /// </summary>
 internal sealed class DecisionHistory
 {

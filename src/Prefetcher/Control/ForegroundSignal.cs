@@ -3,11 +3,9 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The controller's foreground p99 input, from the store's foreground read-latency histogram.
-/// The histogram counts whole seconds and its current one is still filling, so a 1 s window 10 ms
-/// into a second holds a few Gets whose "p99" is their maximum (one slow Get halved L): the window
-/// is 2 s, and fewer than <see cref="MinSamples"/> Gets are no signal, so one outlier does not
-/// decide alone in a quiet second.
+/// The controller's foreground p99 from the store's histogram. Its current second is still
+/// filling, so a 1 s window could hold a few Gets whose "p99" is their maximum: the window is 2 s,
+/// and fewer than <see cref="MinSamples"/> Gets are no signal.
 /// </summary>
 internal static class ForegroundSignal
 {

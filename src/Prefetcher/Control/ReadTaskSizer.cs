@@ -28,9 +28,8 @@ internal sealed class ReadTaskSizer
     }
 
     /// <summary>
-    /// Target size of the next task. Within [min, max], the tasks of all readers together stay within
-    /// half of the budget, so that reads in flight never crowd out the buffer the indexer draws from;
-    /// the minimum still wins, as tiny tasks would waste the device.
+    /// Target size of the next task. All readers' tasks stay within half of the budget, so reads in
+    /// flight never crowd out the indexer's buffer; the minimum still wins (tiny tasks waste the device).
     /// </summary>
     public long TargetBytes(TimeSpan now, int concurrency, long budgetBytes)
     {

@@ -64,9 +64,8 @@ internal sealed class ThroughputMeasurement
         : TickError();
 
     /// <summary>
-    /// Adds a tick (see <see cref="ControllerSignals"/> for its measures). With <paramref name="issuedFrom"/>,
-    /// only reads issued from then on count for the rate (a read counts as issued at <paramref name="tickEnd"/>
-    /// less its latency, so one issued just after may be left out, never one before).
+    /// Adds a tick. With <paramref name="issuedFrom"/>, only reads issued from then on count (issued at
+    /// <paramref name="tickEnd"/> less the latency: one issued just after may be left out, none before).
     /// </summary>
     public void Add(
         long bytes, TimeSpan tickDuration, ReadOnlySpan<ReadSample> reads = default, TimeSpan readsInFlightTime = default,

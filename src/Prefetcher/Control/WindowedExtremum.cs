@@ -8,6 +8,7 @@ namespace Indexing.Prefetcher;
 /// </summary>
 internal sealed class WindowedExtremum
 {
+    private readonly TimeSpan _window;
     private readonly bool _largest;
     private (TimeSpan At, double Value)[] _items = new (TimeSpan, double)[8];
     private int _head;
@@ -17,11 +18,9 @@ internal sealed class WindowedExtremum
     private WindowedExtremum(TimeSpan window, bool largest)
     {
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(window, TimeSpan.Zero);
-        Window = window;
+        _window = window;
         _largest = largest;
     }
-
-    public TimeSpan Window { get; }
 
     /// <summary>Samples currently kept (for tests: never more than were added within the window).</summary>
     public int RetainedCount => _count;
@@ -66,7 +65,7 @@ internal sealed class WindowedExtremum
 
     private void Expire(TimeSpan now)
     {
-        while (_count > 0 && now - _items[_head].At >= Window)
+        while (_count > 0 && now - _items[_head].At >= _window)
         {
             _head = Index(1);
             _count--;

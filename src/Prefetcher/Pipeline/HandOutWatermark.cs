@@ -1,11 +1,10 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The highest key up to which every document of the run has been handed out: what a resumable
-/// rebuild checkpoints. Reads complete out of key order, so it is the LastId of the longest prefix
-/// of tasks, in sequence (= key) order, taken completely; tasks taken ahead of a gap wait in a map
-/// (at most what the budget lets be read ahead). Threading: <see cref="HandedOut"/> under the take
-/// lock; <see cref="Through"/> from any thread.
+/// The highest key up to which every document of the run was handed out (see
+/// <see cref="PrefetchBatch.HandedOutThrough"/>): the LastId of the longest prefix of tasks taken
+/// completely, as reads complete out of key order. Threading: <see cref="HandedOut"/> under the
+/// take lock; <see cref="Through"/> from any thread.
 /// </summary>
 internal sealed class HandOutWatermark(string? startAfterId)
 {

@@ -5,10 +5,9 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Settings of a prefetcher, validated by <see cref="PrefetchOptionsValidator"/> when it is built.
-/// What may change while it runs is <see cref="PrefetchLimits"/>, which starts from
-/// <see cref="BudgetBytes"/> and <see cref="MaxBytesPerSecond"/> here; everything else, including
-/// how the planner cuts tasks (derived from the starting budget), stays as started.
+/// Settings of a prefetcher, fixed when it starts except <see cref="PrefetchLimits"/>, which start
+/// from <see cref="BudgetBytes"/> and <see cref="MaxBytesPerSecond"/> (task cutting keeps to the
+/// starting budget).
 /// </summary>
 public sealed record PrefetchOptions
 {

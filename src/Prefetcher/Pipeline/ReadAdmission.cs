@@ -322,10 +322,7 @@ internal sealed class ReadAdmission
     }
 }
 
-/// <summary>
-/// One consistent reading of a <see cref="ReadAdmission"/>. HighWaterMarkBytes excludes a lone
-/// oversized admission; Overcommits counts reads larger than their reservation (a sizing bug).
-/// </summary>
+/// <summary>One consistent reading of a <see cref="ReadAdmission"/>; Overcommits counts sizing bugs.</summary>
 internal readonly record struct AdmissionSnapshot(
     PrefetchLimits Limits,
     long InFlightBytes,

@@ -40,10 +40,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
     /// <summary>No more reads will be published; takes drain what is there, then see the end.</summary>
     public void Complete() => _channel.Writer.TryComplete();
 
-    /// <summary>
-    /// Takes what is ready; if nothing is, tells the policy (a strategy that reads only on demand
-    /// asks for the next read here) and waits, as consumer wait. Null when nothing more will come.
-    /// </summary>
+    /// <summary>Takes what is ready; if nothing is, tells the policy and waits. Null when nothing more will come.</summary>
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDocuments, 1);

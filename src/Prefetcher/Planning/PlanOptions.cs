@@ -31,8 +31,7 @@ internal sealed class PlanOptions
     // Target before any throughput is measured (and when no target delegate is given).
     public long DefaultTaskBytes { get; }
 
-    // Floor for a measured target: below it, per-task overhead outweighs the I/O (as when a stall
-    // drives the measured throughput towards zero).
+    // Floor for a measured target: below it, per-task overhead outweighs the I/O.
     public long MinTaskBytes { get; }
 
     // Ceiling for a measured target, so several tasks always fit the budget at once.

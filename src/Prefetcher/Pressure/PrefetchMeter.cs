@@ -3,10 +3,8 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Counts what one prefetcher run did, for the controller (per-tick deltas) and the pressure view
-/// (totals, windows, history; see PrefetchMeter.Publish.cs), the same way whatever the strategy.
-/// Threading: counters from any thread (interlocked, one small lock for latencies and reads in
-/// flight); <see cref="Tick"/> from the tick loop only; Publish from any thread, under its lock.
+/// Counts what one run did, for the controller (per-tick deltas) and the pressure view (Publish),
+/// whatever the strategy. Threading: counters from any thread; <see cref="Tick"/> from the tick loop.
 /// </summary>
 internal sealed partial class PrefetchMeter
 {
@@ -52,7 +50,6 @@ internal sealed partial class PrefetchMeter
 
     public string Strategy { get; }
 
-    /// <summary>The budget, caps and concurrency, and the planner's waits for them.</summary>
     public ReadAdmission Admission { get; }
 
     public DocumentSizeHistogram Sizes { get; } = new();

@@ -22,11 +22,9 @@ public enum PrefetchState
 }
 
 /// <summary>
-/// One immutable reading of a prefetcher's state, for the admin endpoint, metrics, benchmarks and
-/// tests, published every tick and at the end. Names spell out their units; MB are decimal, MiB
-/// binary. Percentages of waiting are over the last 10 s. "Done" counts what the consumer took,
-/// "Read" what reads delivered; "Planned" grows as the scan is cut lazily, a budget's worth ahead
-/// of the reads, so it is exact (and <see cref="Eta"/> given) only once <see cref="PlanComplete"/>.
+/// One immutable reading of a prefetcher's state, published every tick and at the end. MB are
+/// decimal, MiB binary. "Done" counts what the consumer took, "Read" what reads delivered;
+/// "Planned" grows as the scan is cut lazily, so it is exact only once <see cref="PlanComplete"/>.
 /// </summary>
 public sealed record PrefetchPressure
 {

@@ -3,9 +3,8 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The time one waiter spends waiting (the consumer for documents, the planner for budget or for
-/// the MB/s cap), including a wait in progress, so that a tick ending in a long wait sees it.
-/// Thread-safe: the waiter begins and ends, the tick loop reads.
+/// The time one waiter spends waiting, including a wait in progress, so that a tick ending in a
+/// long wait sees it. Thread-safe: the waiter begins and ends, the tick loop reads.
 /// </summary>
 internal sealed class WaitTimer
 {

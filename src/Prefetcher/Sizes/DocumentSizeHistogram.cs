@@ -2,13 +2,10 @@ using System.Diagnostics;
 
 namespace Indexing.Prefetcher;
 
-// A decayed histogram of recent document sizes, for the controller (the largest recent document
-// bounds L) and the pressure view. Log-linear buckets, 16 per power of two (at most 6.25% wide) up
-// to 4 GiB, one overflow bucket above. Each tick multiplies every weight by the decay factor
-// (weights under MinWeight become zero: no denormals in long runs). The recent maximum and its id
-// are exact, not decayed: the largest of the last RecentWindowTicks ticks, so a giant seen long ago
-// ages out completely; percentiles are clamped to it, so P99 never claims a size nobody has seen
-// lately. Threading: one lock guards everything.
+// A decayed histogram of recent document sizes, in log-linear buckets (at most 6.25% wide) up to 4
+// GiB. Weights under MinWeight become zero: no denormals in long runs. The recent maximum is exact:
+// the largest of the last RecentWindowTicks ticks, so a giant seen long ago ages out completely;
+// percentiles are clamped to it, so P99 never claims a size nobody has seen lately. One lock.
 internal sealed class DocumentSizeHistogram
 {
     public const int DefaultRecentWindowTicks = 40;
@@ -56,7 +53,6 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One lock for a whole read's documents (body lengths: never negative).
     public void RecordBatch(IReadOnlyList<PrefetchedDocument> documents)
     {
         if (documents.Count == 0)
@@ -139,7 +135,6 @@ internal sealed class DocumentSizeHistogram
     internal static (long Lower, long Upper) BucketBounds(int index) =>
         index >= _overflowIndex ? (OverflowBytes, long.MaxValue) : (_buckets.LowerBound(index), _buckets.UpperBound(index));
 
-    // One pass over the buckets for all quantiles (ascending).
     private static void Percentiles(
         ReadOnlySpan<double> weights, double total, ReadOnlySpan<double> quantiles, Span<long> values, long ceiling)
     {
@@ -197,9 +192,8 @@ internal sealed class DocumentSizeHistogram
     private readonly record struct RecentSlot(long Bytes, string? Id);
 }
 
-// A DocumentSizeHistogram reading. Percentiles are of the decayed distribution, in bytes, within
-// about 6% and never above Max, the exact largest document of the recent window (0 if none), which
-// LargestRecentId names. WeightedCount is the decayed number of documents.
+// A DocumentSizeHistogram reading: percentiles of the decayed distribution, within about 6% and
+// never above Max, the largest document of the recent window (0 if none).
 public readonly record struct SizeDistribution(
     long P50,
     long P90,
