@@ -5,10 +5,9 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Decides, once per tick, how many read tasks run concurrently (L) and how large the next task
 /// should be, by running its parts in order: the input checks, the baselines, the priority rules
-/// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and the history; it keeps
-/// only L. Cuts are multiplicative: a wrong cut costs a few seconds of regrowth, a wrong growth
-/// keeps hurting foreground traffic. Threading: it and its parts belong to the tick loop, except
-/// <see cref="History"/>, an immutable snapshot any thread may read.
+/// (<see cref="ControllerRules"/>), growth (<see cref="HillClimber"/>) and the history. Cuts are
+/// multiplicative: a wrong cut costs seconds of regrowth, a wrong growth keeps hurting the foreground.
+/// Threading: it and its parts belong to the tick loop, except <see cref="History"/>, a snapshot.
 /// </summary>
 internal sealed class ConcurrencyController
 {

@@ -13,10 +13,7 @@ internal enum ControllerDecisionKind
     Hold,
 }
 
-/// <summary>
-/// What the controller decided for the next tick: L, a reason for people ("cut: foreground p99
-/// 4.1 ms > 2.6 ms") and the size the planner aims for when it cuts the next read task.
-/// </summary>
+/// <summary>What the controller decided for the next tick: L, a reason for people, and the next task's size.</summary>
 internal readonly record struct ControllerDecision(
     int Concurrency,
     ControllerDecisionKind Kind,

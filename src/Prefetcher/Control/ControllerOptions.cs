@@ -4,10 +4,7 @@ using Microsoft.Extensions.Options;
 
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>, validated by
-/// <see cref="ControllerOptionsValidator"/> when a component is built from it.
-/// </summary>
+/// <summary>Tuning of the controller and task sizing, validated by <see cref="ControllerOptionsValidator"/> when used.</summary>
 public sealed record ControllerOptions
 {
     /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
@@ -61,9 +58,8 @@ public sealed record ControllerOptions
     public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// L is at most this multiple of the budget over the largest recent document: more readers than
-    /// could each hold one only queue on the budget. 2, not 1: giants are rarely all in flight at
-    /// once, and with 2-20 MB giants in 64 MiB, L = 3 stalled the indexer 17% of the time, 4 only 4%.
+    /// L is at most this multiple of the budget over the largest recent document. 2, not 1: giants are
+    /// rarely all in flight at once (2-20 MB in 64 MiB: L = 3 stalled the indexer 17% of the time, 4 only 4%).
     /// </summary>
     public double LargeDocumentBudgetFraction { get; init; } = 2.0;
 

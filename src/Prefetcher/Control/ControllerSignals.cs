@@ -41,10 +41,7 @@ internal readonly record struct ControllerSignals
     /// <summary>The live concurrency limit; null: only <see cref="ControllerOptions.MaxConcurrency"/> applies.</summary>
     public int? MaxConcurrency { get; init; }
 
-    /// <summary>
-    /// Throws, naming the signal, when one cannot be right (time going backwards, a negative count, a
-    /// zero p99): a bug in the caller. <paramref name="lastNow"/>: the previous tick's time, if any.
-    /// </summary>
+    /// <summary>Throws, naming the signal, when one cannot be right: a bug in the caller (<paramref name="lastNow"/>: the last tick's time).</summary>
     public void Check(TimeSpan? lastNow)
     {
         if (TickDuration <= TimeSpan.Zero)

@@ -27,11 +27,7 @@ internal sealed class DecisionHistory
             return;
         }
         _lastCause = step.Cause;
-        var old = _entries;
-        var keep = Math.Min(old.Length, Capacity - 1);
-        var next = new PrefetchDecisionEntry[keep + 1];
-        Array.Copy(old, old.Length - keep, next, 0, keep);
-        next[keep] = new PrefetchDecisionEntry(now, step.Concurrency, step.Kind.Name(), step.Reason);
-        Volatile.Write(ref _entries, next);
+        var kept = _entries[^Math.Min(_entries.Length, Capacity - 1)..];
+        Volatile.Write(ref _entries, [.. kept, new PrefetchDecisionEntry(now, step.Concurrency, step.Kind.Name(), step.Reason)]);
     }
 }

@@ -1,17 +1,12 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The queueing signal: how much longer recent reads took than the same reads un-queued. A read
-/// costs a fixed part per request and a part per byte, so one baseline of latency per MiB, set by
-/// the giants, made ordinary batches look like 3-5x queueing: each size class (half-octaves, one
-/// document or several) keeps its own un-queued latency per byte, the windowed minimum of its
-/// per-tick medians.
-/// <para>
-/// The evidence is a ratio of sums over the last <see cref="JudgeWindow"/>, which weights each read
-/// by its time: a FIFO queue adds the same wait to every read, so it reads L / depth whatever the
-/// sizes. Queueing must also show in most classes with enough reads: one class's slow reads (cold
-/// MultiGets) are not a queue, and a class first seen while reads queued cannot vote.
-/// </para>
+/// The queueing signal: how much longer recent reads took than the same reads un-queued. One
+/// baseline of latency per MiB, set by the giants, made ordinary batches look like 3-5x queueing, so
+/// each size class (half-octaves, one document or several) keeps its own: the windowed minimum of
+/// its per-tick medians. The evidence is a ratio of sums, which weights each read by its time, so
+/// a FIFO queue reads L / depth whatever the sizes; queueing must also show in most classes with
+/// enough reads, as one class's slow reads (cold MultiGets) are not a queue.
 /// </summary>
 internal sealed class ReadLatencyBaseline
 {

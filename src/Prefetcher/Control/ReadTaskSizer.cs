@@ -2,10 +2,9 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Sizes read tasks to about <see cref="ControllerOptions.TargetTaskDuration"/> of I/O for one
-/// stream: long enough to amortise a network disk's per-request latency, short enough that the
-/// indexer gets data steadily and a cut takes effect quickly. Per-stream throughput is a windowed
-/// maximum, like BBR's bandwidth estimate, so that ticks in which a full buffer or a slow indexer
-/// held the readers back do not shrink tasks.
+/// stream: long enough to amortise a per-request latency, short enough for steady data and quick
+/// cuts. Per-stream throughput is a windowed maximum, like BBR's, so that ticks in which the
+/// readers were held back do not shrink tasks.
 /// </summary>
 internal sealed class ReadTaskSizer
 {

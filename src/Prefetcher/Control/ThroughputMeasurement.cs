@@ -1,20 +1,14 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Throughput over a run of ticks at one concurrency, and how uncertain it is.
-/// <para>
-/// <b>From the reads themselves</b> (Little's law) when reads in flight are measured: mean reads in
-/// flight x Σ bytes / Σ latency. A read counts with its whole latency, so a 20 MB read completing
-/// on either side of a tick edge does not move it (bytes per tick moved ±40% a second with a slow
-/// disk's giants). Only reads issued since the measurement began count: right after L grew, the
-/// old L's shorter latencies would promise throughput that queueing takes back.
-/// </para>
-/// <para>
-/// <b>From bytes per tick</b> otherwise. A read completing just before or after a tick edge makes one
-/// tick's surplus the next one's deficit, so the error of the mean shrinks like 1/n, not 1/sqrt(n):
-/// Var(mean) ~ (var + 2 lag-1 cov) / n, never below var / n^2 nor the largest read's share.
-/// A tick added as not settled (the first, while readers start) feeds only the estimate from reads.
-/// </para>
+/// Throughput over a run of ticks at one concurrency, and how uncertain it is. <b>From the reads
+/// themselves</b> (Little's law) when reads in flight are measured: mean reads in flight x Σ bytes /
+/// Σ latency, so a 20 MB read completing on either side of a tick edge does not move it (bytes per
+/// tick moved ±40% a second with a slow disk's giants); only reads issued since the measurement
+/// began count, as the old L's shorter latencies would promise too much. <b>From bytes per tick</b>
+/// otherwise: a tick's surplus at an edge is the next one's deficit, so Var(mean) ~ (var + 2 lag-1
+/// cov) / n, never below var / n^2 nor the largest read's share. An unsettled tick (the first)
+/// feeds only the estimate from reads.
 /// </summary>
 internal sealed class ThroughputMeasurement
 {

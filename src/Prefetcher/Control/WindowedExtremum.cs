@@ -1,10 +1,8 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The largest (<see cref="Max"/>) or smallest (<see cref="Min"/>) sample within a sliding time
-/// window. A monotonic deque: a new sample evicts every older one it is at least as extreme as, as
-/// those can never be the answer again, so the front is the answer. A sample taken at <c>t</c>
-/// counts for <c>t &lt;= now &lt; t + Window</c>.
+/// The largest or smallest sample taken within a sliding time window (at <c>t &lt;= now &lt; t + window</c>):
+/// a monotonic deque, where a new sample evicts the older ones it is at least as extreme as.
 /// </summary>
 internal sealed class WindowedExtremum
 {

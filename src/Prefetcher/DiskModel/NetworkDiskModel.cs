@@ -3,11 +3,10 @@ using System.Threading.Channels;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The modelled network disk in real time: each read waits FIFO for one of
-/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and holds it for the modelled
-/// service time, after the real store read, so a fast local disk behaves like a cloud volume. The
-/// slots are a bounded channel because it serves waiting writers in arrival order, async and
-/// blocking alike (SemaphoreSlim does not), and async foreground Gets share the model with readers.
+/// The modelled network disk in real time: after the real read, each waits FIFO for one of
+/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and holds it for the service time.
+/// The slots are a bounded channel, which serves async and blocking waiters in arrival order alike
+/// (SemaphoreSlim does not): async foreground Gets share the model with blocking readers.
 /// </summary>
 public sealed class NetworkDiskModel
 {

@@ -2,10 +2,7 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// The way in: prefetch every document of one collection of a <see cref="DocumentStore"/>, as of
-/// a snapshot taken now, with any of the three strategies.
-/// </summary>
+/// <summary>The way in: prefetch one collection of a <see cref="DocumentStore"/>, as of a snapshot taken now.</summary>
 public static class Prefetch
 {
     /// <summary>

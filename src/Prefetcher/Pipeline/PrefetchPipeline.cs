@@ -5,12 +5,9 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
 /// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
-/// <para>
-/// States: Planning → Running (the scan ended) → Completed, or Cancelled, or Failed (the first
-/// failure); terminal states never change. Shutdown: cancel the token, let every thread stop, return
-/// unstarted tasks, dispose the source, complete the ready reads; disposing also stops the ticks and
-/// returns what was never taken. Threading: one consumer takes; the rest from any thread.
-/// </para>
+/// States: Planning → Running (the scan ended) → Completed, Cancelled or Failed, never to change
+/// again. Shutdown: cancel the token, let every thread stop, return unstarted tasks, dispose the
+/// source, complete the ready reads; disposing also stops the ticks and returns what was not taken.
 /// </summary>
 public sealed partial class PrefetchPipeline : IBatchSource
 {

@@ -19,10 +19,7 @@ public sealed class PrefetchReadException : Exception
     /// <summary>Last id of the range that failed (inclusive).</summary>
     public string? LastId { get; private init; }
 
-    /// <summary>
-    /// Whether a failure of the read source is wrapped: all but OutOfMemoryException and the run's own
-    /// cancellation (a source's own OperationCanceledException, a timeout say, is a failure).
-    /// </summary>
+    /// <summary>Whether a source's failure is wrapped: all but OutOfMemoryException and the run's own cancellation.</summary>
     internal static bool ShouldWrap(Exception exception, CancellationToken runToken) =>
         exception is not OutOfMemoryException
         && !(exception is OperationCanceledException && runToken.IsCancellationRequested);

@@ -9,11 +9,8 @@ namespace Indexing.Prefetcher;
 /// A read larger than the whole budget is admitted alone when nothing else is held; the one waiter
 /// admits in key order, so small reads never overtake a giant. The cap is a token bucket of
 /// <see cref="BurstTime"/>: a read starts once the bucket holds its bytes or is full, going into
-/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
-/// <para>
-/// Threading: one admitting thread, in <see cref="Monitor.Wait(object, TimeSpan)"/>, pulsed by every
-/// change and by its token; the rest from any thread. Returning more than was taken throws.
-/// </para>
+/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket). Threading: one
+/// admitting thread, pulsed by every change and by its token; the rest from any thread.
 /// </summary>
 internal sealed class ReadAdmission
 {

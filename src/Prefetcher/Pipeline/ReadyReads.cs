@@ -6,10 +6,9 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// The consumer's side: completed reads in completion order, merged or split to fit a take. The
-/// channel is unbounded by count: the byte budget, reserved before each read, is the bound.
-/// Threading: readers publish from any thread; one consumer takes. Taking and draining hold one
-/// lock, so a drain at shutdown and a take woken by the channel's completion never hand out the
-/// same document.
+/// channel is unbounded by count: the byte budget, reserved before each read, is the bound. Taking
+/// and draining hold one lock, so a drain at shutdown and a take woken by the channel's completion
+/// never hand out the same document.
 /// </summary>
 internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {

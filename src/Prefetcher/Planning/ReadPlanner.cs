@@ -5,13 +5,10 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with sizes
-// from 2 KB to 20 MB, equal counts would make tasks differ by four orders of magnitude in I/O time
-// and in budget. A large document is a task of its own, so it never holds back small ones; the
-// others fill a task up to its target, read when the task starts (the controller changes it as it
-// measures), or MaxDocumentsPerTask. Lazy: one task's ids are held at a time, however large the
-// snapshot. The scan must be strictly increasing in UTF-8 byte order (RocksDB's); each id is
-// checked against the previous one.
+// Cuts the key space lazily into read tasks balanced by bytes, not counts: with sizes from 2 KB to
+// 20 MB, equal counts would make tasks differ by four orders of magnitude. A large document is a
+// task of its own, so it never holds back small ones; the others fill a task up to its target,
+// read when the task starts, as the controller changes it. The scan must be in key order.
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(

@@ -3,11 +3,9 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// One collection of a snapshot, as the prefetcher reads it: a metadata scan and document reads
-/// that agree. Threading: <see cref="Read"/> is called by several reader threads at once;
-/// <see cref="ScanMetadata"/> is enumerated once, by the planner. Both block, observing the token
-/// between store calls (a RocksDB call cannot be interrupted). Dispose is called once, by the
-/// owner, after every Read returned.
+/// One collection of a snapshot, as the prefetcher reads it. <see cref="Read"/> is called by several
+/// reader threads at once, <see cref="ScanMetadata"/> by the planner; both block, observing the token
+/// between store calls. Dispose is called once, after every Read returned.
 /// </summary>
 internal interface IDocumentReadSource : IDisposable
 {

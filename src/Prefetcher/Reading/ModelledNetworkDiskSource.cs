@@ -3,10 +3,8 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// A read source that behaves like one on a network-attached cloud disk: it reads through the
-/// inner source, then waits <see cref="NetworkDiskModel.Read"/> for the task's bytes, one modelled
-/// request per task (a MultiGet or a bounded iteration is one request stream). The metadata scan,
-/// small and sequential, passes through without delay. Owns the inner source (disposed once).
+/// A read source as on a network-attached cloud disk: each task, one request stream, waits
+/// <see cref="NetworkDiskModel.Read"/> after the inner read (the metadata scan does not). Owns the inner source.
 /// </summary>
 internal sealed class ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model) : IDocumentReadSource
 {

@@ -86,17 +86,11 @@ internal sealed class DocumentSizeHistogram
         lock (_lock)
         {
             var total = 0.0;
-            var weights = _weights.AsSpan();
-            for (var i = 0; i < weights.Length; i++)
+            for (var i = 0; i < _weights.Length; i++)
             {
-                var weight = weights[i] * factor;
-                if (weight < MinWeight)
-                {
-                    weight = 0;
-                }
-
-                weights[i] = weight;
-                total += weight;
+                var weight = _weights[i] * factor;
+                _weights[i] = weight < MinWeight ? 0 : weight;
+                total += _weights[i];
             }
 
             // Re-summed rather than scaled, so rounding drift and dropped weights cannot accumulate.
