@@ -37,6 +37,19 @@ public static class DocumentIds
         return slash < 0 ? [] : id[..slash];
     }
 
+    /// <summary>Throws <see cref="ArgumentException"/> unless <paramref name="collection"/> is a collection name: non-empty, no '/'.</summary>
+    public static void ValidateCollection(string collection)
+    {
+        ArgumentNullException.ThrowIfNull(collection);
+        if (collection.Length == 0 || collection.Contains('/'))
+        {
+            throw new ArgumentException(
+                $"collection {MessageText.Quote(collection)} is not a collection name; it must be non-empty and contain no '/'. " +
+                "Pass the part of an id before its first '/', e.g. 'orders' for 'orders/17'.",
+                nameof(collection));
+        }
+    }
+
     /// <summary>The store key for <paramref name="id"/>: its UTF-8 bytes. Validates the id first.</summary>
     public static byte[] ToKey(string id)
     {

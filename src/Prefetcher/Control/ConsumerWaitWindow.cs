@@ -1,10 +1,6 @@
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// How much of the last <see cref="ControllerOptions.BusyConsumerWindow"/> the indexer spent
-/// waiting for input, from the ticks that end inside it (the current one always does). Not
-/// thread-safe: owned by the controller's tick loop.
-/// </summary>
+/// <summary>How much of the last <see cref="ControllerOptions.BusyConsumerWindow"/> the indexer spent waiting.</summary>
 internal sealed class ConsumerWaitWindow(TimeSpan window)
 {
     private readonly Queue<(TimeSpan End, TimeSpan Duration, TimeSpan Waited)> _ticks = new();

@@ -3,20 +3,14 @@ using System.Globalization;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Formats the numbers that appear in controller reasons, option summaries and the disk model's
-/// description. Reasons are read by people on the admin page and quoted in benchmark results, so
-/// they use one fixed, culture-independent style: decimal MB (10^6 bytes) for rates, as disk
-/// vendors quote them; sizes go through Storage's ByteSize (binary KiB/MiB, as buffers are allocated).
-/// Stateless; safe from any thread.
+/// Numbers in controller reasons and option summaries, culture-independent: rates in decimal MB, as
+/// disk vendors quote them (sizes go through <see cref="ByteSize"/>, binary, as buffers are allocated).
 /// </summary>
 internal static class ControlText
 {
     private const double BytesPerMegabyte = 1_000_000;
 
-    /// <summary>
-    /// "12.4 ms" below a second ("1.56 ms" below 10 ms, so that a p99 just over its target does
-    /// not read "1.6 ms > 1.6 ms"), "1.2 s" from there, "10 min" for whole minutes.
-    /// </summary>
+    /// <summary>"12.4 ms", "1.56 ms" below 10 ms (not "1.6 ms > 1.6 ms"), "1.2 s", "10 min" for whole minutes.</summary>
     public static string Duration(TimeSpan value)
     {
         if (value >= TimeSpan.FromMinutes(1) && value.Ticks % TimeSpan.TicksPerMinute == 0)

@@ -4,49 +4,27 @@ using Microsoft.Extensions.Options;
 
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// Tuning of <see cref="ConcurrencyController"/> and <see cref="ReadTaskSizer"/>. An immutable
-/// value; <see cref="ControllerOptionsValidator"/> runs when a component is built from it, so an
-/// invalid setting fails at start-up with every problem named. <see cref="ToString"/> states the effective
-/// configuration (defaults resolved) for logs and benchmark results.
-/// </summary>
+/// <summary>Tuning of the controller and task sizing, validated by <see cref="ControllerOptionsValidator"/> when used.</summary>
 public sealed record ControllerOptions
 {
     /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
     public const int AbsoluteMaxConcurrency = 64;
 
-    /// <summary>
-    /// The default ceiling of L: 64, whatever the core count. Reads are I/O-bound, so the useful L
-    /// follows the device (a network disk wants 16 or more requests in flight), not the cores; 64
-    /// bounds threads, memory and open iterators, and readers start only as L grows.
-    /// </summary>
-    public static int DefaultMaxConcurrency => AbsoluteMaxConcurrency;
-
     public int InitialConcurrency { get; init; } = 2;
 
-    public int MaxConcurrency { get; init; } = DefaultMaxConcurrency;
+    /// <summary>The ceiling of L, whatever the core count: the useful L follows the device, not the cores.</summary>
+    public int MaxConcurrency { get; init; } = AbsoluteMaxConcurrency;
 
-    /// <summary>
-    /// When set, L stays at this value (at most <see cref="MaxConcurrency"/>; a live limit below it
-    /// still clamps): no growth, no cut, no probe. For measuring a fixed L through the same
-    /// pipeline (the BestFixed bound); tasks are still sized as the controller sizes them.
-    /// </summary>
+    /// <summary>When set, L stays at this value (a live limit still clamps): for measuring a fixed L (the BestFixed bound).</summary>
     public int? FixedConcurrency { get; init; }
 
-    /// <summary>
-    /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
-    /// doubling continues only with 75% of its proportional gain, and one gaining less than this
-    /// goes back.
-    /// </summary>
+    /// <summary>Relative throughput gain a step must show to be kept (0.05 = +5%).</summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
     public TimeSpan SettleTime { get; init; } = TimeSpan.FromMilliseconds(500);
 
-    /// <summary>
-    /// How long throughput is averaged at one concurrency before it is compared; never fewer than
-    /// three ticks, however long the ticks, as the error of the mean needs three to be estimated.
-    /// </summary>
+    /// <summary>How long throughput is averaged at one concurrency before it is compared (never fewer than three ticks).</summary>
     public TimeSpan MeasureTime { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>A probe whose result is not yet clear of the minimum gain measures on, up to this long.</summary>
@@ -55,23 +33,13 @@ public sealed record ControllerOptions
     /// <summary>How long to stay at a concurrency that neighbours did not beat before probing again.</summary>
     public TimeSpan PlateauTime { get; init; } = TimeSpan.FromSeconds(10);
 
-    /// <summary>
-    /// Reads taking more than this multiple of their un-queued time (each read compared with reads
-    /// of its own size class) are queueing: L readers on a device that serves `depth` at once take
-    /// L / depth times it.
-    /// </summary>
+    /// <summary>Reads taking more than this multiple of their un-queued time (within their size class) are queueing.</summary>
     public double LatencyInflationLimit { get; init; } = 2.0;
 
-    /// <summary>
-    /// Window of each size class's minimum latency per byte (its un-queued baseline). Also how long
-    /// a throughput measured at some concurrency is trusted when the queueing rule compares against it.
-    /// </summary>
+    /// <summary>Window of each size class's un-queued baseline, and of the throughputs the queueing rule compares.</summary>
     public TimeSpan LatencyBaselineWindow { get; init; } = TimeSpan.FromSeconds(30);
 
-    /// <summary>
-    /// Multiplier applied to concurrency on a queueing cut, at most: the cut goes to L / inflation
-    /// (where reads would stop queueing) when that is lower, but never below half of L at once.
-    /// </summary>
+    /// <summary>At most this multiplier on a queueing cut: L / inflation when lower, never below half of L at once.</summary>
     public double QueueingCutFactor { get; init; } = 0.75;
 
     /// <summary>Foreground target = this factor x the learned idle foreground p99 (unless <see cref="ForegroundTarget"/> is set).</summary>
@@ -90,29 +58,18 @@ public sealed record ControllerOptions
     public TimeSpan CooldownAfterCut { get; init; } = TimeSpan.FromSeconds(2);
 
     /// <summary>
-    /// L is at most this multiple of the budget divided by the largest recent document. A document
-    /// is read whole (a large one is a task of its own), so each of L readers may hold one that
-    /// large in flight; far past budget / largest, extra readers could never be fed and only queue
-    /// on the budget (in key order, so small reads wait behind them). 2, not 1: large documents are
-    /// rarely all in flight at once, and with rare giants (2-20 MB in a 64 MiB budget) a ceiling
-    /// of budget / largest held L at 3 where 4 stalled the indexer 4% instead of 17% (simulation).
+    /// L is at most this multiple of the budget over the largest recent document. 2, not 1: giants are
+    /// rarely all in flight at once (2-20 MB in 64 MiB: L = 3 stalled the indexer 17% of the time, 4 only 4%).
     /// </summary>
     public double LargeDocumentBudgetFraction { get; init; } = 2.0;
 
     /// <summary>Buffered bytes at or above this share of the budget: the indexer is the bottleneck.</summary>
     public double BufferFullFraction { get; init; } = 0.9;
 
-    /// <summary>
-    /// The indexer counts as busy (never starved) when it waited less than this share of the last
-    /// <see cref="BusyConsumerWindow"/> (and of the current tick)...
-    /// </summary>
+    /// <summary>The indexer is the bottleneck when it waited less than this share of the window and of the tick...</summary>
     public double BusyConsumerMaxWaitFraction { get; init; } = 0.01;
 
-    /// <summary>
-    /// ...judged over this window, not one tick: a large document keeps the indexer busy for a
-    /// tick or two right after it lands even when, over a second, the indexer keeps waiting for
-    /// the next one (one reader occupied by it, the others too few to keep up).
-    /// </summary>
+    /// <summary>...this window, not one tick: a giant keeps the indexer busy a tick or two even when it waits for the next...</summary>
     public TimeSpan BusyConsumerWindow { get; init; } = TimeSpan.FromSeconds(1);
 
     /// <summary>...while at least this share of the budget is buffered; then more readers cannot help.</summary>
@@ -125,7 +82,7 @@ public sealed record ControllerOptions
 
     public long MaxTaskBytes { get; init; } = 64 * 1024 * 1024;
 
-    /// <summary>Task size before any throughput was measured (75 ms at a typical 60 MB/s stream).</summary>
+    /// <summary>Task size before any throughput was measured (75 ms at a 60 MB/s stream).</summary>
     public long InitialTaskBytes { get; init; } = 4 * 1024 * 1024;
 
     /// <summary>Window of the per-stream throughput maximum used for task sizing.</summary>
@@ -136,15 +93,15 @@ public sealed record ControllerOptions
 
     public override string ToString()
     {
+        var tasks = $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
+            $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+        if (FixedConcurrency is { } fixedL)
+        {
+            return $"controller: L fixed at {fixedL}; {tasks}";
+        }
         var foreground = ForegroundTarget is { } target
             ? $"foreground p99 target {ControlText.Duration(target)}"
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
-        if (FixedConcurrency is { } fixedL)
-        {
-            return $"controller: L fixed at {fixedL}; " +
-                $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
-                $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
-        }
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
             $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
@@ -155,9 +112,7 @@ public sealed record ControllerOptions
             $"L x largest recent document <= {ControlText.Percent(LargeDocumentBudgetFraction)} of budget; cooldown {ControlText.Duration(CooldownAfterCut)}; " +
             $"hold when buffered >= {ControlText.Percent(BufferFullFraction)} of budget or indexer waited < {ControlText.Percent(BusyConsumerMaxWaitFraction)} " +
             $"over {ControlText.Duration(BusyConsumerWindow)} " +
-            $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; " +
-            $"tasks {ControlText.Duration(TargetTaskDuration)} of I/O in [{ByteSize.Format(MinTaskBytes)}, {ByteSize.Format(MaxTaskBytes)}], " +
-            $"first {ByteSize.Format(InitialTaskBytes)}, per-stream max over {ControlText.Duration(TaskSizingWindow)}";
+            $"with >= {ControlText.Percent(BusyConsumerMinBufferedFraction)} buffered; {tasks}";
     }
 }
 

@@ -4,24 +4,21 @@ using System.Runtime.InteropServices;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The controller's recent decisions for the admin page. Keeps every change of L and the first of
-/// a run of holds with the same cause, so ~50 entries cover minutes instead of 12 s of identical
-/// ticks; settling/measuring holds are implied by the step before them and not kept.
-/// <para>Threading: <see cref="Remember"/> from the tick loop; <see cref="Entries"/> is an immutable snapshot any thread may read.</para>
+/// The controller's recent decisions for the admin page: every change of L and the first of a run of
+/// holds with one cause, so ~50 entries cover minutes, not 12 s of identical ticks. Measuring holds
+/// are not kept. <see cref="Entries"/> is an immutable snapshot any thread may read.
 /// </summary>
 internal sealed class DecisionHistory
 {
     public const int Capacity = 50;
 
-    private ControllerHistoryEntry[] _entries = [];
+    private PrefetchDecisionEntry[] _entries = [];
     private DecisionCause? _lastCause;
 
     /// <summary>Oldest first.</summary>
-    public ImmutableArray<ControllerHistoryEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
+    public ImmutableArray<PrefetchDecisionEntry> Entries => ImmutableCollectionsMarshal.AsImmutableArray(Volatile.Read(ref _entries));
 
-    /// <param name="now">When the decision was made.</param>
-    /// <param name="step">The decision.</param>
-    /// <param name="before">L before it.</param>
+    /// <summary>Remembers <paramref name="step"/>, decided at <paramref name="now"/> when L was <paramref name="before"/>.</summary>
     public void Remember(TimeSpan now, ControllerStep step, int before)
     {
         if (step.Cause == DecisionCause.Measure
@@ -30,11 +27,7 @@ internal sealed class DecisionHistory
             return;
         }
         _lastCause = step.Cause;
-        var old = _entries;
-        var keep = Math.Min(old.Length, Capacity - 1);
-        var next = new ControllerHistoryEntry[keep + 1];
-        Array.Copy(old, old.Length - keep, next, 0, keep);
-        next[keep] = new ControllerHistoryEntry(now, step.Concurrency, step.Kind, step.Reason);
-        Volatile.Write(ref _entries, next);
+        var kept = _entries[^Math.Min(_entries.Length, Capacity - 1)..];
+        Volatile.Write(ref _entries, [.. kept, new PrefetchDecisionEntry(now, step.Concurrency, step.Kind.Name(), step.Reason)]);
     }
 }

@@ -1,25 +1,30 @@
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// The foreground Gets' target: <see cref="ControllerOptions.ForegroundTarget"/> when set, else
-/// <see cref="ControllerOptions.ForegroundTargetFactor"/> x the idle p99 learned as the windowed
-/// minimum of the p99s seen. Not thread-safe: owned by the controller's tick loop.
-/// </summary>
+/// <summary>The foreground Gets' target: the one set, or a factor of the idle p99, the windowed minimum of those seen.</summary>
 internal sealed class ForegroundBaseline(ControllerOptions options)
 {
-    private readonly WindowedMin _idleP99 = new(options.ForegroundBaselineWindow);
-    private readonly RecentMedian _recent = new();
+    private readonly WindowedExtremum _idleP99 = WindowedExtremum.Min(options.ForegroundBaselineWindow);
+    private readonly double[] _lastThree = new double[3];
+    private int _next;
+    private int _filled;
 
     /// <summary>Learns from one tick's p99 (null: no foreground Gets this tick).</summary>
     public void Observe(TimeSpan now, TimeSpan? p99)
     {
-        // The baseline is a minimum, and a minimum of a noisy p99 drifts low and would make the
-        // target ever stricter; the median of the last three samples drops single low outliers.
-        // Nothing enters it before three samples are in: a first low reading (a window with a few
-        // cache hits) would otherwise set the target for the whole baseline window.
-        if (p99 is { } value && _recent.Add(value.Ticks) is { } median)
+        // A minimum of a noisy p99 drifts low and would make the target ever stricter: the median of
+        // the last three drops single low outliers, and nothing enters before three are in (a first
+        // low reading, a window with a few cache hits, would set the target for the whole window).
+        if (p99 is not { } value)
         {
-            _idleP99.Add(now, median);
+            return;
+        }
+        _lastThree[_next] = value.Ticks;
+        _next = (_next + 1) % 3;
+        _filled = Math.Min(_filled + 1, 3);
+        if (_filled == 3)
+        {
+            var (a, b, c) = (_lastThree[0], _lastThree[1], _lastThree[2]);
+            _idleP99.Add(now, Math.Max(Math.Min(a, b), Math.Min(Math.Max(a, b), c)));
         }
     }
 
@@ -28,10 +33,7 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
         options.ForegroundTarget
         ?? (_idleP99.Current(now) is { } idle ? TimeSpan.FromTicks((long)(idle * options.ForegroundTargetFactor)) : TimeSpan.MaxValue);
 
-    /// <summary>
-    /// Whether the idle p99 is still being learned from foreground Gets (<paramref name="p99"/>):
-    /// L must not rise fast before it is, or the target is learned under that load, and laxer.
-    /// </summary>
+    /// <summary>Whether the idle p99 is still being learned: L must not rise fast before, or the target is learned under load.</summary>
     public bool Learning(TimeSpan now, TimeSpan? p99) => options.ForegroundTarget is null && p99 is not null && _idleP99.Current(now) is null;
 
     /// <summary>Whether <paramref name="p99"/> (null: no signal, never over) misses the target.</summary>
@@ -40,26 +42,5 @@ internal sealed class ForegroundBaseline(ControllerOptions options)
         value = p99 ?? TimeSpan.Zero;
         target = Target(now);
         return p99 is not null && value > target;
-    }
-
-    /// <summary>Median of the last three values; null until three are in (one or two say nothing about outliers).</summary>
-    private sealed class RecentMedian
-    {
-        private readonly double[] _last = new double[3];
-        private int _next;
-        private int _filled;
-
-        public double? Add(double value)
-        {
-            _last[_next] = value;
-            _next = (_next + 1) % 3;
-            _filled = Math.Min(_filled + 1, 3);
-            if (_filled < 3)
-            {
-                return null;
-            }
-            var (a, b, c) = (_last[0], _last[1], _last[2]);
-            return Math.Max(Math.Min(a, b), Math.Min(Math.Max(a, b), c));
-        }
     }
 }

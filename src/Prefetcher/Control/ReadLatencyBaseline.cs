@@ -1,30 +1,12 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The queueing signal: how much longer recent reads took than the same reads un-queued, judged
-/// within size classes so that the mix of sizes cannot pass for queueing.
-/// <para>
-/// A read costs a fixed part per request and a part per byte. Latency per MiB therefore depends on
-/// the request's size: a 20 MiB document read alone pays the per-request cost once, a MultiGet of
-/// small documents pays it for every few KiB. A single baseline (the minimum latency per MiB) was
-/// set by the giants, and ordinary batches then looked like 3-5x queueing. Here every read belongs
-/// to a class: its size in half-octaves (a factor of 1.41) and whether it is one document (a Get)
-/// or several (a MultiGet or range read, which cost more per byte on a real disk). Each class keeps
-/// its own un-queued latency per byte, the windowed minimum of its per-tick medians (BBR keeps its
-/// minimum RTT the same way), so a read is only ever compared with reads like it.
-/// </para>
-/// <para>
-/// Evidence, over the reads that completed in the last <see cref="JudgeWindow"/>: the time they
-/// took over the time the same reads take un-queued (each read's bytes x its class's baseline).
-/// A FIFO queue in front of a device adds the same wait to every read, which is a large share of a
-/// small read's time and a small share of a giant's; the ratio of sums weights each read by its
-/// time, so it reads L / depth for a device with L reads for depth slots whatever the sizes, and a
-/// bandwidth cap shared by L streams shows the same way. Queueing must also show in most classes
-/// that completed at least <see cref="MinReadsPerClass"/> reads (more than half of them at least a
-/// quarter of the way to the limit): one class's slow reads (a burst of cold MultiGets) are not a
-/// queue, and a class first seen while reads queued has a queued baseline and cannot vote.
-/// </para>
-/// Not thread-safe: owned by the controller's tick loop.
+/// The queueing signal: how much longer recent reads took than the same reads un-queued. One
+/// baseline of latency per MiB, set by the giants, made ordinary batches look like 3-5x queueing, so
+/// each size class (half-octaves, one document or several) keeps its own: the windowed minimum of
+/// its per-tick medians. The evidence is a ratio of sums, which weights each read by its time, so
+/// a FIFO queue reads L / depth whatever the sizes; queueing must also show in most classes with
+/// enough reads, as one class's slow reads (cold MultiGets) are not a queue.
 /// </summary>
 internal sealed class ReadLatencyBaseline
 {
@@ -41,12 +23,8 @@ internal sealed class ReadLatencyBaseline
     private const int ClassCount = 2 * 128;
 
     private readonly TimeSpan _window;
-    private readonly WindowedMin?[] _ticksPerByte = new WindowedMin?[ClassCount];
+    private readonly WindowedExtremum?[] _ticksPerByte = new WindowedExtremum?[ClassCount];
     private readonly Queue<(TimeSpan At, ReadSample Read)> _recent = new();
-    private readonly List<(int Class, double TicksPerByte)> _tick = [];
-    private readonly (double Latency, double Expected, int Reads)[] _classes = new (double, double, int)[ClassCount];
-    private readonly List<int> _touched = [];
-    private readonly List<double> _inflations = [];
 
     /// <param name="window">How long a class's un-queued latency is remembered (<see cref="ControllerOptions.LatencyBaselineWindow"/>).</param>
     public ReadLatencyBaseline(TimeSpan window)
@@ -69,83 +47,55 @@ internal sealed class ReadLatencyBaseline
         {
             _recent.Dequeue();
         }
-        _tick.Clear();
+        var tick = new List<(int Class, double TicksPerByte)>(reads.Length);
         foreach (var read in reads)
         {
             if (read.Bytes > 0 && read.Latency > TimeSpan.Zero)
             {
                 _recent.Enqueue((now, read));
-                _tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
+                tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
             }
         }
         // Per class, the tick's median: one read of a kind says little, a minimum of single reads
         // would keep the luckiest one for the whole window.
-        _tick.Sort();
-        for (var start = 0; start < _tick.Count;)
+        foreach (var sizeClass in tick.GroupBy(read => read.Class))
         {
-            var end = start;
-            while (end < _tick.Count && _tick[end].Class == _tick[start].Class)
-            {
-                end++;
-            }
-            var sizeClass = _tick[start].Class;
-            var median = _tick[start + ((end - start) / 2)].TicksPerByte;
-            (_ticksPerByte[sizeClass] ??= new WindowedMin(_window)).Add(now, median);
-            start = end;
+            var sorted = sizeClass.Select(read => read.TicksPerByte).Order().ToList();
+            (_ticksPerByte[sizeClass.Key] ??= WindowedExtremum.Min(_window)).Add(now, sorted[sorted.Count / 2]);
         }
     }
 
-    /// <summary>
-    /// How the reads of the last <see cref="JudgeWindow"/> compare with their un-queued time (call
-    /// after <see cref="Observe"/> for the same tick); null with fewer than <see cref="MinReads"/>.
-    /// </summary>
+    /// <summary>How the reads of the last <see cref="JudgeWindow"/> compare with their un-queued time; null with too few.</summary>
     public QueueingEvidence? Judge(TimeSpan now)
     {
-        double latency = 0;
-        double expected = 0;
-        var reads = 0;
-        _touched.Clear();
+        var judged = new List<(int Class, double Latency, double Unqueued)>(_recent.Count);
         foreach (var (_, read) in _recent)
         {
             var sizeClass = ClassOf(read.Bytes, read.Documents);
-            if (TicksPerByte(sizeClass, now) is not { } perByte)
+            if (TicksPerByte(sizeClass, now) is { } perByte)
             {
-                continue;
+                judged.Add((sizeClass, read.Latency.Ticks, perByte * read.Bytes));
             }
-            var unqueued = perByte * read.Bytes;
-            latency += read.Latency.Ticks;
-            expected += unqueued;
-            reads++;
-            ref var totals = ref _classes[sizeClass];
-            if (totals.Reads == 0)
-            {
-                _touched.Add(sizeClass);
-            }
-            totals = (totals.Latency + read.Latency.Ticks, totals.Expected + unqueued, totals.Reads + 1);
         }
-        _inflations.Clear();
-        foreach (var sizeClass in _touched)
-        {
-            var totals = _classes[sizeClass];
-            if (totals.Reads >= MinReadsPerClass)
-            {
-                _inflations.Add(totals.Latency / totals.Expected);
-            }
-            _classes[sizeClass] = default;
-        }
-        if (reads < MinReads || expected <= 0)
+        var latency = judged.Sum(read => read.Latency);
+        var expected = judged.Sum(read => read.Unqueued);
+        if (judged.Count < MinReads || expected <= 0)
         {
             return null;
         }
-        // The class inflation that more than half of the classes reach.
-        _inflations.Sort();
-        double? majority = _inflations.Count > 0 ? _inflations[(_inflations.Count - 1) / 2] : null;
+        // The class inflation that more than half of the classes with enough reads reach.
+        var inflations = judged.GroupBy(read => read.Class)
+            .Where(sizeClass => sizeClass.Count() >= MinReadsPerClass)
+            .Select(sizeClass => sizeClass.Sum(read => read.Latency) / sizeClass.Sum(read => read.Unqueued))
+            .Order()
+            .ToList();
+        double? majority = inflations.Count > 0 ? inflations[(inflations.Count - 1) / 2] : null;
         return new QueueingEvidence(
             latency / expected,
-            _inflations.Count,
+            inflations.Count,
             majority,
-            TimeSpan.FromTicks((long)(latency / reads)),
-            TimeSpan.FromTicks((long)(expected / reads)));
+            TimeSpan.FromTicks((long)(latency / judged.Count)),
+            TimeSpan.FromTicks((long)(expected / judged.Count)));
     }
 }
 
@@ -153,15 +103,10 @@ internal sealed class ReadLatencyBaseline
 /// <param name="Inflation">Their time over the same reads' un-queued time (1 = no queueing).</param>
 /// <param name="Classes">Size classes with enough reads to judge on their own.</param>
 /// <param name="MajorityClassInflation">The inflation that more than half of those classes reach; null when none had enough reads.</param>
-/// <param name="MeanLatency">Their mean latency.</param>
-/// <param name="MeanUnqueued">Their mean un-queued latency.</param>
 internal readonly record struct QueueingEvidence(
     double Inflation, int Classes, double? MajorityClassInflation, TimeSpan MeanLatency, TimeSpan MeanUnqueued)
 {
-    /// <summary>
-    /// Reads queue: <see cref="Inflation"/> above <paramref name="limit"/>, and more than half of
-    /// the classes with enough reads a quarter of the way there too.
-    /// </summary>
+    /// <summary>Reads queue: inflation above <paramref name="limit"/>, and most classes a quarter of the way there.</summary>
     public bool ShowsQueueing(double limit) =>
         Inflation > limit && MajorityClassInflation is { } majority && majority >= 1 + ((limit - 1) / 4);
 }

@@ -1,34 +1,14 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Throughput over a run of ticks at one concurrency, and how uncertain it is. Not thread-safe:
-/// part of the controller's tick loop.
-/// <para>
-/// <b>From the reads themselves</b> (Little's law), when the ticks say how many reads were in
-/// flight: throughput = mean reads in flight x bytes per second of latency of the reads that
-/// completed (Σ bytes / Σ latency). A read counts with its whole latency, so it does not matter on
-/// which side of a tick edge a 20 MB document read completes; and since a read's bytes and its
-/// latency grow together, their ratio varies far less than bytes per tick do. Counting bytes per
-/// tick, a slow disk's giants (a few completions a second) moved the mean by ±40% from one second to
-/// the next. Its error is the ratio estimator's: the spread of bytes - ratio x latency over the reads.
-/// Only reads issued since the measurement began count: right after L grew, the reads completing
-/// are the old L's, whose shorter latencies times the new (larger) number in flight would promise
-/// throughput that queueing takes back (Little's law holds in a steady state, not across a step).
-/// </para>
-/// <para>
-/// <b>From bytes per tick</b> otherwise (no in-flight measure, or fewer than
-/// <see cref="MinReadsForRate"/> reads). Much of the per-tick noise is a task completing just
-/// before or just after a tick edge: one tick's surplus is the next one's deficit, so over an
-/// interval it cancels and the error of the mean shrinks like 1/n, not 1/sqrt(n). The estimate
-/// therefore uses the lag-1 autocovariance (negative for edge effects, zero for independent noise,
-/// positive for drifts): Var(mean) ~ (var + 2 cov1) / n, never below var / n^2, the pure
-/// edge-effect case, and never below the largest read's share of the bytes.
-/// </para>
-/// <para>
-/// A tick added as not settled (the first tick of a run, while the readers start) feeds only the
-/// first estimate, whose reads are filtered by when they were issued; its bytes per tick would be
-/// the readers' start, not their rate.
-/// </para>
+/// Throughput over a run of ticks at one concurrency, and how uncertain it is. <b>From the reads
+/// themselves</b> (Little's law) when reads in flight are measured: mean reads in flight x Σ bytes /
+/// Σ latency, so a 20 MB read completing on either side of a tick edge does not move it (bytes per
+/// tick moved ±40% a second with a slow disk's giants); only reads issued since the measurement
+/// began count, as the old L's shorter latencies would promise too much. <b>From bytes per tick</b>
+/// otherwise: a tick's surplus at an edge is the next one's deficit, so Var(mean) ~ (var + 2 lag-1
+/// cov) / n, never below var / n^2 nor the largest read's share. An unsettled tick (the first)
+/// feeds only the estimate from reads.
 /// </summary>
 internal sealed class ThroughputMeasurement
 {
@@ -43,9 +23,6 @@ internal sealed class ThroughputMeasurement
     private long _largestRead;
     private TimeSpan _inFlight;
 
-    /// <summary>All ticks added, settled or not: the time <see cref="_inFlight"/> is integrated over.</summary>
-    private TimeSpan _inFlightOver;
-
     // Σ over completed reads of bytes, latency (seconds), and the squares and product, for the ratio.
     private int _reads;
     private double _readBytes;
@@ -57,8 +34,8 @@ internal sealed class ThroughputMeasurement
     /// <summary>Length of the settled ticks (those bytes per tick count over).</summary>
     public TimeSpan Time { get; private set; }
 
-    /// <summary>Length of all ticks added, settled or not.</summary>
-    public TimeSpan TimeWithUnsettled => _inFlightOver;
+    /// <summary>Length of all ticks added, settled or not (reads in flight are integrated over it).</summary>
+    public TimeSpan TimeWithUnsettled { get; private set; }
 
     public int TickCount => _rates.Count;
 
@@ -69,31 +46,21 @@ internal sealed class ThroughputMeasurement
     public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
 
     public double BytesPerSecond =>
-        FromReads ? _inFlight / _inFlightOver * (_readBytes / _readSeconds)
+        FromReads ? _inFlight / TimeWithUnsettled * (_readBytes / _readSeconds)
         : Time <= TimeSpan.Zero ? 0
         : _bytes / Time.TotalSeconds;
 
-    /// <summary>
-    /// Standard error of the throughput relative to it: from the reads' spread when
-    /// <see cref="FromReads"/>, else infinite until <see cref="MinTicksForError"/> ticks are in.
-    /// </summary>
+    /// <summary>Standard error of the throughput relative to it; infinite until it can be estimated.</summary>
     public double RelativeError =>
         BytesPerSecond <= 0 ? double.PositiveInfinity
         : FromReads ? RatioError()
         : _rates.Count < MinTicksForError ? double.PositiveInfinity
         : TickError();
 
-    /// <param name="bytes">Bytes delivered in the tick.</param>
-    /// <param name="tickDuration">Its length.</param>
-    /// <param name="reads">The reads that completed in it.</param>
-    /// <param name="readsInFlightTime">Reads in flight integrated over it (zero: not measured).</param>
-    /// <param name="issuedFrom">
-    /// When given, with <paramref name="tickEnd"/>: only reads issued from this time on count for the rate (a
-    /// read counts as issued at the tick's end less its latency, so one issued just after it may
-    /// be left out, never one issued before).
-    /// </param>
-    /// <param name="tickEnd">The tick's end.</param>
-    /// <param name="settled">False: the tick counts only for the estimate from the reads (see the class notes).</param>
+    /// <summary>
+    /// Adds a tick. With <paramref name="issuedFrom"/>, only reads issued from then on count (issued at
+    /// <paramref name="tickEnd"/> less the latency: one issued just after may be left out, none before).
+    /// </summary>
     public void Add(
         long bytes, TimeSpan tickDuration, ReadOnlySpan<ReadSample> reads = default, TimeSpan readsInFlightTime = default,
         TimeSpan? issuedFrom = null, TimeSpan tickEnd = default, bool settled = true)
@@ -105,7 +72,7 @@ internal sealed class ThroughputMeasurement
             _rates.Add(bytes / tickDuration.TotalSeconds);
         }
         _inFlight += readsInFlightTime;
-        _inFlightOver += tickDuration;
+        TimeWithUnsettled += tickDuration;
         foreach (var read in reads)
         {
             _largestRead = Math.Max(_largestRead, read.Bytes);
@@ -130,7 +97,7 @@ internal sealed class ThroughputMeasurement
         _bytes = 0;
         _largestRead = 0;
         _inFlight = TimeSpan.Zero;
-        _inFlightOver = TimeSpan.Zero;
+        TimeWithUnsettled = TimeSpan.Zero;
         Time = TimeSpan.Zero;
         _reads = 0;
         _readBytes = _readSeconds = _bytesSquared = _secondsSquared = _bytesTimesSeconds = 0;
@@ -151,19 +118,8 @@ internal sealed class ThroughputMeasurement
         var n = _rates.Count;
         var mean = BytesPerSecond;
         var rateMean = _rates.Average();
-        double variance = 0;
-        double lag1 = 0;
-        for (var i = 0; i < n; i++)
-        {
-            var deviation = _rates[i] - rateMean;
-            variance += deviation * deviation;
-            if (i > 0)
-            {
-                lag1 += deviation * (_rates[i - 1] - rateMean);
-            }
-        }
-        variance /= n - 1;
-        lag1 /= n - 1;
+        var variance = _rates.Sum(rate => (rate - rateMean) * (rate - rateMean)) / (n - 1);
+        var lag1 = Enumerable.Range(1, n - 1).Sum(i => (_rates[i] - rateMean) * (_rates[i - 1] - rateMean)) / (n - 1);
         var longRunVariance = Math.Max(variance + (2 * lag1), variance / n);
         // Never below one read's share of the bytes: whether the largest read ends just inside or
         // just outside the measurement moves the mean by that much, however regular the ticks.

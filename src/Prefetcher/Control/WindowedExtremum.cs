@@ -1,36 +1,33 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The most extreme value (largest for <see cref="WindowedMax"/>, smallest for
-/// <see cref="WindowedMin"/>) among samples taken within a sliding time window, as BBR keeps its
-/// bottleneck bandwidth and minimum RTT. Owns a monotonic deque of (time, value): a new sample
-/// evicts every older sample it is at least as extreme as, because those can never be the answer
-/// again (they are no better and will expire sooner), so the front is always the answer and each
-/// sample is pushed and popped once: O(1) amortised.
-/// <para>
-/// Time is passed in explicitly (the controller uses time since start) so that simulations and
-/// tests are deterministic. A sample taken at <c>t</c> counts for queries at
-/// <c>t &lt;= now &lt; t + Window</c>: it ages out exactly at the window edge.
-/// </para>
-/// Not thread-safe: owned by the controller's tick loop.
+/// The largest or smallest sample taken within a sliding time window (at <c>t &lt;= now &lt; t + window</c>):
+/// a monotonic deque, where a new sample evicts the older ones it is at least as extreme as.
 /// </summary>
-internal abstract class WindowedExtremum
+internal sealed class WindowedExtremum
 {
+    private readonly TimeSpan _window;
+    private readonly bool _largest;
     private (TimeSpan At, double Value)[] _items = new (TimeSpan, double)[8];
     private int _head;
     private int _count;
     private TimeSpan _lastAt = TimeSpan.MinValue;
 
-    protected WindowedExtremum(TimeSpan window)
+    private WindowedExtremum(TimeSpan window, bool largest)
     {
         ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(window, TimeSpan.Zero);
-        Window = window;
+        _window = window;
+        _largest = largest;
     }
-
-    public TimeSpan Window { get; }
 
     /// <summary>Samples currently kept (for tests: never more than were added within the window).</summary>
     public int RetainedCount => _count;
+
+    /// <summary>Keeps the largest sample of the window.</summary>
+    public static WindowedExtremum Max(TimeSpan window) => new(window, largest: true);
+
+    /// <summary>Keeps the smallest sample of the window.</summary>
+    public static WindowedExtremum Min(TimeSpan window) => new(window, largest: false);
 
     public void Add(TimeSpan at, double value)
     {
@@ -45,7 +42,7 @@ internal abstract class WindowedExtremum
         _lastAt = at;
         Expire(at);
         // Ties evict too: the newer sample carries the same value and lives longer.
-        while (_count > 0 && Supersedes(value, _items[Index(_count - 1)].Value))
+        while (_count > 0 && (_largest ? value >= _items[Index(_count - 1)].Value : value <= _items[Index(_count - 1)].Value))
         {
             _count--;
         }
@@ -64,12 +61,9 @@ internal abstract class WindowedExtremum
         return _count == 0 ? null : _items[_head].Value;
     }
 
-    /// <summary>True when <paramref name="candidate"/> is at least as extreme as <paramref name="incumbent"/>.</summary>
-    protected abstract bool Supersedes(double candidate, double incumbent);
-
     private void Expire(TimeSpan now)
     {
-        while (_count > 0 && now - _items[_head].At >= Window)
+        while (_count > 0 && now - _items[_head].At >= _window)
         {
             _head = Index(1);
             _count--;
@@ -88,16 +82,4 @@ internal abstract class WindowedExtremum
         _items = larger;
         _head = 0;
     }
-}
-
-/// <summary>Largest sample within the window; see <see cref="WindowedExtremum"/>.</summary>
-internal sealed class WindowedMax(TimeSpan window) : WindowedExtremum(window)
-{
-    protected override bool Supersedes(double candidate, double incumbent) => candidate >= incumbent;
-}
-
-/// <summary>Smallest sample within the window; see <see cref="WindowedExtremum"/>.</summary>
-internal sealed class WindowedMin(TimeSpan window) : WindowedExtremum(window)
-{
-    protected override bool Supersedes(double candidate, double incumbent) => candidate <= incumbent;
 }

@@ -3,17 +3,10 @@ using System.Threading.Channels;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The modelled network disk in real time: each read waits FIFO for one of
-/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and then holds it for the
-/// modelled service time. It only adds delay after the real store read, so a fast local disk
-/// behaves like a cloud volume. Cancellation during the wait or the delay returns promptly.
-/// <para>
-/// The slots are a bounded channel (write one to enter, read one to leave) because its waiting
-/// writers are served in arrival order, async and blocking alike, as the device queue (and the
-/// tests' virtual-time twin, NetworkDiskModelClock) is; SemaphoreSlim promises no order between
-/// its blocking and async waiters, and the measurement's async foreground Gets share this model
-/// with the prefetcher's blocking readers. Thread-safe.
-/// </para>
+/// The modelled network disk in real time: after the real read, each waits FIFO for one of
+/// <see cref="NetworkDiskModelOptions.UsefulQueueDepth"/> slots and holds it for the service time.
+/// The slots are a bounded channel, which serves async and blocking waiters in arrival order alike
+/// (SemaphoreSlim does not): async foreground Gets share the model with blocking readers.
 /// </summary>
 public sealed class NetworkDiskModel
 {

@@ -4,10 +4,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Parameters of the modelled network-attached cloud disk (<see cref="NetworkDiskModel"/> and its
-/// virtual-time twin in the tests): local disks here are fast and the page cache hides I/O, so tests
-/// and benchmarks add the delays such a disk would have. <see cref="NetworkDiskModelOptionsValidator"/>
-/// runs when a model is built; <see cref="ToString"/> states every parameter, as benchmark results
-/// quote it; <see cref="ServiceTime"/> is the one service-time formula, for both model forms.
+/// virtual-time twin in the tests), whose delays local disks and the page cache would hide.
 /// </summary>
 public sealed record NetworkDiskModelOptions
 {
@@ -27,12 +24,8 @@ public sealed record NetworkDiskModelOptions
     public NetworkDiskModelOptions Validate() => OptionProblems.ThrowIfInvalid(new NetworkDiskModelOptionsValidator(), this);
 
     /// <summary>
-    /// Time one request of <paramref name="bytes"/> holds its slot:
-    /// RequestLatency + bytes / effective stream bandwidth, where the effective bandwidth is
-    /// min(stream, device / <paramref name="activeRequests"/>). The device share is fixed when the
-    /// request is admitted (counting itself among the active ones) rather than re-divided as
-    /// others come and go: exact sharing would need every completion rescheduled on each
-    /// admission, and admission-time sharing keeps both model forms simple and identical.
+    /// Time one request holds its slot: RequestLatency + bytes / min(stream, device / active). The
+    /// device share is fixed at admission, as exact sharing would reschedule every completion.
     /// </summary>
     internal TimeSpan ServiceTime(long bytes, int activeRequests)
     {
@@ -43,8 +36,8 @@ public sealed record NetworkDiskModelOptions
         {
             bandwidth = Math.Min(bandwidth, (double)device / activeRequests);
         }
-        // In double: bytes x ticks per second passes long.MaxValue from about 922 GB. A time past
-        // TimeSpan's range (exabytes at bytes per second) throws OverflowException rather than wrapping.
+        // In double: bytes x ticks per second passes long.MaxValue from about 922 GB; a time past
+        // TimeSpan's range throws OverflowException rather than wrapping.
         var transferTicks = Math.Round(bytes * (double)TimeSpan.TicksPerSecond / bandwidth);
         return RequestLatency + TimeSpan.FromTicks(checked((long)transferTicks));
     }

@@ -1,15 +1,10 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The highest key below which every document of the run has been handed to the consumer: what a
-/// resumable rebuild checkpoints. Reads complete (and are handed out) out of key order, so the
-/// watermark is the LastId of the longest prefix of tasks, in sequence (= key) order, whose every
-/// document was taken. Tasks handed out ahead of a gap wait in a map until the gap closes; the
-/// map holds at most the tasks the budget lets be read ahead, so it stays small.
-/// <para>
-/// Threading: <see cref="HandedOut"/> is called under the take lock (one caller at a time);
-/// <see cref="Through"/> is read from any thread.
-/// </para>
+/// The highest key up to which every document of the run was handed out (see
+/// <see cref="PrefetchBatch.HandedOutThrough"/>): the LastId of the longest prefix of tasks taken
+/// completely, as reads complete out of key order. Threading: <see cref="HandedOut"/> under the
+/// take lock; <see cref="Through"/> from any thread.
 /// </summary>
 internal sealed class HandOutWatermark(string? startAfterId)
 {

@@ -4,9 +4,8 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// What the indexing loop consumes: batches of documents read from a snapshot, handed over as they
-/// are ready. <see cref="PrefetchPipeline"/> implements it with any of the three strategies, so that
-/// benchmarks and the indexer can swap them; in-memory sources stand in for it in measurements.
-/// <para>One consumer: <see cref="TakeAsync"/> must not be called again before the previous call completed.</para>
+/// are ready, by <see cref="PrefetchPipeline"/> with any strategy or by an in-memory source. One
+/// consumer: <see cref="TakeAsync"/> is not called again before the previous call completed.
 /// </summary>
 public interface IBatchSource : IAsyncDisposable
 {
@@ -20,12 +19,10 @@ public interface IBatchSource : IAsyncDisposable
     string? HandedOutThrough { get; }
 
     /// <summary>
-    /// Returns documents that are ready, up to <paramref name="maxDocuments"/> and
-    /// <paramref name="maxBytes"/> (but always at least one document, however big), waiting only
-    /// while nothing is ready; null once every document was handed out. Bytes taken leave the
-    /// prefetch budget. Throws <see cref="PrefetchReadException"/> after a read failed (documents
-    /// read before the failure are handed out first), <see cref="OperationCanceledException"/> once
-    /// the source was cancelled, <see cref="ObjectDisposedException"/> after disposal.
+    /// Returns ready documents, up to <paramref name="maxDocuments"/> and <paramref name="maxBytes"/>
+    /// but at least one, waiting only while none is ready; null at the end. Throws
+    /// <see cref="PrefetchReadException"/> after a read failed (once what was read before is handed
+    /// out), <see cref="OperationCanceledException"/> once cancelled.
     /// </summary>
     ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default);
 }

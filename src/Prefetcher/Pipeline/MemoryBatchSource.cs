@@ -1,10 +1,8 @@
 namespace Indexing.Prefetcher;
 
-// An IBatchSource over documents already in memory: every take returns at once with up to the
-// asked documents/bytes. It stands where the prefetcher's RocksDB source goes, and is the
-// "IndexOnly" bound of the measurements (input costs nothing, so the indexer alone is measured).
-// Here rather than in a test project because the indexer tests and the measurement engine
-// (benchmarks, the measure command) both use it.
+// An IBatchSource over documents in memory, each take returning at once: the "IndexOnly" bound of
+// the measurements (input costs nothing, so the indexer alone is measured). Here, not in a test
+// project, because the indexer tests and the measurement engine both use it.
 internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> documents, long snapshotEtag) : IBatchSource
 {
     private int _next;

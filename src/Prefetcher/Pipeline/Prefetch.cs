@@ -2,23 +2,15 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-/// <summary>
-/// The way in: prefetch every document of one collection of a <see cref="DocumentStore"/>, as of
-/// a snapshot taken now, with any of the three strategies.
-/// </summary>
+/// <summary>The way in: prefetch one collection of a <see cref="DocumentStore"/>, as of a snapshot taken now.</summary>
 public static class Prefetch
 {
     /// <summary>
     /// Takes a snapshot of <paramref name="store"/> and starts reading the live documents of
-    /// <paramref name="collection"/> in it (strictly after <paramref name="startAfterId"/> when a
-    /// rebuild resumes from a checkpointed <see cref="IBatchSource.HandedOutThrough"/>). The returned
-    /// source owns the snapshot and releases it when reading ends or it is disposed; dispose it.
-    /// <para>
-    /// The adaptive strategy watches the store's <see cref="DocumentStore.ForegroundReadLatency"/>
-    /// unless <see cref="PrefetchOptions.ForegroundLatency"/> names another histogram.
-    /// <paramref name="diskModel"/> (benchmarks, the demo) adds a modelled network disk's delays to
-    /// every read. Invalid arguments throw before the snapshot is taken.
-    /// </para>
+    /// <paramref name="collection"/> (after <paramref name="startAfterId"/>, a checkpointed
+    /// <see cref="IBatchSource.HandedOutThrough"/>). The source returned owns the snapshot; dispose it.
+    /// The adaptive strategy watches <see cref="DocumentStore.ForegroundReadLatency"/> unless the
+    /// options name another histogram. Invalid arguments throw before the snapshot is taken.
     /// </summary>
     public static IBatchSource Start(
         DocumentStore store,
@@ -30,7 +22,7 @@ public static class Prefetch
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(store);
-        ValidateCollection(collection);
+        DocumentIds.ValidateCollection(collection);
         ValidateStartAfter(collection, startAfterId);
         if (!Enum.IsDefined(strategy))
         {
@@ -60,18 +52,6 @@ public static class Prefetch
             // Nothing took ownership: release the snapshot here rather than leak it.
             source.Dispose();
             throw;
-        }
-    }
-
-    private static void ValidateCollection(string collection)
-    {
-        ArgumentNullException.ThrowIfNull(collection);
-        if (collection.Length == 0 || collection.Contains('/'))
-        {
-            throw new ArgumentException(
-                $"collection {MessageText.Quote(collection)} is not a collection name; it must be non-empty and contain no '/'. " +
-                "Pass the part of an id before its first '/', e.g. 'orders' for 'orders/17'.",
-                nameof(collection));
         }
     }
 

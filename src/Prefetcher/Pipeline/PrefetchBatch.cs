@@ -23,10 +23,9 @@ public sealed class PrefetchBatch
 
     /// <summary>
     /// The watermark once this batch is taken: every document of the run with an id up to this one
-    /// (inclusive, key order) is in this batch or an earlier one; null while no prefix is complete
-    /// (or the run's start key when it resumed after one). Checkpoint it once everything taken so
-    /// far is indexed; a resumed run starts after it (startAfterId) and reads nothing twice that
-    /// was checkpointed, though documents after it taken earlier are read again.
+    /// (in key order) is in this batch or an earlier one; null (or the start key of a resumed run)
+    /// until a prefix is complete. Checkpoint it once everything taken so far is indexed; a resumed
+    /// run starts after it, reading again only documents after it that were taken before.
     /// </summary>
     public string? HandedOutThrough { get; }
 }

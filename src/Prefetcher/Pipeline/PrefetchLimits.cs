@@ -5,20 +5,15 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The settings of a running prefetcher that an operator may change live (like a rethrottle):
-/// read the current ones, change them with <c>with</c>, and pass them to <c>UpdateLimits</c>.
-/// Lowering never revokes what is already running or held: running reads finish, held bytes stay
-/// until taken; only new reads wait.
+/// The settings of a running prefetcher that an operator may change live (a rethrottle): change the
+/// current ones with <c>with</c> and pass them to <c>UpdateLimits</c>. Lowering revokes nothing.
 /// </summary>
 public sealed record PrefetchLimits
 {
     /// <summary>Bytes in flight plus bytes read but not yet taken.</summary>
     public required long BudgetBytes { get; init; }
 
-    /// <summary>
-    /// Cap on concurrent reads below the controller's fixed maximum (ControllerOptions.MaxConcurrency,
-    /// set at start: it bounds the reader threads, so it cannot be raised live); null = that maximum.
-    /// </summary>
+    /// <summary>Cap on concurrent reads, up to ControllerOptions.MaxConcurrency (fixed at start: it bounds the threads); null = that.</summary>
     public int? MaxConcurrency { get; init; }
 
     /// <summary>Cap on bytes read per second (decimal MB/s x 10^6); null = no cap.</summary>
@@ -32,11 +27,7 @@ public sealed record PrefetchLimits
     }
 }
 
-/// <summary>
-/// The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and, for the starting limits,
-/// by <see cref="PrefetchOptionsValidator"/>. The concurrency cap's upper end is the running prefetcher's
-/// ControllerOptions.MaxConcurrency, fixed at start.
-/// </summary>
+/// <summary>The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and for the starting limits.</summary>
 public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
 {
     public ValidateOptionsResult Validate(string? name, PrefetchLimits options)

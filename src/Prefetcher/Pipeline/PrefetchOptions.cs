@@ -5,15 +5,9 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Settings of a prefetcher, fixed when it starts. <see cref="PrefetchOptionsValidator"/> runs when a
-/// prefetcher is built from them, naming every invalid setting at once; <see cref="ToString"/> states the
-/// effective configuration for logs and benchmark tables.
-/// <para>
-/// What may change while it runs (the "rethrottle" settings) is <see cref="PrefetchLimits"/>:
-/// the budget, a cap on concurrency and a cap on MB/s start from <see cref="BudgetBytes"/> and
-/// <see cref="MaxBytesPerSecond"/> here and are changed with <c>UpdateLimits</c>. Everything else,
-/// including how the planner cuts tasks (derived from the starting budget), stays as started.
-/// </para>
+/// Settings of a prefetcher, fixed when it starts except <see cref="PrefetchLimits"/>, which start
+/// from <see cref="BudgetBytes"/> and <see cref="MaxBytesPerSecond"/> (task cutting keeps to the
+/// starting budget).
 /// </summary>
 public sealed record PrefetchOptions
 {

@@ -1,18 +1,23 @@
 using System.Collections.Concurrent;
+using System.Diagnostics;
+
+using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// The planner and the reader threads. The planner admits each task in key order (it then owns the
-// task's bytes and slot) and queues it; a reader reads it, hands the bytes on as buffered (or back,
-// if the read did not complete) and frees the slot. Store reads block (a RocksDB MultiGet or
-// iterator holds its thread for the whole read), so readers are threads of their own, not the pool's.
+// The planner cuts the metadata scan into tasks and admits each in key order (owning its bytes and
+// slot until a reader hands them on); readers are threads of their own, as a RocksDB MultiGet or
+// iterator blocks its thread for the whole read. A failure of the scan or of a read is wrapped
+// once, where it happens, as a PrefetchReadException naming the key range.
 public sealed partial class PrefetchPipeline
 {
-    private readonly TaskReader _reader;
-    private readonly PlannedTasks _plan;
     private readonly Thread _planner;
     private readonly BlockingCollection<ReadTask> _issued = new();
     private readonly List<Thread> _readers = [];
+
+    // The planner thread's: the scan cut into tasks, and the last task cut (where a scan failure happened).
+    private IEnumerator<ReadTask>? _plan;
+    private string? _lastPlannedId;
 
     // The planner and the readers still running; the last one out releases the source.
     private int _threadsRunning;
@@ -46,9 +51,9 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
-            while (_plan.TryNext(_token, out var task))
+            while (NextPlanned() is { } task)
             {
-                _admission.Admit(task.Bytes, _token);
+                Admission.Admit(task.Bytes, _token);
                 _issued.Add(task);
                 StartReaderIfNeeded();
             }
@@ -65,16 +70,40 @@ public sealed partial class PrefetchPipeline
         }
         finally
         {
-            _plan.Dispose();
+            // Ends the scan, releasing its iterator, before the source is disposed.
+            _plan?.Dispose();
             ThreadExited();
         }
+    }
+
+    // The next task cut lazily from the metadata scan, counted as planned; null at the scan's end.
+    private ReadTask? NextPlanned()
+    {
+        try
+        {
+            _plan ??= ReadPlanner.Plan(_source.ScanMetadata(_token), _policy.Plan, () => Volatile.Read(ref _targetTaskBytes)).GetEnumerator();
+            if (!_plan.MoveNext())
+            {
+                _meter.PlanCompleted();
+                return null;
+            }
+        }
+        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, _token))
+        {
+            throw PrefetchReadException.ForScan(_lastPlannedId, exception);
+        }
+
+        var task = _plan.Current;
+        _lastPlannedId = task.LastId;
+        _meter.Planned(task);
+        return task;
     }
 
     // One reader per read admitted at once (so every admitted task has a reader free for it), up to
     // the policy's maximum: threads start only as L grows, and park in the queue while it is empty.
     private void StartReaderIfNeeded()
     {
-        var running = _admission.Snapshot().Running;
+        var running = Admission.Snapshot().Running;
         lock (_readers)
         {
             if (_readers.Count >= Math.Min(running, _policy.MaxReaders))
@@ -89,9 +118,8 @@ public sealed partial class PrefetchPipeline
         }
     }
 
-    // Until the plan is done and read, or the token fires: then after its current read, leaving queued
-    // tasks to ReleaseSource. An exception escaping here is a bug around a read (reads report their own
-    // failures): it fails the run, where the consumer sees it, instead of ending the process.
+    // Until the plan is read or the token fires. An exception escaping here is a bug around a read: it
+    // fails the run, where the consumer sees it, instead of ending the process.
     private void ReadIssued()
     {
         try
@@ -119,11 +147,11 @@ public sealed partial class PrefetchPipeline
         CompletedRead read;
         try
         {
-            read = _reader.Read(task, _token);
+            read = Read(task);
         }
         catch (Exception exception)
         {
-            _admission.ReadEnded(task.Bytes, actualBytes: null);
+            Admission.ReadEnded(task.Bytes, actualBytes: null);
             if (exception is not OperationCanceledException || !_token.IsCancellationRequested)
             {
                 Fail(exception);
@@ -132,8 +160,70 @@ public sealed partial class PrefetchPipeline
             return;
         }
 
-        _admission.ReadEnded(task.Bytes, read.Bytes);
+        Admission.ReadEnded(task.Bytes, read.Bytes);
         _ready.Publish(read);
+    }
+
+    private CompletedRead Read(ReadTask task)
+    {
+        var documents = new List<PrefetchedDocument>(task.DocumentCount);
+        var started = Stopwatch.GetTimestamp();
+        _meter.ReadsInSource(+1);
+        TimeSpan latency;
+        long bytes;
+        try
+        {
+            try
+            {
+                _source.Read(task, documents, _token);
+            }
+            finally
+            {
+                latency = Stopwatch.GetElapsedTime(started);
+                _meter.ReadsInSource(-1);
+            }
+
+            bytes = CheckRead(task, documents);
+        }
+        catch (Exception exception) when (PrefetchReadException.ShouldWrap(exception, _token))
+        {
+            throw PrefetchReadException.ForTask(task, exception);
+        }
+
+        _meter.Sizes.RecordBatch(documents);
+        _meter.ReadCompleted(bytes, documents.Count, latency);
+        return new CompletedRead(task, documents, bytes);
+    }
+
+    // Under a snapshot the store must return exactly what its metadata listed; anything else is a
+    // bug or corruption, and passing it on would silently drop or duplicate documents.
+    private static long CheckRead(ReadTask task, List<PrefetchedDocument> documents)
+    {
+        if (documents.Count != task.DocumentCount)
+        {
+            throw new InvalidOperationException(
+                $"the source returned {documents.Count} documents for a task of {task.DocumentCount}; a snapshot read must return every listed document once.");
+        }
+
+        long bytes = 0;
+        for (var i = 0; i < documents.Count; i++)
+        {
+            if (!string.Equals(documents[i].Id, task.Ids[i], StringComparison.Ordinal))
+            {
+                throw new InvalidOperationException(
+                    $"the source returned {MessageText.Quote(documents[i].Id)} where {MessageText.Quote(task.Ids[i])} was expected; documents must come in the task's key order.");
+            }
+
+            if (documents[i].Etag != task.Etags[i])
+            {
+                throw new InvalidOperationException(
+                    $"the source returned {MessageText.Quote(documents[i].Id)} with etag {documents[i].Etag} where the metadata scan listed {task.Etags[i]}; a document must carry its snapshot etag.");
+            }
+
+            bytes += documents[i].SizeBytes;
+        }
+
+        return bytes;
     }
 
     private void ThreadExited()
@@ -160,7 +250,7 @@ public sealed partial class PrefetchPipeline
             BeforeSourceRelease?.Invoke();
             while (_issued.TryTake(out var unstarted))
             {
-                _admission.ReadEnded(unstarted.Bytes, actualBytes: null);
+                Admission.ReadEnded(unstarted.Bytes, actualBytes: null);
             }
         }
         catch (Exception exception)

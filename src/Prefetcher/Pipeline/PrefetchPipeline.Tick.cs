@@ -1,13 +1,10 @@
-using System.Collections.Immutable;
 using System.Runtime.CompilerServices;
 
 namespace Indexing.Prefetcher;
 
-// The tick: every TickInterval, jittered by ± TickJitterFraction so that decisions do not lock step
-// with other periodic work, the controller (adaptive only) decides L and the task size from what the
-// tick measured, and the pressure view is published. Ticks run on the thread pool (they compute and
-// never block on I/O); one that throws fails the run. The view may also be published by the thread
-// that ends the run, so what it reads is published atomically.
+// The tick, jittered so that decisions do not lock step with other periodic work: the controller,
+// if any, decides, and the pressure view is published (also by the thread that ends the run). Ticks
+// run on the thread pool, as they never block; one that throws fails the run.
 public sealed partial class PrefetchPipeline
 {
     private readonly CancellationTokenSource _stopTicks = new();
@@ -17,7 +14,6 @@ public sealed partial class PrefetchPipeline
     private long _targetTaskBytes;
     private long _foregroundP99Ticks = -1;
     private StrongBox<ControllerDecision>? _lastDecision;
-    private DecisionsCopy? _publicDecisions;
 
     /// <inheritdoc />
     public PrefetchPressure Pressure => _meter.Latest;
@@ -54,7 +50,7 @@ public sealed partial class PrefetchPipeline
                 var decision = controller.Decide(signals with { ForegroundP99 = foreground, MemoryHigh = IsMemoryHigh() });
                 Volatile.Write(ref _lastDecision, new StrongBox<ControllerDecision>(decision));
                 Volatile.Write(ref _targetTaskBytes, decision.TargetTaskBytes);
-                _admission.SetConcurrency(decision.Concurrency);
+                Admission.SetConcurrency(decision.Concurrency);
             }
         }
 
@@ -72,7 +68,7 @@ public sealed partial class PrefetchPipeline
             lock (_stateLock)
             {
                 state = _state;
-                failure = _failure?.Message;
+                failure = _failure?.SourceException.Message;
             }
 
             var foreground = Volatile.Read(ref _foregroundP99Ticks);
@@ -82,27 +78,8 @@ public sealed partial class PrefetchPipeline
                 failure,
                 foreground < 0 ? null : TimeSpan.FromTicks(foreground),
                 Volatile.Read(ref _lastDecision)?.Value,
-                _policy.Controller is { } controller ? PublicDecisions(controller.History) : []));
+                _policy.Controller?.History ?? []));
         }
-    }
-
-    // The controller's history changes only when it records a decision (a new array each time),
-    // so the public copy is rebuilt only then, not on every publish.
-    private ImmutableArray<PrefetchDecisionEntry> PublicDecisions(ImmutableArray<ControllerHistoryEntry> history)
-    {
-        if (_publicDecisions is { } cached && cached.Source == history)
-        {
-            return cached.Entries;
-        }
-
-        var entries = ImmutableArray.CreateBuilder<PrefetchDecisionEntry>(history.Length);
-        foreach (var entry in history)
-        {
-            entries.Add(new PrefetchDecisionEntry(entry.At, entry.Concurrency, entry.Kind.Name(), entry.Reason));
-        }
-
-        _publicDecisions = new DecisionsCopy(history, entries.MoveToImmutable());
-        return _publicDecisions.Entries;
     }
 
     // The GC's own notion of "high memory load" (90% of the machine or container limit by default).
@@ -111,6 +88,4 @@ public sealed partial class PrefetchPipeline
         var info = GC.GetGCMemoryInfo();
         return info.HighMemoryLoadThresholdBytes > 0 && info.MemoryLoadBytes >= info.HighMemoryLoadThresholdBytes;
     }
-
-    private sealed record DecisionsCopy(ImmutableArray<ControllerHistoryEntry> Source, ImmutableArray<PrefetchDecisionEntry> Entries);
 }

@@ -5,34 +5,15 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reads every document of a snapshot ahead of the indexer and hands it whatever is ready: the one
 /// read pipeline behind all three strategies, which differ only in their <see cref="ReadPolicy"/>.
-/// <para>
-/// Owns the read source (from <see cref="Start"/>; disposed once, after the last thread stopped), a
-/// planner thread that cuts the metadata scan into read tasks and admits them in key order
-/// (<see cref="ReadAdmission"/>: budget, MB/s cap, concurrency), reader threads started as L grows,
-/// and a tick in which the controller sets L and the task size from what the last tick measured.
-/// Completed reads are handed out in completion order, so a giant being read never holds back small
-/// ones already read.
-/// </para>
-/// <para>
-/// States: Planning → Running (the scan ended) → Completed (the last reader stopped with every task
-/// read). Cancellation (token or dispose) → Cancelled; the first failure → Failed. Terminal states
-/// never change. Shutdown: cancel the token (it interrupts waits and reads), let every thread stop,
-/// return unstarted tasks, dispose the source, complete the ready reads; on dispose also stop the
-/// ticks and return what was never taken.
-/// </para>
-/// <para>
-/// Files: this one (entry, consumer API, limits, state, disposal); <c>.Threads.cs</c> (planner,
-/// readers, the source's release); <c>.Tick.cs</c> (the tick, the pressure view). Threading: one
-/// consumer takes; <see cref="UpdateLimits"/>, <see cref="Pressure"/> and <see cref="DisposeAsync"/>
-/// from any thread; state changes under one lock.
-/// </para>
+/// States: Planning → Running (the scan ended) → Completed, Cancelled or Failed, never to change
+/// again. Shutdown: cancel the token, let every thread stop, return unstarted tasks, dispose the
+/// source, complete the ready reads; disposing also stops the ticks and returns what was not taken.
 /// </summary>
 public sealed partial class PrefetchPipeline : IBatchSource
 {
     private readonly IDocumentReadSource _source;
     private readonly PrefetchOptions _options;
     private readonly ReadPolicy _policy;
-    private readonly ReadAdmission _admission;
     private readonly PrefetchMeter _meter;
     private readonly ReadyReads _ready;
     private readonly CancellationTokenSource _stop;
@@ -40,10 +21,10 @@ public sealed partial class PrefetchPipeline : IBatchSource
     private readonly Lock _stateLock = new();
     private readonly TaskCompletionSource _readersStopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly long _snapshotEtag;
     private PrefetchState _state = PrefetchState.Planning;
-    private Exception? _failure;
-    private ExceptionDispatchInfo? _failureDispatch;
+
+    // Captured once, so that every take rethrows the same trace instead of appending to it.
+    private ExceptionDispatchInfo? _failure;
     private Exception? _releaseFailure;
     private int _disposeStarted;
 
@@ -52,17 +33,15 @@ public sealed partial class PrefetchPipeline : IBatchSource
         _source = source;
         _options = options;
 
-        // Read once, now: the consumer asks for it after the last batch, when the source is already disposed.
-        _snapshotEtag = source.SnapshotEtag;
+        // Read now: the consumer asks for it after the last batch, when the source is disposed.
+        SnapshotEtag = source.SnapshotEtag;
         _policy = new ReadPolicy(strategy, options);
-        _admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
-        _meter = new PrefetchMeter(strategy.ToName(), _admission, options.HistoryLength);
-        _ready = new ReadyReads(_meter, source.StartAfterId, () => _policy.ConsumerBegan(_admission), () => _policy.NothingReady(_admission));
-        _reader = new TaskReader(source, _meter);
+        Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
+        _meter = new PrefetchMeter(strategy.ToName(), Admission, options.HistoryLength);
+        _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _token = _stop.Token;
-        _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? 0;
-        _plan = new PlannedTasks(source, _policy.Plan, _policy.Controller is null ? null : () => Volatile.Read(ref _targetTaskBytes), _meter);
+        _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? _policy.Plan.DefaultTaskBytes;
         _planner = new Thread(PlanAndIssue) { IsBackground = true, Name = "Prefetch planner" };
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(options.SizeHalfLife, options.TickInterval);
     }
@@ -71,13 +50,13 @@ public sealed partial class PrefetchPipeline : IBatchSource
     public PrefetchStrategy Strategy => _policy.Strategy;
 
     /// <inheritdoc />
-    public long SnapshotEtag => _snapshotEtag;
+    public long SnapshotEtag { get; }
 
     /// <inheritdoc />
     public string? HandedOutThrough => _ready.HandedOutThrough;
 
     /// <summary>The live limits in force.</summary>
-    public PrefetchLimits Limits => _admission.Limits;
+    public PrefetchLimits Limits => Admission.Limits;
 
     internal PrefetchState State
     {
@@ -90,7 +69,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
         }
     }
 
-    internal ReadAdmission Admission => _admission;
+    internal ReadAdmission Admission { get; }
 
     /// <summary>Completes when the last thread stopped and the source was released.</summary>
     internal Task ReadersStopped => _readersStopped.Task;
@@ -98,10 +77,8 @@ public sealed partial class PrefetchPipeline : IBatchSource
     private bool IsDisposed => Volatile.Read(ref _disposeStarted) != 0;
 
     /// <summary>
-    /// Validates <paramref name="options"/>, then takes ownership of <paramref name="source"/> and
-    /// starts reading (Sequential: at the first take). <paramref name="cancellationToken"/> stops the
-    /// run like <see cref="DisposeAsync"/> does, except that the pipeline stays readable (its pressure)
-    /// until disposed. On an invalid argument the caller still owns the source.
+    /// Validates <paramref name="options"/> (the caller still owns the source if they are invalid), then
+    /// owns <paramref name="source"/> and starts reading. The token stops the run as disposing does.
     /// </summary>
     internal static PrefetchPipeline Start(
         PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default)
@@ -129,22 +106,17 @@ public sealed partial class PrefetchPipeline : IBatchSource
         return null;
     }
 
-    /// <summary>
-    /// Changes the live limits (a rethrottle). Lowering revokes nothing: running reads finish and
-    /// held bytes stay until taken; new reads wait until they fit the new limits.
-    /// </summary>
+    /// <summary>Changes the live limits (a rethrottle; lowering one revokes nothing).</summary>
     public void UpdateLimits(PrefetchLimits limits)
     {
         ArgumentNullException.ThrowIfNull(limits);
         ObjectDisposedException.ThrowIf(IsDisposed, this);
-        _admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
+        Admission.SetLimits(OptionProblems.ThrowIfInvalid(new PrefetchLimitsValidator(_options.Controller.MaxConcurrency), limits));
     }
 
     /// <summary>
-    /// Stops reading, releases the snapshot and all budget. Idempotent. A store Get or MultiGet cannot
-    /// be interrupted, so readers stop when the store calls in flight return: the bound is the longest
-    /// single call (the largest document's Get; 130 ms for 48 MiB here), not a fixed time. Throws a
-    /// failure to release the source that the run could not report as its own failure.
+    /// Stops reading once the store calls in flight return (130 ms for a 48 MiB Get here) and releases
+    /// the snapshot and all budget; idempotent. Throws a release failure the run could not report.
     /// </summary>
     public async ValueTask DisposeAsync()
     {
@@ -188,10 +160,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
                 return;
             }
 
-            _failure = exception;
-
-            // Captured once, so that every take rethrows the same trace instead of appending to it.
-            _failureDispatch = ExceptionDispatchInfo.Capture(exception);
+            _failure = ExceptionDispatchInfo.Capture(exception);
             _state = PrefetchState.Failed;
         }
 
@@ -222,13 +191,12 @@ public sealed partial class PrefetchPipeline : IBatchSource
         }
     }
 
-    // A release failure that did not become the run's failure (the run had already been cancelled or
-    // failed) has nowhere else to go.
+    // A release failure that did not become the run's failure (it had ended) has nowhere else to go.
     private Exception? UnreportedReleaseFailure()
     {
         lock (_stateLock)
         {
-            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure) ? failure : null;
+            return _releaseFailure is { } failure && !ReferenceEquals(failure, _failure?.SourceException) ? failure : null;
         }
     }
 
@@ -243,7 +211,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
             }
 
             // A failure is reported once what was read before it has been handed out.
-            if (atEnd && _failureDispatch is { } failure)
+            if (atEnd && _failure is { } failure)
             {
                 failure.Throw();
             }

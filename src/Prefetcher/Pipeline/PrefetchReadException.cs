@@ -3,9 +3,8 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Reading documents from the snapshot failed (the store threw, or returned something other than
-/// the documents asked for). Names the key range so the failure can be traced to the data; the
-/// original exception is the inner exception. The prefetcher that raised it has stopped.
+/// Reading documents from the snapshot failed (the store threw, or returned other documents than
+/// asked for); names the key range, with the original exception inside. The prefetcher has stopped.
 /// </summary>
 public sealed class PrefetchReadException : Exception
 {
@@ -20,11 +19,7 @@ public sealed class PrefetchReadException : Exception
     /// <summary>Last id of the range that failed (inclusive).</summary>
     public string? LastId { get; private init; }
 
-    /// <summary>
-    /// Whether a failure of the read source becomes a <see cref="PrefetchReadException"/>: all but
-    /// OutOfMemoryException and the cancellation the run itself asked for. A source's own
-    /// OperationCanceledException (an internal timeout, say) is a failure, not a cancellation.
-    /// </summary>
+    /// <summary>Whether a source's failure is wrapped: all but OutOfMemoryException and the run's own cancellation.</summary>
     internal static bool ShouldWrap(Exception exception, CancellationToken runToken) =>
         exception is not OutOfMemoryException
         && !(exception is OperationCanceledException && runToken.IsCancellationRequested);

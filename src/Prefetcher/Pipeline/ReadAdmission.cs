@@ -3,22 +3,14 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// When the planner may issue its next read: budget, MB/s cap, concurrency and the baselines'
-/// read-ahead credits behind one lock. <see cref="Admit"/> takes a credit, the bytes, the rate
-/// tokens and a slot, in that order: budget first, so that it bounds what reads bring in; the slot
-/// last, so that a read waiting for tokens does not count as running.
-/// <para>
-/// Budget: in flight plus buffered stay within the limit, except that a read larger than the whole
-/// limit is admitted alone when nothing else is held (else it could never be read). The one waiter
-/// issues in key order, so small reads never overtake a giant waiting for room. Cap: a token bucket
-/// of <see cref="BurstTime"/>; a read starts once the bucket holds its bytes or is full, going into
-/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket).
-/// </para>
-/// <para>
-/// Limits change live; lowering one revokes nothing. Threading: one admitting thread, asleep in
-/// <see cref="Monitor.Wait(object, TimeSpan)"/> and pulsed by every change and by its token; the
-/// rest from any thread. Returning more than was taken throws at once (cheap checks, every build).
-/// </para>
+/// When the planner may issue its next read: the baselines' read-ahead credits, budget, MB/s cap
+/// and concurrency behind one lock, taken in that order: budget before the cap, so that it bounds
+/// what reads bring in; the slot last, so that a read waiting for tokens does not count as running.
+/// A read larger than the whole budget is admitted alone when nothing else is held; the one waiter
+/// admits in key order, so small reads never overtake a giant. The cap is a token bucket of
+/// <see cref="BurstTime"/>: a read starts once the bucket holds its bytes or is full, going into
+/// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket). Threading: one
+/// admitting thread, pulsed by every change and by its token; the rest from any thread.
 /// </summary>
 internal sealed class ReadAdmission
 {
@@ -44,8 +36,6 @@ internal sealed class ReadAdmission
     private double _tokens;
     private long _refilledAt = Stopwatch.GetTimestamp();
 
-    /// <param name="limits">The live limits to start with (validated by the caller).</param>
-    /// <param name="concurrency">The controller's L (the live limit's MaxConcurrency caps it).</param>
     /// <param name="credits">Reads that may be issued before <see cref="GrantCredit"/> is called; null: no credits needed.</param>
     public ReadAdmission(PrefetchLimits limits, int concurrency, int? credits = null)
     {
@@ -57,22 +47,12 @@ internal sealed class ReadAdmission
         _tokens = limits.MaxBytesPerSecond is { } rate ? Burst(rate) : 0;
     }
 
-    /// <summary>Time the planner waited for budget.</summary>
     public WaitTimer BudgetWait { get; } = new();
 
-    /// <summary>Time the planner waited for the MB/s cap.</summary>
     public WaitTimer RateWait { get; } = new();
 
-    public PrefetchLimits Limits
-    {
-        get
-        {
-            lock (_lock)
-            {
-                return _limits;
-            }
-        }
-    }
+    /// <summary>The live limits in force (an immutable record, replaced whole under the lock).</summary>
+    public PrefetchLimits Limits => Volatile.Read(ref _limits);
 
     public AdmissionSnapshot Snapshot()
     {
@@ -85,9 +65,8 @@ internal sealed class ReadAdmission
     }
 
     /// <summary>
-    /// Blocks until a read of <paramref name="bytes"/> may be issued and takes what it needs; the
-    /// caller then owns the bytes and the slot and hands them back with <see cref="ReadEnded"/>.
-    /// Throws <see cref="OperationCanceledException"/> when the token fires first, holding nothing.
+    /// Blocks until a read of <paramref name="bytes"/> may be issued; the caller then owns the bytes
+    /// and the slot until <see cref="ReadEnded"/>. Cancelled, it throws holding nothing.
     /// </summary>
     public void Admit(long bytes, CancellationToken cancellationToken)
     {
@@ -113,10 +92,7 @@ internal sealed class ReadAdmission
         }
     }
 
-    /// <summary>
-    /// A read admitted for <paramref name="reservedBytes"/> ended: its slot is free, and its bytes move
-    /// to buffered at their <paramref name="actualBytes"/> (null: nothing was read, they return).
-    /// </summary>
+    /// <summary>A read ended: its slot is free, its bytes buffered as <paramref name="actualBytes"/> (null: none read).</summary>
     public void ReadEnded(long reservedBytes, long? actualBytes)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(reservedBytes);
@@ -176,7 +152,7 @@ internal sealed class ReadAdmission
                 _tokens = _limits.MaxBytesPerSecond is null ? Burst(rate) : Math.Min(_tokens, Burst(rate));
             }
 
-            _limits = limits;
+            Volatile.Write(ref _limits, limits);
             Monitor.PulseAll(_lock);
         }
     }
@@ -343,13 +319,7 @@ internal sealed class ReadAdmission
     }
 }
 
-/// <summary>
-/// One consistent reading of a <see cref="ReadAdmission"/>, taken under its lock. In flight vs
-/// buffered tells a slow disk from a slow indexer. HighWaterMarkBytes: the largest in flight plus
-/// buffered seen, except a lone oversized admission (LargestOversizedAdmission); relative to the
-/// limit then in force. Overcommits: reads larger than their reservation (a sizing bug if not 0).
-/// WaitedReservations: admissions that had to wait for budget. WaitingFor: what the planner waits for now.
-/// </summary>
+/// <summary>One consistent reading of a <see cref="ReadAdmission"/>; Overcommits counts sizing bugs.</summary>
 internal readonly record struct AdmissionSnapshot(
     PrefetchLimits Limits,
     long InFlightBytes,

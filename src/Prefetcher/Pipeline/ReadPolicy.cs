@@ -1,24 +1,15 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// What the three strategies do differently; everything else (planner, admission, readers, takes,
-/// shutdown, pressure) is the one <see cref="PrefetchPipeline"/>.
-/// <list type="bullet">
-/// <item>Adaptive: byte-balanced tasks sized by the <see cref="ConcurrencyController"/>, which also
-/// sets L each tick; reads run as far ahead as the budget allows.</item>
-/// <item>FixedBatch (baseline): fixed-count tasks (N documents, whatever their bytes) at L = 1, one
-/// read ahead: the next is issued once the consumer begins the one before.</item>
-/// <item>Sequential (baseline): the same tasks, each issued only when a take finds nothing ready, so
-/// the disk idles while the indexer works and the other way round: the loop the adaptive one replaced.</item>
-/// </list>
-/// The baselines assume uniform sizes (a batch holding a giant takes long to read, and the consumer
-/// stalls), and have no controller, so no foreground signal. Threading: <see cref="ConsumerBegan"/>
-/// and <see cref="NothingReady"/> from the consumer's take; the rest is fixed at start.
+/// What the three <see cref="PrefetchStrategy"/> values do differently over the one pipeline: how
+/// tasks are cut, who sets L, and when a read may be issued (the baselines at L = 1: FixedBatch once
+/// the consumer begins the read before, Sequential when a take finds nothing ready). Threading:
+/// <see cref="ConsumerBegan"/> and <see cref="NothingReady"/> from the consumer's take.
 /// </summary>
 internal sealed class ReadPolicy
 {
-    // Sequential: 1 from a take's request until the consumer begins the read it asked for, so that a
-    // take cancelled while waiting does not make the next take ask again (two reads back to back).
+    // Sequential: 1 from a take's request until the consumer begins that read, so that a take
+    // cancelled while waiting does not make the next take ask again.
     private int _requested;
 
     public ReadPolicy(PrefetchStrategy strategy, PrefetchOptions options)

@@ -5,19 +5,12 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The consumer's side of a prefetcher: completed reads in completion order, handed out as
-/// "whatever is ready". A take merges several completed reads and splits one that exceeds its
-/// limits (the rest waits for the next take), always giving at least one document; it waits only
-/// when nothing at all is ready. Bytes taken are released from the budget. <c>onReadStarted</c> runs
-/// when a take begins a completed read (under the take's lock).
-/// <para>
-/// The channel is unbounded by count: the byte budget, reserved before each read, is the bound.
-/// Threading: readers publish from any thread; one consumer takes (a second concurrent take is
-/// misuse and throws). Taking and draining hold one lock for their synchronous part, so a drain at
-/// shutdown and a take woken by the channel's completion never hand out the same document.
-/// </para>
+/// The consumer's side: completed reads in completion order, merged or split to fit a take. The
+/// channel is unbounded by count: the byte budget, reserved before each read, is the bound. Taking
+/// and draining hold one lock, so a drain at shutdown and a take woken by the channel's completion
+/// never hand out the same document.
 /// </summary>
-internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Action onReadStarted, Action onNothingReady)
+internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {
     private readonly HandOutWatermark _watermark = new(startAfterId);
 
@@ -32,7 +25,6 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     /// <summary>Completed reads not yet fully taken.</summary>
     public int Queued => _channel.Reader.Count + (Volatile.Read(ref _current) is null ? 0 : 1);
 
-    /// <summary>See <see cref="IBatchSource.HandedOutThrough"/>.</summary>
     public string? HandedOutThrough => _watermark.Through;
 
     public void Publish(CompletedRead read)
@@ -47,11 +39,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     /// <summary>No more reads will be published; takes drain what is there, then see the end.</summary>
     public void Complete() => _channel.Writer.TryComplete();
 
-    /// <summary>
-    /// Takes what is ready; if nothing is, calls <c>onNothingReady</c> (a strategy that reads only on
-    /// demand asks for the next read here) and waits for a read; the wait counts as consumer wait.
-    /// Null when nothing more will come.
-    /// </summary>
+    /// <summary>Takes what is ready; if nothing is, tells the policy and waits. Null when nothing more will come.</summary>
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDocuments, 1);
@@ -68,21 +56,18 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
                 return ready;
             }
 
-            onNothingReady();
+            policy.NothingReady(meter.Admission);
             using (meter.ConsumerWait.Measure())
             {
-                while (true)
+                while (await _channel.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
                 {
-                    if (!await _channel.Reader.WaitToReadAsync(cancellationToken).ConfigureAwait(false))
-                    {
-                        return null;
-                    }
-
                     if (TryTake(maxDocuments, maxBytes, waited: true) is { } batch)
                     {
                         return batch;
                     }
                 }
+
+                return null;
             }
         }
         finally
@@ -96,17 +81,8 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     {
         lock (_takeLock)
         {
-            long bytes = 0;
-            if (_current is { } current)
-            {
-                for (var i = _offset; i < current.Documents.Count; i++)
-                {
-                    bytes += current.Documents[i].SizeBytes;
-                }
-
-                _current = null;
-            }
-
+            var bytes = _current?.Documents.Skip(_offset).Sum(document => document.SizeBytes) ?? 0;
+            _current = null;
             while (_channel.Reader.TryRead(out var read))
             {
                 bytes += read.Bytes;
@@ -152,7 +128,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
     }
 
     // The next document to hand out, without consuming it; moves on to the next completed read when
-    // the current one is used up.
+    // the current one is used up, and tells the policy that the consumer began it.
     private PrefetchedDocument? NextDocument()
     {
         while (true)
@@ -170,7 +146,10 @@ internal sealed class ReadyReads(PrefetchMeter meter, string? startAfterId, Acti
             }
 
             Volatile.Write(ref _current, next);
-            onReadStarted();
+            policy.ConsumerBegan(meter.Admission);
         }
     }
 }
+
+/// <summary>A finished read task: its documents in key order and their total size (already buffered in the budget).</summary>
+internal sealed record CompletedRead(ReadTask Task, List<PrefetchedDocument> Documents, long Bytes);

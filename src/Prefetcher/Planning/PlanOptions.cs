@@ -1,7 +1,6 @@
 namespace Indexing.Prefetcher;
 
-// How ReadPlanner cuts the key space, validated when built so a bad combination fails at startup
-// rather than as odd task sizes mid-run. Immutable; share freely between threads.
+// How ReadPlanner cuts the key space, validated when built. Immutable.
 internal sealed class PlanOptions
 {
     public const long KiB = 1024;
@@ -29,11 +28,10 @@ internal sealed class PlanOptions
         LargeDocumentThresholdBytes = largeDocumentThresholdBytes;
     }
 
-    // Target before any throughput is measured (and whenever no target delegate is given).
+    // Target before any throughput is measured (and when no target delegate is given).
     public long DefaultTaskBytes { get; }
 
-    // Floor for a measured target: below it, per-task overhead (a MultiGet call, scheduling)
-    // outweighs the I/O, e.g. when a stall drives the measured throughput towards zero.
+    // Floor for a measured target: below it, per-task overhead outweighs the I/O.
     public long MinTaskBytes { get; }
 
     // Ceiling for a measured target, so several tasks always fit the budget at once.
@@ -45,18 +43,10 @@ internal sealed class PlanOptions
     // A document bigger than this is a task of its own, read apart from the small ones.
     public long LargeDocumentThresholdBytes { get; }
 
-    // Derives options from the byte budget:
-    //   LargeDocumentThresholdBytes = min(clamp(budget / 16, 1 MiB, 64 MiB), MaxTaskBytes): a
-    //     document bigger than this is read alone, so it never holds back a batch of small ones.
-    //     That is a sixteenth of the budget only from 16 MiB to 1 GiB: below 16 MiB the 1 MiB floor
-    //     is more than a sixteenth, and below 4 MiB it would exceed MaxTaskBytes, which is the
-    //     threshold there (a document that cannot share a task is read alone).
-    //   MaxTaskBytes = min(budget / 4, 64 MiB), at least 1: four or more tasks fit the budget at
-    //     once, and 64 MiB is already ~50-100 ms of I/O at 0.6-1.3 GB/s.
-    //   MinTaskBytes = min(64 KiB, MaxTaskBytes).
-    //   DefaultTaskBytes = min(budget / 16, 4 MiB) clamped to [Min, Max]: about sixteen tasks in
-    //     flight until a throughput is measured, each modest enough for a slow disk.
-    //   MaxDocumentsPerTask = 4096.
+    // From the byte budget: four or more tasks fit it at once, and 64 MiB is already ~50-100 ms of
+    //   I/O at 0.6-1.3 GB/s; until a throughput is measured, about sixteen tasks in flight, each
+    //   modest enough for a slow disk; a document above a sixteenth of it (1-64 MiB, and never
+    //   above the largest task: a document that cannot share a task is read alone) is a task alone.
     public static PlanOptions ForBudget(long budgetBytes)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(budgetBytes, 1);

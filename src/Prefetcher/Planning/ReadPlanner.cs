@@ -5,29 +5,14 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// Cuts the snapshot's key space into read tasks balanced by bytes, not document counts: with
-// sizes spanning 2 KB to 20 MB, equal counts would make tasks differ by four orders of magnitude
-// in I/O time and in budget. Consumes the metadata scan lazily and yields each task as soon as it
-// is cut, so only one task's ids are held at a time, however large the snapshot.
-//
-// Rules, in order, per document:
-//   1. A document bigger than LargeDocumentThresholdBytes flushes the task being built and becomes
-//      a task of its own (IsLargeDocument).
-//   2. The task being built is cut before a document that would take it past its target bytes,
-//      or when it already holds MaxDocumentsPerTask documents. A task always holds at least one
-//      document, so one document above the target (but not large) is a task alone.
-//   3. The target is read when a task starts: from the delegate if given (the controller sizes
-//      tasks to the measured throughput, so it changes during the run), else DefaultTaskBytes;
-//      either way clamped to [MinTaskBytes, MaxTaskBytes].
-// The scan must be strictly increasing in UTF-8 byte order (RocksDB's order); the planner checks
-// each id against the previous one and throws InvalidOperationException naming both otherwise.
-//
-// Threading: each enumeration is independent and single-threaded; the target delegate is called
-// on the enumerating thread.
+// Cuts the key space lazily into read tasks balanced by bytes, not counts: with sizes from 2 KB to
+// 20 MB, equal counts would make tasks differ by four orders of magnitude. A large document is a
+// task of its own, so it never holds back small ones; the others fill a task up to its target,
+// read when the task starts, as the controller changes it. The scan must be in key order.
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(
-        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
     {
         ArgumentNullException.ThrowIfNull(keyOrdered);
         ArgumentNullException.ThrowIfNull(options);
@@ -35,7 +20,7 @@ internal static class ReadPlanner
     }
 
     private static IEnumerable<ReadTask> PlanLazily(
-        IEnumerable<DocumentMeta> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
     {
         var pending = new PendingTask(Math.Min(options.MaxDocumentsPerTask, 1024));
         var sequence = 0L;
@@ -77,7 +62,7 @@ internal static class ReadPlanner
         }
     }
 
-    private static void Validate(DocumentMeta document, string? previousId)
+    private static void Validate(DocumentMetadata document, string? previousId)
     {
         if (document.Id is null)
         {
@@ -104,8 +89,7 @@ internal static class ReadPlanner
         }
     }
 
-    // The task being built. Its id and etag buffers are reused across tasks; each cut copies them
-    // into exact-size immutable arrays, two allocations per task rather than per document.
+    // The task being built; its buffers are reused, each cut copies them into exact-size arrays.
     private sealed class PendingTask(int capacity)
     {
         private readonly List<string> _ids = new(capacity);
@@ -117,7 +101,7 @@ internal static class ReadPlanner
 
         public long TargetBytes { get; set; }
 
-        public void Add(DocumentMeta document)
+        public void Add(DocumentMetadata document)
         {
             _ids.Add(document.Id);
             _etags.Add(document.Etag);

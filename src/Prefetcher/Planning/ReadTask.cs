@@ -2,14 +2,11 @@ using System.Collections.Immutable;
 
 namespace Indexing.Prefetcher;
 
-// A contiguous run of documents in key order, read as one unit (one bounded range read or one
-// sorted MultiGet, or one Get for a large document) and reserved in the byte budget as Bytes
-// before it is issued. Ids are in key order, FirstId..LastId inclusive; Etags[i] is the etag the
-// metadata scan listed for Ids[i] (the source stamps it on the document it reads, so meta is read
-// once). Their number is bounded by PlanOptions.MaxDocumentsPerTask, so holding them is bounded
-// too. Sequence numbers the tasks of a run 0, 1, 2, ... in key order (the watermark relies on
-// that). TargetBytes is the clamped target the task was cut against (0 for a large document,
-// which is never cut against a target). Immutable, so it can be handed between threads freely.
+// A contiguous run of documents in key order, FirstId..LastId, read as one unit (a range read, a
+// sorted MultiGet, or a Get for a large document) and reserved in the budget as Bytes before it is
+// issued. Etags[i] is the etag the scan listed for Ids[i], stamped on the document read, so meta is
+// read once. Sequence numbers a run's tasks 0, 1, 2, ... in key order (the watermark relies on
+// that); TargetBytes is the target it was cut against (0 for a large document). Immutable.
 internal sealed record ReadTask(
     long Sequence,
     string FirstId,

@@ -3,13 +3,8 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Counts what one prefetcher run did, for the controller (per-tick deltas) and the pressure view
-/// (totals, windows, history; see PrefetchMeter.Publish.cs), the same way whatever the strategy.
-/// <para>
-/// Owns the run's clock (time since start), the document-size histogram and the consumer's wait timer.
-/// Threading: Planned/ReadCompleted/Taken from any thread (interlocked counters, one small lock for
-/// latencies); <see cref="Tick"/> from the tick loop only; Publish from any thread (under its lock).
-/// </para>
+/// Counts what one run did, for the controller (per-tick deltas) and the pressure view (Publish),
+/// whatever the strategy. Threading: counters from any thread; <see cref="Tick"/> from the tick loop.
 /// </summary>
 internal sealed partial class PrefetchMeter
 {
@@ -41,7 +36,6 @@ internal sealed partial class PrefetchMeter
     // Written by the tick loop only; _lastTickAt and _limitTicks change under _publishLock.
     private TimeSpan _lastTickAt;
     private long _lastTickBytes;
-    private long _lastTickDocuments;
     private TimeSpan _lastConsumerWait;
     private TimeSpan _lastRateLimitWait;
     private long _limitTicks;
@@ -56,7 +50,6 @@ internal sealed partial class PrefetchMeter
 
     public string Strategy { get; }
 
-    /// <summary>The budget, caps and concurrency, and the planner's waits for them.</summary>
     public ReadAdmission Admission { get; }
 
     public DocumentSizeHistogram Sizes { get; } = new();
@@ -76,23 +69,13 @@ internal sealed partial class PrefetchMeter
 
     public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
 
-    /// <summary>A read enters the source; <see cref="ReadEnded"/> follows it whatever happens.</summary>
-    public void ReadStarted()
+    /// <summary>A read entered (+1) or left (-1, completed or failed) the source.</summary>
+    public void ReadsInSource(int change)
     {
         lock (_latencyLock)
         {
             AccumulateInFlight();
-            _readsInFlight++;
-        }
-    }
-
-    /// <summary>The read begun by <see cref="ReadStarted"/> left the source (completed or failed).</summary>
-    public void ReadEnded()
-    {
-        lock (_latencyLock)
-        {
-            AccumulateInFlight();
-            _readsInFlight--;
+            _readsInFlight += change;
         }
     }
 
@@ -125,18 +108,13 @@ internal sealed partial class PrefetchMeter
         }
     }
 
-    /// <summary>
-    /// Closes one tick: what happened since the previous one, as the controller's signals (the
-    /// foreground and memory signals are not the meter's to know). The L in force during the tick
-    /// counts towards the mean L.
-    /// </summary>
+    /// <summary>Closes one tick: what happened since the previous one, as the controller's signals (but foreground and memory).</summary>
     public ControllerSignals Tick()
     {
         var now = Now;
         var duration = now - _lastTickAt;
         var admission = Admission.Snapshot();
         var bytes = Interlocked.Read(ref _bytesRead);
-        var documents = Interlocked.Read(ref _documentsRead);
         var consumerWait = ConsumerWait.Total;
         var rateLimitWait = Admission.RateWait.Total;
         ReadSample[] reads;
@@ -155,7 +133,6 @@ internal sealed partial class PrefetchMeter
             Now = now,
             TickDuration = duration,
             BytesDelivered = bytes - _lastTickBytes,
-            DocumentsDelivered = documents - _lastTickDocuments,
             Reads = reads,
             ReadsInFlightTime = inFlightTime,
             ConsumerWaitFraction = duration > TimeSpan.Zero ? Math.Clamp((consumerWait - _lastConsumerWait) / duration, 0, 1) : 0,
@@ -174,7 +151,6 @@ internal sealed partial class PrefetchMeter
         }
 
         _lastTickBytes = bytes;
-        _lastTickDocuments = documents;
         _lastConsumerWait = consumerWait;
         _lastRateLimitWait = rateLimitWait;
         return signals;

@@ -22,16 +22,9 @@ public enum PrefetchState
 }
 
 /// <summary>
-/// One immutable reading of a prefetcher's state, for the admin endpoint, metrics, benchmarks and
-/// tests; a new instance is published every tick (and at the end), so reading it is one field read.
-/// Names spell out their units and serialise well in camelCase. MB are decimal (10^6 bytes), MiB binary.
-/// <para>
-/// Windows: "LastSecond"/"Last10Seconds" figures are over the ticks of that span; percentages of
-/// waiting are over the last 10 s. Totals: "Done" counts what the consumer took, "Read" what reads
-/// delivered to the buffer; "Planned" is learned as the metadata scan proceeds (the planner cuts
-/// tasks lazily, a budget's worth ahead of the reads), so it becomes exact only when
-/// <see cref="PlanComplete"/>, and <see cref="Eta"/> is given only then.
-/// </para>
+/// One immutable reading of a prefetcher's state, published every tick and at the end. MB are
+/// decimal, MiB binary. "Done" counts what the consumer took, "Read" what reads delivered;
+/// "Planned" grows as the scan is cut lazily, so it is exact only once <see cref="PlanComplete"/>.
 /// </summary>
 public sealed record PrefetchPressure
 {

@@ -3,10 +3,8 @@ using System.Diagnostics;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// Accumulates the time one party spends waiting (the consumer for documents, the planner for
-/// budget or for the MB/s cap), including a wait still in progress, so that a tick that ends in
-/// the middle of a long wait sees it. Waits are not nested: one waiter per timer.
-/// Thread-safe: the waiter begins and ends, the tick loop reads.
+/// The time one waiter spends waiting, including a wait in progress, so that a tick ending in a
+/// long wait sees it. Thread-safe: the waiter begins and ends, the tick loop reads.
 /// </summary>
 internal sealed class WaitTimer
 {

@@ -1,48 +1,33 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// A read source that behaves like one on a network-attached cloud disk: it reads through the
-/// inner source, then waits <see cref="NetworkDiskModel.Read"/> for the task's bytes, one modelled
-/// request per read task (a MultiGet or a bounded iteration is one request stream). It is a model:
-/// local disks and the page cache hide the latency a cloud volume has, so tests and benchmarks add
-/// it here. The metadata scan is passed through without delay (it is small and sequential).
-/// <para>
-/// Owns the inner source: disposing this disposes it, once. Thread-safe like the inner source and
-/// the model (both allow concurrent reads).
-/// </para>
+/// A read source as on a network-attached cloud disk: each task, one request stream, waits
+/// <see cref="NetworkDiskModel.Read"/> after the inner read (the metadata scan does not). Owns the inner source.
 /// </summary>
-internal sealed class ModelledNetworkDiskSource : IDocumentReadSource
+internal sealed class ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model) : IDocumentReadSource
 {
-    private readonly IDocumentReadSource _inner;
-    private readonly NetworkDiskModel _model;
     private int _disposed;
 
-    public ModelledNetworkDiskSource(IDocumentReadSource inner, NetworkDiskModel model)
-    {
-        ArgumentNullException.ThrowIfNull(inner);
-        ArgumentNullException.ThrowIfNull(model);
-        _inner = inner;
-        _model = model;
-    }
+    public long SnapshotEtag => inner.SnapshotEtag;
 
-    public long SnapshotEtag => _inner.SnapshotEtag;
+    public string? StartAfterId => inner.StartAfterId;
 
-    public string? StartAfterId => _inner.StartAfterId;
-
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => _inner.ScanMetadata(cancellationToken);
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        _inner.Read(task, destination, cancellationToken);
-        _model.Read(task.Bytes, cancellationToken);
+        inner.Read(task, destination, cancellationToken);
+        model.Read(task.Bytes, cancellationToken);
     }
 
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _inner.Dispose();
+            inner.Dispose();
         }
     }
 }

@@ -3,35 +3,19 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The RocksDB read source: one collection of a <see cref="StoreSnapshot"/>. The metadata scan is the
-/// snapshot's scan of <c>meta</c> (strictly after the start key when resuming); its etags ride in the
-/// tasks and are stamped on the bodies read, so <c>meta</c> is read once. A one-document task (every
-/// large document is one) is one Get; up to <see cref="MultiGetMaxDocuments"/> documents, one sorted
-/// MultiGet; more, one range read over [FirstId, LastId], dense under the snapshot, that observes the
-/// token between rows. So cancellation waits for at most one giant Get or one MultiGet.
-/// Owns the snapshot (disposed once). Thread-safe (each range read owns its iterator).
+/// The RocksDB read source, owning a <see cref="StoreSnapshot"/>. A one-document task is one Get;
+/// up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range read
+/// over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
+/// cancellation waits for at most one giant Get or one MultiGet.
 /// </summary>
-internal sealed class StoreSnapshotSource : IDocumentReadSource
+internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId) : IDocumentReadSource
 {
     /// <summary>Tasks of at most this many documents are read by one MultiGet, longer ones by a range read.</summary>
     public const int MultiGetMaxDocuments = 32;
 
-    private readonly StoreSnapshot _snapshot;
-    private readonly string _collection;
     private int _disposed;
 
-    /// <summary>Takes ownership of <paramref name="snapshot"/>.</summary>
-    public StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId)
-    {
-        ArgumentNullException.ThrowIfNull(snapshot);
-        ArgumentNullException.ThrowIfNull(collection);
-        _snapshot = snapshot;
-        _collection = collection;
-        StartAfterId = startAfterId;
-        SnapshotEtag = snapshot.Etag;
-    }
-
-    public long SnapshotEtag { get; }
+    public long SnapshotEtag { get; } = snapshot.Etag;
 
     /// <summary>Test hook: called after the token check, just before the store call of a task.</summary>
     internal Action<ReadTask>? BeforeStoreCall { get; init; }
@@ -39,15 +23,10 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     /// <summary>Test hook: called when the store call of a task returned (or threw).</summary>
     internal Action<ReadTask>? AfterStoreCall { get; init; }
 
-    public string? StartAfterId { get; }
+    public string? StartAfterId { get; } = startAfterId;
 
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
-    {
-        foreach (var row in _snapshot.ScanMetadata(_collection, StartAfterId, cancellationToken))
-        {
-            yield return new DocumentMeta(row.Id, row.SizeBytes, row.Etag);
-        }
-    }
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) =>
+        snapshot.ScanMetadata(collection, StartAfterId, cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {
@@ -68,7 +47,7 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     {
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
-            _snapshot.Dispose();
+            snapshot.Dispose();
         }
     }
 
@@ -76,7 +55,7 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
     {
         if (task.DocumentCount == 1)
         {
-            var body = _snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
+            var body = snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
                 $"document {MessageText.Quote(task.FirstId)} is listed by the metadata scan but has no body under the snapshot at etag {SnapshotEtag}.");
             destination.Add(new PrefetchedDocument(task.FirstId, task.Etags[0], body));
             return;
@@ -85,11 +64,11 @@ internal sealed class StoreSnapshotSource : IDocumentReadSource
         var bodies = new List<DocumentBody>(task.DocumentCount);
         if (task.DocumentCount <= MultiGetMaxDocuments)
         {
-            _snapshot.MultiGet(task.Ids, bodies);
+            snapshot.MultiGet(task.Ids, bodies);
         }
         else
         {
-            _snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
+            snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
         }
 
         for (var i = 0; i < bodies.Count; i++)

@@ -2,22 +2,10 @@ using System.Diagnostics;
 
 namespace Indexing.Prefetcher;
 
-// Owns a decayed histogram of recent document sizes, for the controller (how big are tasks in
-// documents) and the pressure view (is a giant in flight).
-//
-// Buckets are log-linear (LogLinearBuckets): exact below 32 bytes, then 16 sub-buckets per power of
-// two (at most 6.25% wide) up to 4 GiB, and one overflow bucket above. Percentiles are interpolated
-// inside their bucket and clamped to the recent maximum, so P99 never claims a size nobody has seen lately.
-//
-// Decay: once per tick every weight is multiplied by the factor, so a size recorded t ticks ago
-// weighs factor^t; weights under MinWeight become zero (no denormals in long runs).
-//
-// The recent maximum (and its id) is exact, not decayed: the largest document of the last
-// RecentWindowTicks ticks (10 s by default), so one giant seen long ago ages out completely. With
-// nothing recorded in the window, Max is 0 and percentiles are unclamped.
-//
-// Threading: Record/RecordBatch from any reader thread, Decay from the tick, Snapshot from anyone;
-// one lock guards everything.
+// A decayed histogram of recent document sizes, in log-linear buckets (at most 6.25% wide) up to 4
+// GiB. Weights under MinWeight become zero: no denormals in long runs. The recent maximum is exact:
+// the largest of the last RecentWindowTicks ticks, so a giant seen long ago ages out completely;
+// percentiles are clamped to it, so P99 never claims a size nobody has seen lately. One lock.
 internal sealed class DocumentSizeHistogram
 {
     public const int DefaultRecentWindowTicks = 40;
@@ -40,30 +28,21 @@ internal sealed class DocumentSizeHistogram
 
     public DocumentSizeHistogram(int recentWindowTicks = DefaultRecentWindowTicks)
     {
-        if (recentWindowTicks < 1)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(recentWindowTicks), recentWindowTicks, $"recentWindowTicks is {recentWindowTicks}; the recent window must span at least 1 tick.");
-        }
-
+        ArgumentOutOfRangeException.ThrowIfLessThan(recentWindowTicks, 1);
         _recent = new RecentSlot[recentWindowTicks];
     }
 
     // The per-tick factor that halves a weight every halfLife, e.g. 10 s at 250 ms ticks -> 0.5^0.025.
     public static double FactorForHalfLife(TimeSpan halfLife, TimeSpan tick)
     {
-        if (halfLife <= TimeSpan.Zero || tick <= TimeSpan.Zero)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(halfLife), $"halfLife ({halfLife}) and tick ({tick}) must both be positive.");
-        }
-
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(halfLife, TimeSpan.Zero);
+        ArgumentOutOfRangeException.ThrowIfLessThanOrEqual(tick, TimeSpan.Zero);
         return Math.Pow(0.5, tick / halfLife);
     }
 
     public void Record(long sizeBytes, string documentId)
     {
-        ThrowIfNegative(sizeBytes);
+        ArgumentOutOfRangeException.ThrowIfNegative(sizeBytes);
         ArgumentNullException.ThrowIfNull(documentId);
         var index = BucketIndex(sizeBytes);
         lock (_lock)
@@ -74,7 +53,6 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One lock for a whole read's documents (body lengths: never negative).
     public void RecordBatch(IReadOnlyList<PrefetchedDocument> documents)
     {
         if (documents.Count == 0)
@@ -97,8 +75,7 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // One controller tick: ages every weight by factor (in (0, 1]; 1 only advances the recent
-    // window) and drops the sizes recorded RecentWindowTicks ticks ago from the recent maximum.
+    // One tick: ages every weight by factor and moves the recent window on.
     public void Decay(double factor)
     {
         if (!(factor > 0 && factor <= 1))
@@ -109,17 +86,11 @@ internal sealed class DocumentSizeHistogram
         lock (_lock)
         {
             var total = 0.0;
-            var weights = _weights.AsSpan();
-            for (var i = 0; i < weights.Length; i++)
+            for (var i = 0; i < _weights.Length; i++)
             {
-                var weight = weights[i] * factor;
-                if (weight < MinWeight)
-                {
-                    weight = 0;
-                }
-
-                weights[i] = weight;
-                total += weight;
+                var weight = _weights[i] * factor;
+                _weights[i] = weight < MinWeight ? 0 : weight;
+                total += _weights[i];
             }
 
             // Re-summed rather than scaled, so rounding drift and dropped weights cannot accumulate.
@@ -133,14 +104,7 @@ internal sealed class DocumentSizeHistogram
     {
         lock (_lock)
         {
-            var recent = default(RecentSlot);
-            foreach (var slot in _recent)
-            {
-                if (slot.Id is not null && (recent.Id is null || slot.Bytes > recent.Bytes))
-                {
-                    recent = slot;
-                }
-            }
+            var recent = _recent.Where(slot => slot.Id is not null).DefaultIfEmpty().MaxBy(slot => slot.Bytes);
 
             if (_weightedCount <= 0)
             {
@@ -161,12 +125,10 @@ internal sealed class DocumentSizeHistogram
         return sizeBytes >= OverflowBytes ? _overflowIndex : _buckets.IndexOf(sizeBytes);
     }
 
-    // Inclusive bounds of a bucket's values. The overflow bucket's upper bound is open-ended;
-    // callers clamp it (to the recent maximum).
+    // Inclusive bounds of a bucket's values; the overflow bucket's is open-ended.
     internal static (long Lower, long Upper) BucketBounds(int index) =>
         index >= _overflowIndex ? (OverflowBytes, long.MaxValue) : (_buckets.LowerBound(index), _buckets.UpperBound(index));
 
-    // One pass over the buckets for all quantiles (ascending).
     private static void Percentiles(
         ReadOnlySpan<double> weights, double total, ReadOnlySpan<double> quantiles, Span<long> values, long ceiling)
     {
@@ -198,8 +160,7 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    // Interpolates linearly by rank inside the bucket (never outside its bounds), then clamps to
-    // the recent maximum. The open-ended overflow bucket ends at the recent maximum, if known.
+    // Linear by rank inside the bucket, then clamped to the recent maximum (where the overflow bucket ends).
     private static long ValueInBucket(int index, double fraction, long ceiling)
     {
         var (lower, upper) = BucketBounds(index);
@@ -221,15 +182,16 @@ internal sealed class DocumentSizeHistogram
         }
     }
 
-    private static void ThrowIfNegative(long sizeBytes)
-    {
-        if (sizeBytes < 0)
-        {
-            throw new ArgumentOutOfRangeException(
-                nameof(sizeBytes), sizeBytes, $"sizeBytes is {sizeBytes}; a document size must be zero or more.");
-        }
-    }
-
     // The largest document recorded during one tick; Id is null while the tick recorded nothing.
     private readonly record struct RecentSlot(long Bytes, string? Id);
 }
+
+// A DocumentSizeHistogram reading: percentiles of the decayed distribution, within about 6% and
+// never above Max, the largest document of the recent window (0 if none).
+public readonly record struct SizeDistribution(
+    long P50,
+    long P90,
+    long P99,
+    long Max,
+    string? LargestRecentId,
+    double WeightedCount);

@@ -103,14 +103,7 @@ internal static class StoredFormats
             return null;
         }
 
-        if (collection.Length == 0 || collection.Contains('/'))
-        {
-            throw new ArgumentException(
-                $"collection {MessageText.Quote(collection)} is not a collection name; it must be non-empty and contain no '/'. " +
-                "Pass the part of an id before its first '/', e.g. 'orders' for 'orders/17'.",
-                nameof(collection));
-        }
-
+        DocumentIds.ValidateCollection(collection);
         return Encoding.UTF8.GetBytes(collection + "/");
     }
 }

@@ -16,7 +16,7 @@ public sealed class DecisionHistoryTests
             history.Remember(Seconds(i), new ControllerStep(2, Hold, "hold: memory high", DecisionCause.Memory), 2);
         }
 
-        Assert.Equal([(Start, "start: L=2"), (Hold, "hold: memory high")], history.Entries.Select(e => (e.Kind, e.Reason)));
+        Assert.Equal([(Start.Name(), "start: L=2"), (Hold.Name(), "hold: memory high")], history.Entries.Select(e => (e.Kind, e.Reason)));
     }
 
     [Fact]
@@ -40,8 +40,8 @@ public sealed class DecisionHistoryTests
 
         var entries = history.Entries;
         Assert.Equal(DecisionHistory.Capacity, entries.Length);
-        Assert.Equal((Seconds(70), "step 70"), (entries[0].At, entries[0].Reason));
-        Assert.Equal((Seconds(119), "step 119"), (entries[^1].At, entries[^1].Reason));
+        Assert.Equal((Seconds(70), "step 70"), (entries[0].Elapsed, entries[0].Reason));
+        Assert.Equal((Seconds(119), "step 119"), (entries[^1].Elapsed, entries[^1].Reason));
     }
 
     [Fact]

@@ -180,7 +180,7 @@ public sealed class ReadLatencyBaselineTests
     /// </summary>
     private static double OldLatencyPerMiBInflation(List<(TimeSpan At, ReadSample[] Reads)> ticks)
     {
-        var minimum = new WindowedMin(new ControllerOptions().LatencyBaselineWindow);
+        var minimum = WindowedExtremum.Min(new ControllerOptions().LatencyBaselineWindow);
         var worst = 0.0;
         foreach (var (at, reads) in ticks.Where(t => t.Reads.Length >= 3))
         {

@@ -11,7 +11,7 @@ public sealed class WindowedExtremumTests
     [InlineData(false, 1, 4)]
     public void Current_SampleReachesTheWindowEdge_AgesOutExactlyThere(bool maximum, double extreme, double other)
     {
-        WindowedExtremum filter = maximum ? new WindowedMax(Window) : new WindowedMin(Window);
+        var filter = maximum ? WindowedExtremum.Max(Window) : WindowedExtremum.Min(Window);
         filter.Add(Seconds(0), extreme);
         filter.Add(Seconds(1), other);
 
@@ -24,7 +24,7 @@ public sealed class WindowedExtremumTests
     [Fact]
     public void Add_NewerEqualValue_ReplacesTheOlderOne()
     {
-        var max = new WindowedMax(Window);
+        var max = WindowedExtremum.Max(Window);
         max.Add(Seconds(0), 5);
         max.Add(Seconds(4), 5);
 
@@ -35,7 +35,7 @@ public sealed class WindowedExtremumTests
     [Fact]
     public void Add_OutOfTimeOrder_Throws()
     {
-        var min = new WindowedMin(Window);
+        var min = WindowedExtremum.Min(Window);
         min.Add(Seconds(5), 1);
 
         Assert.Throws<ArgumentOutOfRangeException>(() => min.Add(Seconds(4), 1));
@@ -51,8 +51,8 @@ public sealed class WindowedExtremumTests
     {
         var random = new Random(seed);
         var window = TimeSpan.FromMilliseconds(random.Next(50, 2000));
-        var max = new WindowedMax(window);
-        var min = new WindowedMin(window);
+        var max = WindowedExtremum.Max(window);
+        var min = WindowedExtremum.Min(window);
         var samples = new List<(TimeSpan At, double Value)>();
         var now = TimeSpan.Zero;
         for (var i = 0; i < 2000; i++)

@@ -1,4 +1,5 @@
 using System.Globalization;
+using Indexing.Storage;
 using Xunit.Abstractions;
 
 namespace Indexing.Prefetcher.Tests;
@@ -67,12 +68,12 @@ public sealed class CeilingFiguresTests(ITestOutputHelper output)
 
         public string? StartAfterId => null;
 
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
+        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken)
         {
             for (long i = 0; ; i++)
             {
                 cancellationToken.ThrowIfCancellationRequested();
-                yield return new DocumentMeta($"endless/{i:D12}", _body.Length, i + 1);
+                yield return new DocumentMetadata($"endless/{i:D12}", i + 1, _body.Length);
             }
         }
 

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>
@@ -152,7 +154,7 @@ public sealed class DeliveryContractTests
 
         public string? StartAfterId => inner.StartAfterId;
 
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
         public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken) =>
             inner.Read(task, destination, cancellationToken);

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>Holds the read of the run's first task until the test lets it finish (observing the token).</summary>
@@ -7,7 +9,7 @@ internal sealed class HoldFirstTaskSource(InMemoryReadSourceDouble inner, Manual
 
     public string? StartAfterId => inner.StartAfterId;
 
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
     {

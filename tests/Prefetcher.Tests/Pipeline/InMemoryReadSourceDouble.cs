@@ -87,7 +87,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
 
     public void ResetMaxOpenReads() => Volatile.Write(ref _maxOpenReads, OpenReads);
 
-    public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken)
+    public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken)
     {
         var first = StartAfterId is null ? 0 : FirstAfter(StartAfterId);
         for (var i = first; i < _ids.Length; i++)
@@ -98,7 +98,7 @@ internal sealed class InMemoryReadSourceDouble : IDocumentReadSource
                 throw ScanFailure;
             }
 
-            yield return new DocumentMeta(_ids[i], _bodies[i].Length, EtagOf(i));
+            yield return new DocumentMetadata(_ids[i], EtagOf(i), _bodies[i].Length);
         }
     }
 

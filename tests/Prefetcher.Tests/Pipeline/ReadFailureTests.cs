@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>A failed read reaches the consumer as one PrefetchReadException naming the range; nothing hangs or vanishes.</summary>
@@ -164,7 +166,7 @@ public sealed class ReadFailureTests
 
         public string? StartAfterId => inner.StartAfterId;
 
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
         public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
         {

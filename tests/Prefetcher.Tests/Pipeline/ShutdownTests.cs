@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using Indexing.Storage;
 using Xunit.Abstractions;
 
 namespace Indexing.Prefetcher.Tests;
@@ -189,7 +190,7 @@ public sealed class ShutdownTests(ITestOutputHelper output)
 
         public string? StartAfterId => inner.StartAfterId;
 
-        public IEnumerable<DocumentMeta> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
         public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken) =>
             inner.Read(task, destination, cancellationToken);

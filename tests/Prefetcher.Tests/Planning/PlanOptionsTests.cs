@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher.Tests;
 
 public sealed class PlanOptionsTests
@@ -41,7 +43,7 @@ public sealed class PlanOptionsTests
         var options = PlanOptions.ForBudget(budget);
         var justOverMax = options.MaxTaskBytes + 1;
 
-        var tasks = ReadPlanner.Plan([new DocumentMeta("a", 10, 1), new DocumentMeta("b", justOverMax, 2), new DocumentMeta("c", 10, 3)], options).ToList();
+        var tasks = ReadPlanner.Plan([new DocumentMetadata("a", 1, 10), new DocumentMetadata("b", 2, justOverMax), new DocumentMetadata("c", 3, 10)], options).ToList();
 
         Assert.Equal(options.MaxTaskBytes, options.LargeDocumentThresholdBytes);
         Assert.Equal([false, true, false], tasks.Select(t => t.IsLargeDocument));

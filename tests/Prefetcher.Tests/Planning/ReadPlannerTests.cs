@@ -1,4 +1,5 @@
 using System.Collections;
+using Indexing.Storage;
 
 namespace Indexing.Prefetcher.Tests;
 
@@ -105,7 +106,7 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_OutOfOrderIds_ThrowsNamingBothIds()
     {
-        DocumentMeta[] documents = [new("apple", 1, 1), new("cherry", 1, 1), new("banana", 1, 1)];
+        DocumentMetadata[] documents = [new("apple", 1, 1), new("cherry", 1, 1), new("banana", 1, 1)];
 
         var error = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan(documents, ShapeOptions).ToList());
 
@@ -115,7 +116,7 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_DuplicateId_Throws()
     {
-        DocumentMeta[] documents = [new("a", 1, 1), new("a", 1, 1)];
+        DocumentMetadata[] documents = [new("a", 1, 1), new("a", 1, 1)];
 
         Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan(documents, ShapeOptions).ToList());
     }
@@ -124,7 +125,7 @@ public sealed class ReadPlannerTests
     public void Plan_SupplementaryCharacterAfterPrivateUseCharacter_AcceptedInUtf8Order()
     {
         // UTF-8 puts U+1F600 after U+E000; UTF-16 ordinal comparison would put it before.
-        DocumentMeta[] inUtf8Order = [new("k\uE000", 1, 1), new("k\U0001F600", 1, 1)];
+        DocumentMetadata[] inUtf8Order = [new("k\uE000", 1, 1), new("k\U0001F600", 1, 1)];
         Assert.True(string.CompareOrdinal(inUtf8Order[0].Id, inUtf8Order[1].Id) > 0);
 
         Assert.Single(ReadPlanner.Plan(inUtf8Order, ShapeOptions));
@@ -134,26 +135,26 @@ public sealed class ReadPlannerTests
     [Fact]
     public void Plan_InvalidDocument_ThrowsNamingTheProblem()
     {
-        var negative = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMeta("a", -3, 1)], ShapeOptions).ToList());
+        var negative = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMetadata("a", 1, -3)], ShapeOptions).ToList());
         Assert.Contains("-3", negative.Message, StringComparison.Ordinal);
-        Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([default(DocumentMeta)], ShapeOptions).ToList());
-        var noEtag = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMeta("a", 3, 0)], ShapeOptions).ToList());
+        Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([default(DocumentMetadata)], ShapeOptions).ToList());
+        var noEtag = Assert.Throws<InvalidOperationException>(() => ReadPlanner.Plan([new DocumentMetadata("a", 0, 3)], ShapeOptions).ToList());
         Assert.Contains("etag 0", noEtag.Message, StringComparison.Ordinal);
         Assert.Throws<ArgumentNullException>(() => ReadPlanner.Plan(null!, ShapeOptions));
     }
 
-    private static DocumentMeta[] Documents(long[] sizes)
+    private static DocumentMetadata[] Documents(long[] sizes)
     {
-        var documents = new DocumentMeta[sizes.Length];
+        var documents = new DocumentMetadata[sizes.Length];
         for (var i = 0; i < sizes.Length; i++)
         {
-            documents[i] = new DocumentMeta($"doc/{i:D8}", sizes[i], i + 1);
+            documents[i] = new DocumentMetadata($"doc/{i:D8}", i + 1, sizes[i]);
         }
 
         return documents;
     }
 
-    private static void AssertValidPlan(DocumentMeta[] documents, List<ReadTask> tasks, PlanOptions options)
+    private static void AssertValidPlan(DocumentMetadata[] documents, List<ReadTask> tasks, PlanOptions options)
     {
         // Every document exactly once, in key order: the tasks concatenate back to the input.
         Assert.Equal(documents.Select(d => d.Id), tasks.SelectMany(t => t.Ids));
@@ -195,16 +196,16 @@ public sealed class ReadPlannerTests
     }
 
     // A long metadata scan that counts how far it has been read.
-    private sealed class CountingDocuments(int count, long sizeBytes) : IEnumerable<DocumentMeta>
+    private sealed class CountingDocuments(int count, long sizeBytes) : IEnumerable<DocumentMetadata>
     {
         public int MoveNextCalls { get; private set; }
 
-        public IEnumerator<DocumentMeta> GetEnumerator()
+        public IEnumerator<DocumentMetadata> GetEnumerator()
         {
             for (var i = 0; i < count; i++)
             {
                 MoveNextCalls++;
-                yield return new DocumentMeta($"doc/{i:D8}", sizeBytes, i + 1);
+                yield return new DocumentMetadata($"doc/{i:D8}", i + 1, sizeBytes);
             }
 
             MoveNextCalls++;

@@ -51,7 +51,6 @@ internal sealed class PrefetchSimulation
 
     private TimeSpan _lastTick;
     private long _tickBytes;
-    private long _tickDocuments;
     private TimeSpan _tickWaitedAtStart;
     private TimeSpan _tickInFlight;
 
@@ -172,7 +171,6 @@ internal sealed class PrefetchSimulation
         _bytesRead += read.Bytes;
         _documentsRead += read.Documents;
         _tickBytes += read.Bytes;
-        _tickDocuments += read.Documents;
         _tickReads.Add(new ReadSample(read.Bytes, read.Documents, _now - read.SubmittedAt));
         _sizes.Record(read.LargestDocument, "simulated");
         if (ReadBound)
@@ -290,7 +288,6 @@ internal sealed class PrefetchSimulation
             Now = _now,
             TickDuration = duration,
             BytesDelivered = _tickBytes,
-            DocumentsDelivered = _tickDocuments,
             Reads = _tickReads.ToArray(),
             ReadsInFlightTime = _setup.LittlesLaw ? _tickInFlight : TimeSpan.Zero,
             ConsumerWaitFraction = Math.Clamp(waited / duration, 0, 1),
@@ -323,7 +320,6 @@ internal sealed class PrefetchSimulation
         _sizes.Decay(_sizeDecayFactor);
         _lastTick = _now;
         _tickBytes = 0;
-        _tickDocuments = 0;
         _tickReads.Clear();
         _tickInFlight = TimeSpan.Zero;
         _tickWaitedAtStart = _consumerWaited;

@@ -1,6 +1,6 @@
 namespace Indexing.Prefetcher.Tests;
 
-public sealed class ControllerSignalChecksTests
+public sealed class ControllerSignalsCheckTests
 {
     private static readonly ControllerSignals Valid = new()
     {
@@ -13,14 +13,14 @@ public sealed class ControllerSignalChecksTests
     [Fact]
     public void Check_ValidSignals_Pass()
     {
-        ControllerSignalChecks.Check(Valid, lastNow: TimeSpan.FromSeconds(1));
-        ControllerSignalChecks.Check(Valid, lastNow: null);
+        Valid.Check(lastNow: TimeSpan.FromSeconds(1));
+        Valid.Check(lastNow: null);
     }
 
     [Fact]
     public void Check_TimeGoesBackwards_Throws()
     {
-        var error = Assert.Throws<ArgumentException>(() => ControllerSignalChecks.Check(Valid, lastNow: TimeSpan.FromSeconds(2)));
+        var error = Assert.Throws<ArgumentException>(() => Valid.Check(lastNow: TimeSpan.FromSeconds(2)));
 
         Assert.Contains("Now went backwards", error.Message, StringComparison.Ordinal);
     }
@@ -30,14 +30,13 @@ public sealed class ControllerSignalChecksTests
     [InlineData(-10L)]
     public void Check_ZeroOrNegativeForegroundP99_ThrowsAskingForNull(long ticks)
     {
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => ControllerSignalChecks.Check(Valid with { ForegroundP99 = TimeSpan.FromTicks(ticks) }, null));
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => (Valid with { ForegroundP99 = TimeSpan.FromTicks(ticks) }).Check(null));
 
         Assert.Contains($"ForegroundP99 must be positive (was {TimeSpan.FromTicks(ticks)})", error.Message, StringComparison.Ordinal);
         Assert.Contains("pass null when the window has no samples", error.Message, StringComparison.Ordinal);
     }
 
     [Theory]
-    [InlineData("DocumentsDelivered")]
     [InlineData("BytesDelivered")]
     [InlineData("BufferedBytes")]
     [InlineData("LargestRecentDocumentBytes")]
@@ -48,7 +47,6 @@ public sealed class ControllerSignalChecksTests
     {
         var signals = name switch
         {
-            "DocumentsDelivered" => Valid with { DocumentsDelivered = -1 },
             "BytesDelivered" => Valid with { BytesDelivered = -1 },
             "BufferedBytes" => Valid with { BufferedBytes = -1 },
             "LargestRecentDocumentBytes" => Valid with { LargestRecentDocumentBytes = -1 },
@@ -57,7 +55,7 @@ public sealed class ControllerSignalChecksTests
             _ => Valid with { Reads = new[] { new ReadSample(1, 1, TimeSpan.FromTicks(-1)) } },
         };
 
-        var error = Assert.Throws<ArgumentOutOfRangeException>(() => ControllerSignalChecks.Check(signals, null));
+        var error = Assert.Throws<ArgumentOutOfRangeException>(() => signals.Check(null));
 
         Assert.Contains($"{name} must not be negative", error.Message, StringComparison.Ordinal);
     }
@@ -70,7 +68,7 @@ public sealed class ControllerSignalChecksTests
     {
         var signals = Valid with { TickDuration = TimeSpan.FromMilliseconds(tickMilliseconds), ConsumerWaitFraction = waitFraction };
 
-        var error = Assert.Throws<ArgumentException>(() => ControllerSignalChecks.Check(signals, null));
+        var error = Assert.Throws<ArgumentException>(() => signals.Check(null));
 
         Assert.Contains(message, error.Message, StringComparison.Ordinal);
     }
@@ -78,7 +76,7 @@ public sealed class ControllerSignalChecksTests
     [Fact]
     public void Check_LiveLimitBelowOne_Throws()
     {
-        var error = Assert.Throws<ArgumentException>(() => ControllerSignalChecks.Check(Valid with { MaxConcurrency = 0 }, null));
+        var error = Assert.Throws<ArgumentException>(() => (Valid with { MaxConcurrency = 0 }).Check(null));
 
         Assert.Contains("MaxConcurrency must be at least 1 (was 0)", error.Message, StringComparison.Ordinal);
     }
