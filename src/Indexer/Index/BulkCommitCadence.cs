@@ -12,10 +12,10 @@ namespace Indexing.Indexer;
 // - Before any byte is done there is no rate: the floor. Waiting the cap instead would lose up to the
 //   cap of a build that turns out short; the floor costs at most one commit (none if the key has not
 //   moved, the loop skips those), and the wait is recomputed once a rate is known.
-// - The total is the source's planned bytes: exact once its metadata scan ended, a lower bound while
-//   it runs (and 0 for a source that does not plan). A total below the bytes done counts as the bytes
-//   done, so an unknown total gives share x elapsed: a crash loses at most that share of the time
-//   spent so far, and the wait grows with the build.
+// - The total is the source's: the prefetcher counts it within seconds of the start; before that its
+//   planned bytes, a lower bound (and 0 for a source that does not plan). A total below the bytes done
+//   counts as the bytes done, so an unknown total gives share x elapsed: a crash loses at most that
+//   share of the time spent so far, and the wait grows with the build.
 // - The cap wins over the floor (a cap below the floor, as tests set, is the wait).
 // - The commit-cost term keeps commits from running back to back where one takes longer than the
 //   floor (a slow disk, a loaded machine): at most half the time is spent committing. Commits run

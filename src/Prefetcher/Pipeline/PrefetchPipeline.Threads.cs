@@ -12,6 +12,7 @@ namespace Indexing.Prefetcher;
 public sealed partial class PrefetchPipeline
 {
     private readonly Thread _planner;
+    private readonly Thread _census;
     private readonly BlockingCollection<ReadTask> _issued = new();
     private readonly List<Thread> _readers = [];
 
@@ -30,7 +31,7 @@ public sealed partial class PrefetchPipeline
         {
             lock (_readers)
             {
-                return [_planner, .. _readers];
+                return [_planner, _census, .. _readers];
             }
         }
     }
@@ -40,11 +41,41 @@ public sealed partial class PrefetchPipeline
 
     private void StartThreads()
     {
-        _threadsRunning = 1;
+        _threadsRunning = 2;
         _token.Register(EndIfRunning);
         Publish();
         _ticks = Task.Run(TickAsync);
         _planner.Start();
+        _census.Start();
+    }
+
+    // The run's documents and bytes, counted in a second pass over the snapshot's metadata beside the
+    // planner's lazy one (a budget's worth ahead of the reads, so its totals grow until the last task):
+    // progress, the ETA and the bulk commit cadence have the whole from the first seconds of a rebuild
+    // of tens of GB, not at its end. Reading the metadata is a small part of reading the documents.
+    // A failing census leaves the totals unknown and the run going: it reads the rows the planner
+    // reads, so a store that fails it fails the planner too, which names the place (a store closed
+    // under a run fails whichever scan or read comes first, and the read names its key range).
+    private void Count()
+    {
+        try
+        {
+            long documents = 0, bytes = 0;
+            foreach (var row in _source.ScanMetadata(_token))
+            {
+                documents++;
+                bytes += row.SizeBytes;
+            }
+
+            _meter.Counted(documents, bytes);
+        }
+        catch (Exception exception) when (exception is not OutOfMemoryException)
+        {
+        }
+        finally
+        {
+            ThreadExited();
+        }
     }
 
     private void PlanAndIssue()

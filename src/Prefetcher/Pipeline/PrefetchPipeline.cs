@@ -43,6 +43,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
         _token = _stop.Token;
         _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? _policy.Plan.DefaultTaskBytes;
         _planner = new Thread(PlanAndIssue) { IsBackground = true, Name = "Prefetch planner" };
+        _census = new Thread(Count) { IsBackground = true, Name = "Prefetch census" };
         _sizeDecayFactor = DocumentSizeHistogram.FactorForHalfLife(options.SizeHalfLife, options.TickInterval);
     }
 

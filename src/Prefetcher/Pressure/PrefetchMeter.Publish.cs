@@ -59,6 +59,8 @@ internal sealed partial class PrefetchMeter
 
             var planComplete = PlanComplete;
             var bytesPlanned = Interlocked.Read(ref _bytesPlanned);
+            var documentsPlanned = Interlocked.Read(ref _documentsPlanned);
+            var total = _counted ?? (planComplete ? (documentsPlanned, bytesPlanned) : null);
             var takenPerSecond = Rate(longer, current, s => s.BytesTaken);
             var pressure = new PrefetchPressure
             {
@@ -98,11 +100,13 @@ internal sealed partial class PrefetchMeter
                 BytesDone = current.BytesTaken,
                 DocumentsRead = current.DocumentsRead,
                 BytesRead = current.BytesRead,
-                DocumentsPlanned = Interlocked.Read(ref _documentsPlanned),
+                DocumentsPlanned = documentsPlanned,
                 BytesPlanned = bytesPlanned,
                 PlanComplete = planComplete,
-                Eta = planComplete && takenPerSecond > 0
-                    ? TimeSpan.FromSeconds(Math.Max(0, bytesPlanned - current.BytesTaken) / takenPerSecond)
+                DocumentsTotal = total?.Documents,
+                BytesTotal = total?.Bytes,
+                Eta = total is { Bytes: var totalBytes } && takenPerSecond > 0
+                    ? TimeSpan.FromSeconds(Math.Max(0, totalBytes - current.BytesTaken) / takenPerSecond)
                     : null,
                 Failure = view.Failure,
                 History = _history,

@@ -27,6 +27,7 @@ internal sealed partial class PrefetchMeter
     private long _documentsPlanned;
     private long _bytesPlanned;
     private int _planComplete;
+    private (long Documents, long Bytes)? _counted;
     private long _documentsRead;
     private long _bytesRead;
     private long _documentsTaken;
@@ -68,6 +69,15 @@ internal sealed partial class PrefetchMeter
     }
 
     public void PlanCompleted() => Volatile.Write(ref _planComplete, 1);
+
+    /// <summary>The census counted the run's documents and bytes.</summary>
+    public void Counted(long documents, long bytes)
+    {
+        lock (_publishLock)
+        {
+            _counted = (documents, bytes);
+        }
+    }
 
     /// <summary>A read entered (+1) or left (-1, completed or failed) the source.</summary>
     public void ReadsInSource(int change)

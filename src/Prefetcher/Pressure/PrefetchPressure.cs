@@ -24,7 +24,8 @@ public enum PrefetchState
 /// <summary>
 /// One immutable reading of a prefetcher's state, published every tick and at the end. MB are
 /// decimal, MiB binary. "Done" counts what the consumer took, "Read" what reads delivered;
-/// "Planned" grows as the scan is cut lazily, so it is exact only once <see cref="PlanComplete"/>.
+/// "Planned" grows as the scan is cut lazily, so it is exact only once <see cref="PlanComplete"/>;
+/// "Total" is counted beside it, within seconds of the start.
 /// </summary>
 public sealed record PrefetchPressure
 {
@@ -124,11 +125,17 @@ public sealed record PrefetchPressure
     /// <summary>The metadata scan ended: planned totals are exact.</summary>
     public bool PlanComplete { get; init; }
 
-    public long DocumentsRemaining => DocumentsPlanned - DocumentsDone;
+    /// <summary>The run's documents (the snapshot's, after the start key), counted beside the planning; null until counted.</summary>
+    public long? DocumentsTotal { get; init; }
 
-    public long BytesRemaining => BytesPlanned - BytesDone;
+    /// <summary>The run's bytes, counted with <see cref="DocumentsTotal"/>; null until counted.</summary>
+    public long? BytesTotal { get; init; }
 
-    /// <summary>Remaining bytes at the last 10 s rate; null while planning or before anything was read.</summary>
+    public long DocumentsRemaining => (DocumentsTotal ?? DocumentsPlanned) - DocumentsDone;
+
+    public long BytesRemaining => (BytesTotal ?? BytesPlanned) - BytesDone;
+
+    /// <summary>Remaining bytes at the last 10 s rate; null until the total is counted or before anything was taken.</summary>
     public TimeSpan? Eta { get; init; }
 
     /// <summary>The failure's message when <see cref="State"/> is Failed.</summary>

@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Indexing.Storage;
 
 namespace Indexing.Prefetcher.Tests;
@@ -44,6 +45,36 @@ public sealed class PressureTests
         Assert.All(running, p => Assert.InRange(p.ConcurrencyLimit, 1, options.Controller.MaxConcurrency));
         Assert.Contains(seen, p => p.PlanComplete && p.Eta is not null);
         Assert.Equal(PrefetchState.Completed, prefetcher.Pressure.State);
+    }
+
+    [Fact]
+    public async Task Pressure_BudgetFarBelowTheCollection_CountsTheTotalAndGivesAnEtaLongBeforeThePlanEnds()
+    {
+        // 24 MiB under a 1 MiB budget: the lazy plan stays about a budget ahead of what is taken, so
+        // its own totals are a small part of the collection until near the end.
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(3000, 8 * TestCollections.KiB));
+        var options = new PrefetchOptions { BudgetBytes = TestCollections.MiB, TickInterval = TimeSpan.FromMilliseconds(50) };
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
+
+        var early = new List<PrefetchPressure>();
+        var hangGuard = Stopwatch.StartNew();
+        while (early.Count == 0 || early[^1].Eta is null)
+        {
+            Assert.True(hangGuard.Elapsed < TimeSpan.FromSeconds(60), "no ETA within 60 s of taking a batch every 20 ms");
+            Assert.NotNull(await prefetcher.TakeAsync(16, TestCollections.MiB));
+            await Task.Delay(20);
+            early.Add(prefetcher.Pressure);
+        }
+
+        var counted = early[^1];
+        Assert.False(counted.PlanComplete, $"the plan ended after {counted.DocumentsDone} documents taken; the test needs it to run on");
+        Assert.True(counted.DocumentsPlanned < source.Count / 2, $"{counted.DocumentsPlanned} planned");
+        Assert.Equal(source.Count, counted.DocumentsTotal);
+        Assert.Equal(source.TotalBytes, counted.BytesTotal);
+        Assert.Equal(source.Count - counted.DocumentsDone, counted.DocumentsRemaining);
+        await Strategies.DrainWithPatienceAsync(prefetcher, maxDocuments: 256);
+        Assert.Equal(source.Count, prefetcher.Pressure.DocumentsTotal);
+        Assert.Equal(source.Count, prefetcher.Pressure.DocumentsPlanned);
     }
 
     [Fact]

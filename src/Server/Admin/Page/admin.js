@@ -102,10 +102,12 @@ function render(prefetch) {
   figure("done").textContent = p.documentsDone.toLocaleString("en-US");
   figure("eta").textContent = formatDuration(seconds(p.eta));
 
-  const fraction = p.bytesPlanned > 0 ? Math.min(1, p.bytesDone / p.bytesPlanned) : 0;
+  // The total is counted within seconds of the start; until then, what is planned so far.
+  const total = p.bytesTotal ?? p.bytesPlanned;
+  const fraction = total > 0 ? Math.min(1, p.bytesDone / total) : 0;
   root.querySelector(".progress .bar").style.width = (fraction * 100).toFixed(1) + "%";
   root.querySelector(".progress-text").textContent =
-    `${formatBytes(p.bytesDone)} of ${formatBytes(p.bytesPlanned)}${p.planComplete ? "" : " planned so far"} (${(fraction * 100).toFixed(1)} %)`;
+    `${formatBytes(p.bytesDone)} of ${formatBytes(total)}${p.bytesTotal != null ? "" : " planned so far"} (${(fraction * 100).toFixed(1)} %)`;
 
   const history = p.history || [];
   const xs = history.map(point => seconds(point.elapsed));
