@@ -4,7 +4,7 @@ namespace Indexing.Prefetcher;
 
 /// <summary>
 /// Decides, once per tick, how many read tasks run concurrently (L) and how large the next task
-/// should be. Grows multiplicatively while doubling pays (slow start), then by one; cuts
+/// should be. Grows multiplicatively while doubling pays (slow start), then by a quarter; cuts
 /// multiplicatively: a wrong cut costs a few seconds of regrowth, a wrong growth keeps hurting
 /// foreground traffic until noticed.
 /// <para>

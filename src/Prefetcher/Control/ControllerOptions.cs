@@ -34,9 +34,9 @@ public sealed record ControllerOptions
     public int? FixedConcurrency { get; init; }
 
     /// <summary>
-    /// Relative throughput gain a +1 step must show to be kept (0.05 = +5%). In slow start a
-    /// doubling continues only with 75% of its proportional gain, and one gaining less than this
-    /// goes back.
+    /// Relative throughput gain a step up must show to be kept (0.05 = +5%); outside slow start a
+    /// step is a quarter of L (at least one reader). In slow start a doubling continues only with
+    /// 75% of its proportional gain, and one gaining less than this goes back.
     /// </summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
@@ -147,7 +147,7 @@ public sealed record ControllerOptions
         }
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
-            $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
+            $"keep a step of {ControlText.Factor(HillClimber.FineStepFactor)} (at least +1) if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
             $"slow start doubles while it pays; " +
             $"cut to <= {ControlText.Factor(QueueingCutFactor)} when reads take > {ControlText.Factor(LatencyInflationLimit)} their un-queued time (per size class, {ControlText.Duration(LatencyBaselineWindow)} minimum); " +
