@@ -13,7 +13,8 @@ namespace Indexing.Prefetcher;
 /// it ramps faster: the first step comes at the first tick and is x4, and a doubling that clearly
 /// paid on its first, unsettled tick is not settled and measured again. The first step that does
 /// not pay that well ends it; if it still paid <see cref="ControllerOptions.GrowthMinGain"/> it
-/// stays and the climb goes on upwards at once in fine steps. <b>Fine steps</b>
+/// stays and the climb goes on at once: upwards in fine steps, or, if L is far past the knee the
+/// step's gain points to (<see cref="KneeOvershoot"/>), down to that knee first. <b>Fine steps</b>
 /// from then on, and after any cut: x<see cref="FineStepFactor"/> up or down (at least one
 /// reader), settle, measure, keep a step up only if it gains <see cref="ControllerOptions.GrowthMinGain"/>
 /// and go on up at once; after one that does not, go back and probe alternately down and up after
@@ -40,6 +41,18 @@ internal sealed partial class HillClimber
     /// </summary>
     public const double FineStepFactor = 1.25;
 
+    /// <summary>
+    /// A step that ends slow start leaving L more than this multiple of the knee its gain points to
+    /// (where linear scaling would have delivered as much) probes that knee at once.
+    /// </summary>
+    public const double KneeOvershoot = 1.5;
+
+    /// <summary>
+    /// A probe down to that knee keeps it unless going back up gains this much: below a gradual
+    /// bend such a knee delivers 20% less or more, at a sharp one as much, give or take the 5-10%
+    /// measurements err by right after a step.
+    /// </summary>
+    public const double KneeProbeMinGain = 0.10;
 
     /// <summary>
     /// Reads taking at least this multiple of their un-queued time (in most size classes) make a
@@ -75,6 +88,11 @@ internal sealed partial class HillClimber
     private bool _probeUpNext = true;
     private bool _slowStart = true;
 
+    /// <summary>
+    /// A knee far below L that slow start's last step pointed to: the next probe down goes there,
+    /// and if it delivers clearly less, the climb goes on upwards at once, not after a plateau.
+    /// </summary>
+    private int? _knee;
     private int _payingSteps;
     private TimeSpan _settle;
 
@@ -129,6 +147,7 @@ internal sealed partial class HillClimber
                 break;
         }
         _payingSteps = 0;
+        _knee = null;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
@@ -281,13 +300,16 @@ internal sealed partial class HillClimber
     /// measurement, but no longer than one takes after L changed (<paramref name="changedAt"/>):
     /// every hold (memory, indexer, rate limit) restarts measuring, so under holds it never comes,
     /// and waiting for it let reads queue until the lower L's record expired. Keeping the
-    /// measurement across holds instead would mix app-limited ticks into it.
+    /// measurement across holds instead would mix app-limited ticks into it. A probe down to a
+    /// knee (<see cref="KneeOvershoot"/>) is itself the cut: the reads it sees queue were mostly
+    /// issued by the L above it, and cutting on them took a capped device from the knee to half of it.
     /// </summary>
     public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
-        BestThroughputBelow(l, now) is { } lower
-        && (CurrentThroughput(l, now) is { } current
-            ? current >= lower * (1 + _options.GrowthMinGain)
-            : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
+        (_phase == Phase.ProbeDown && _knee is not null)
+        || (BestThroughputBelow(l, now) is { } lower
+            && (CurrentThroughput(l, now) is { } current
+                ? current >= lower * (1 + _options.GrowthMinGain)
+                : now - changedAt < _options.SettleTime + _options.MaxMeasureTime));
 
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
     private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
@@ -296,6 +318,9 @@ internal sealed partial class HillClimber
         baseline > 0 ? (throughput / baseline) - 1 : (throughput > 0 ? 1 : 0);
 
     private static ControllerStep Stay(int l, string reason, DecisionCause cause) => new(l, Hold, reason, cause);
+
+    /// <summary>The gain that decides the probe in progress.</summary>
+    private double MinGain => _phase == Phase.ProbeDown && _knee is not null ? KneeProbeMinGain : _options.GrowthMinGain;
 
     private static int FineStepUp(int l, int limit) => Math.Min(limit, Math.Max(l + 1, (int)Math.Round(l * FineStepFactor, MidpointRounding.AwayFromZero)));
 
@@ -313,7 +338,7 @@ internal sealed partial class HillClimber
     {
         var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
         var error = CombinedError();
-        if (Math.Abs(gain - _options.GrowthMinGain) < error)
+        if (Math.Abs(gain - MinGain) < error)
         {
             return false;
         }

@@ -84,6 +84,41 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_StepPaysFarLessThanInProportion_ProbesTheKneeItPointsToAndStaysNearIt()
+    {
+        // Capped at 5 readers' worth: 4 -> 8 gains +25%, so a sharp knee would be at 5 and 8 is
+        // 1.6x past it. Kept for a plateau, the extra readers only queued for 10 s.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 5));
+
+        var kept = climb.Run(TimeSpan.FromSeconds(4)).Single(s => s.Step.Reason.StartsWith("hold: +25% MB/s at L=8 over 4", StringComparison.Ordinal));
+        var probe = climb.Run(TimeSpan.FromSeconds(1.5)).Single(s => s.Step.Kind == Cut);
+        // While the knee is measured, the queueing rule leaves the cut to it, however long ago L changed.
+        var vetoed = climb.Climber.HigherConcurrencyPays(5, climb.Now, changedAt: TimeSpan.Zero);
+        var after = climb.Run(TimeSpan.FromSeconds(12));
+
+        Assert.Equal("hold: +25% MB/s at L=8 over 4, short of 75% of the proportional gain, far past a sharp knee's 5: measuring L=8 again, then probing down", kept.Step.Reason);
+        Assert.Equal("cut: probing L=5 (L=8 delivers 300 MB/s; a sharp knee would be there)", probe.Step.Reason);
+        Assert.True(vetoed);
+        Assert.Contains(after, s => s.Step.Reason == "hold: L=4 delivered -20% vs L=5, back to 5");
+        Assert.All(after, s => Assert.InRange(s.Step.Concurrency, 4, 6));
+    }
+
+    [Fact]
+    public void Climb_KneeAStepPointedToIsNotThere_ClimbsOnAtOnce()
+    {
+        // Linear to 4, then a quarter of a reader's worth for each more: 4 -> 8 gains +25%, as at
+        // a sharp knee near 5, but 5 delivers 15% less than 8 and more readers keep paying.
+        var climb = new ClimbDriver(l => 60e6 * (l <= 4 ? l : 4 + ((l - 4) * 0.25)));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(12));
+
+        Assert.Contains(steps, s => s.Step.Reason == "cut: probing L=5 (L=8 delivers 300 MB/s; a sharp knee would be there)");
+        Assert.Contains(steps, s => s.Step.Reason == "grow: L=5 delivered -15% vs L=8, probing L=10 (L=8 delivers 300 MB/s)");
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +10% MB/s at L=10 over 8, probing 13");
+        Assert.DoesNotContain(steps, s => s.Step.Reason.StartsWith("hold: plateau", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Climb_SameLDeliversMoreDuringThePlateau_DoublesAgainBeforeThePlateauEnds()
     {
         // Small documents first (their per-document work caps reading at 4 readers), then large
