@@ -145,7 +145,7 @@ public sealed class HillClimberTests
     [Fact]
     public void Climb_ThreePayingStepsInARow_DoublesAgain()
     {
-        // After a cut, growth is by one; a knee that moved far away shows as +1 steps that keep paying.
+        // After a cut, growth is in fine steps; a knee that moved far away shows as fine steps that keep paying.
         var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 40)) { L = 4 };
         climb.Climber.Apply(ClimbEffect.RestartAfterCut, TimeSpan.Zero);
 
