@@ -18,7 +18,11 @@ public sealed record ControllerOptions
     /// <summary>When set, L stays at this value (a live limit still clamps): for measuring a fixed L (the BestFixed bound).</summary>
     public int? FixedConcurrency { get; init; }
 
-    /// <summary>Relative throughput gain a step must show to be kept (0.05 = +5%).</summary>
+    /// <summary>
+    /// Relative throughput gain a step up must show to be kept (0.05 = +5%); outside slow start a
+    /// step is a quarter of L (at least one reader). In slow start a doubling continues only with
+    /// 75% of its proportional gain, and one gaining less than this goes back.
+    /// </summary>
     public double GrowthMinGain { get; init; } = 0.05;
 
     /// <summary>After a change of concurrency, ticks in this time are not measured (reads in flight still reflect the old value).</summary>
@@ -104,7 +108,7 @@ public sealed record ControllerOptions
             : $"foreground p99 target {ControlText.Factor(ForegroundTargetFactor)} its {ControlText.Duration(ForegroundBaselineWindow)} minimum";
         return
             $"controller: L {InitialConcurrency}..{MaxConcurrency}, " +
-            $"keep +1 if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
+            $"keep a step of {ControlText.Factor(HillClimber.FineStepFactor)} (at least +1) if it adds >= {ControlText.Percent(GrowthMinGain)} throughput, settle {ControlText.Duration(SettleTime)}, " +
             $"measure {ControlText.Duration(MeasureTime)}..{ControlText.Duration(MaxMeasureTime)}, plateau {ControlText.Duration(PlateauTime)}; " +
             $"slow start doubles while it pays; " +
             $"cut to <= {ControlText.Factor(QueueingCutFactor)} when reads take > {ControlText.Factor(LatencyInflationLimit)} their un-queued time (per size class, {ControlText.Duration(LatencyBaselineWindow)} minimum); " +

@@ -3,11 +3,11 @@ using static Indexing.Prefetcher.ControllerDecisionKind;
 namespace Indexing.Prefetcher;
 
 // What a finished measurement decides: the first probe from a measured L, and the verdict on an
-// upward (multiplicative in slow start, else +1) or downward probe.
+// upward (x2 in slow start, else x1.25) or downward probe.
 internal sealed partial class HillClimber
 {
     /// <summary>
-    /// Where a downward probe from the base goes: one step, or, when reads queue, to L / inflation,
+    /// Where a downward probe from the base goes: one fine step, or, when reads queue, to L / inflation,
     /// where they would not (a device `depth` deep makes L readers take L / depth times the
     /// un-queued time, a bandwidth cap the same): on a noisy device one step at a time takes a
     /// minute. Not when a fresh measurement already showed an L in between delivering less: then
@@ -17,14 +17,14 @@ internal sealed partial class HillClimber
     {
         if (queueing is not { } q || q.Inflation < QueuedInflation || !(q.MajorityClassInflation >= QueuedInflation))
         {
-            return (l - 1, "");
+            return (FineStepDown(l), "");
         }
         var down = Math.Clamp((int)Math.Ceiling(l / q.Inflation), 1, l - 1);
         for (var between = down; between < l; between++)
         {
             if (FreshThroughput(between, now) is { } measured && measured * (1 + _options.GrowthMinGain) <= _baseThroughput)
             {
-                return (l - 1, "");
+                return (FineStepDown(l), "");
             }
         }
         return (down, ControlText.Invariant($"; reads take {q.Inflation:0.0}x their un-queued time"));
@@ -36,7 +36,7 @@ internal sealed partial class HillClimber
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))
         {
-            var next = _slowStart ? Math.Min(limit, factor * l) : l + 1;
+            var next = _slowStart ? Math.Min(limit, factor * l) : FineStepUp(l, limit);
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
@@ -45,6 +45,10 @@ internal sealed partial class HillClimber
             // Looking down means L is at a knee (or a limit held it there): no more doubling.
             _slowStart = false;
             var (down, note) = ProbeDownTo(l, now, queueing);
+            if (_knee < down)
+            {
+                (down, note) = (_knee.Value, "; a sharp knee would be there");
+            }
             BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
             return new ControllerStep(down, Cut, $"cut: probing L={down} ({delivers}{note})", DecisionCause.Probe);
         }
@@ -83,7 +87,8 @@ internal sealed partial class HillClimber
             var next = Math.Min(limit, 2 * l);
             return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {_payingSteps} steps paid: slow start, probing {next}", DecisionCause.Probe);
         }
-        return new ControllerStep(l + 1, Grow, $"grow: {gained} over {from}, probing {l + 1}", DecisionCause.Probe);
+        var up = FineStepUp(l, limit);
+        return new ControllerStep(up, Grow, $"grow: {gained} over {from}, probing {up}", DecisionCause.Probe);
     }
 
     private ControllerStep AfterSlowStartStep(TimeSpan now, double throughput, int l, int limit)
@@ -104,6 +109,8 @@ internal sealed partial class HillClimber
             return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
         }
 
+        // Slow start that three paying fine steps restarted has seen the device bend gradually below.
+        var bendsGradually = _payingSteps >= PayingStepsForSlowStart;
         _slowStart = false;
         _payingSteps = 0;
         if (gain < _options.GrowthMinGain)
@@ -113,27 +120,53 @@ internal sealed partial class HillClimber
                 $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)} over {from}, back to {from}",
                 DecisionCause.Plateau);
         }
-        // The doubling paid, though short of slow start's share: L stays, and the next probe looks
-        // downwards after the plateau (jumping to L / inflation if reads queue). Going back to the
-        // knee a sharp bend would put at from x (1 + gain), and climbing by one from there, held a
-        // device whose throughput bends gradually (a real disk behind the CPU work of reading:
-        // 8 -> 16 readers +40%, 16 -> 32 +4%) at 11 for the rest of a short read, as each +1 step
-        // took a second or more to judge and gained less than the minimum. Probing that knee at
-        // once cost as much: telling -4% from -6% takes seconds on lumpy reads.
+        // The step paid, though short of slow start's share: it stays, and the climb goes on at once
+        // instead of after a plateau. Holding it kept a read of growing documents on a device that
+        // bends gradually (every doubling past 8 still gaining 17-32%) at 8 until the read ended.
         SetBase(l, throughput);
-        EnterPlateau(now, probeUpNext: false);
-        return Stay(l, $"hold: {gained}, short of {ControlText.Percent(SlowStartEfficiency)} of the proportional gain: L={l} stays, the next probe looks down", DecisionCause.Plateau);
+        var share = $"{gained}, short of {ControlText.Percent(SlowStartEfficiency)} of the proportional gain";
+        if (l >= limit)
+        {
+            EnterPlateau(now, probeUpNext: false);
+            return Stay(l, $"hold: {share}: L={l} stays, at limit {limit}", DecisionCause.Plateau);
+        }
+        var knee = (int)Math.Ceiling(from * (1 + gain));
+        if (l > KneeOvershoot * knee && !bendsGradually)
+        {
+            // Far past where a sharp knee would be (the L at which linear scaling delivers as much):
+            // look below first (200 MB/s shared by all streams: 2 -> 8 gains +91%, the knee is 4).
+            // L is measured again before: in the first second after a step up, Little's law errs
+            // high (on a capped device by 8-20%), and against that a knee delivering as much looked
+            // 8-30% worse. If the probe finds no knee, the climb goes on upwards at once.
+            _probeUpNext = false;
+            _knee = knee;
+            BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero, grew: true);
+            return Stay(l, $"hold: {share}, far past a sharp knee's {knee}: measuring L={l} again, then probing down", DecisionCause.Plateau);
+        }
+        _probeUpNext = true;
+        var probe = StartProbe(now, throughput, l, limit, queueing: null);
+        return probe with { Reason = $"grow: {share}: L={l} stays, probing {probe.Concurrency}" };
     }
 
     private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)
     {
         var from = _baseConcurrency;
         var change = $"{ControlText.Change(Gain(throughput, _baseThroughput))} vs L={from}";
+        var minGain = MinGain;
+        var knee = _knee;
+        _knee = null;
         _payingSteps = 0;
         // The same test as growing, seen from below: if going back up would not gain the minimum,
         // the smaller L is as good and is kept (fewer reads queued, less foreground impact).
-        if (throughput * (1 + _options.GrowthMinGain) <= _baseThroughput)
+        if (throughput * (1 + minGain) <= _baseThroughput)
         {
+            if (knee is not null && from <= limit)
+            {
+                // The knee that slow start's last step pointed to is not there: more readers may still pay.
+                _probeUpNext = true;
+                var up = StartProbe(now, _baseThroughput, from, limit, queueing: null);
+                return up.Kind == Grow ? up with { Reason = $"grow: L={l} delivered {change}, {up.Reason["grow: ".Length..]}" } : up;
+            }
             EnterPlateau(now, probeUpNext: true);
             // The limit may have fallen to this L while it was measured: then the step back is not ours to take.
             return from > limit
@@ -149,7 +182,7 @@ internal sealed partial class HillClimber
         var (down, note) = ProbeDownTo(l, now, queueing);
         BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
         return new ControllerStep(down, Cut,
-            $"cut: L={l} delivers {change}, {from - l} more {(from - l == 1 ? "is" : "are")} not worth {ControlText.Percent(_options.GrowthMinGain)}, probing {down}{note}",
+            $"cut: L={l} delivers {change}, {from - l} more {(from - l == 1 ? "is" : "are")} not worth {ControlText.Percent(minGain)}, probing {down}{note}",
             DecisionCause.Probe);
     }
 }

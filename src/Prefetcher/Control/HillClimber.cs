@@ -7,16 +7,19 @@ namespace Indexing.Prefetcher;
 /// L and probes a neighbour, keeping a step only if it pays.
 /// <para>
 /// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
-/// pinned L is raised or three +1 steps in a row paid): L doubles while each doubling delivers at
+/// pinned L is raised or three fine steps in a row paid): L doubles while each doubling delivers at
 /// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
 /// from 2 in three steps instead of fourteen. While reads are the bottleneck (<see cref="Fast"/>)
 /// it ramps faster: the first step comes at the first tick and is x4, and a doubling that clearly
-/// paid on its first, unsettled tick is not settled and measured again. The first doubling that does not pay that well ends it; if it still paid
-/// <see cref="ControllerOptions.GrowthMinGain"/>, 2L stays and the next probe, after the plateau,
-/// looks down. A plateau ends early when its L delivers clearly more than when it began (the reads
-/// changed): slow start again. <b>Additive</b> from then on, and
-/// after any cut: one step at a time, settle, measure, keep the step only if it gains
-/// <see cref="ControllerOptions.GrowthMinGain"/>, probe alternately up and down after each plateau.
+/// paid on its first, unsettled tick is not settled and measured again. The first step that does
+/// not pay that well ends it; if it still paid <see cref="ControllerOptions.GrowthMinGain"/> it
+/// stays and the climb goes on at once: upwards in fine steps, or, if L is far past the knee the
+/// step's gain points to (<see cref="KneeOvershoot"/>), down to that knee first. <b>Fine steps</b>
+/// from then on, and after any cut: x<see cref="FineStepFactor"/> up or down (at least one
+/// reader), settle, measure, keep a step up only if it gains <see cref="ControllerOptions.GrowthMinGain"/>
+/// and go on up at once; after one that does not, go back and probe alternately down and up after
+/// each plateau. A plateau ends early when its L delivers clearly more than when it began (the
+/// reads changed): slow start again.
 /// </para>
 /// <para>
 /// Files: this one (state, measuring, the queueing rule's veto); HillClimber.Probes.cs (what a
@@ -28,8 +31,27 @@ internal sealed partial class HillClimber
     /// <summary>A multiplicative step continues slow start only if it gains at least this share of its proportional gain.</summary>
     public const double SlowStartEfficiency = 0.75;
 
-    /// <summary>Paying +1 steps in a row after which growth turns multiplicative again: the knee has moved away.</summary>
+    /// <summary>Paying fine steps in a row after which slow start doubles again: the knee has moved away.</summary>
     public const int PayingStepsForSlowStart = 3;
+
+    /// <summary>
+    /// Outside slow start L steps by this factor (at least one reader), up or down: the size of a
+    /// queueing cut, so the minimum gain asks the same of every L. A +1 step at L=16 (6% more
+    /// readers) could not show 5% on a device that still gained 30% per doubling.
+    /// </summary>
+    public const double FineStepFactor = 1.25;
+
+    /// <summary>
+    /// A step that ends slow start leaving L more than this multiple of the knee its gain points to
+    /// (where linear scaling would have delivered as much) probes that knee at once.
+    /// </summary>
+    public const double KneeOvershoot = 1.5;
+
+    /// <summary>
+    /// A probe down to that knee keeps it unless going back up gains this much: below a gradual bend
+    /// it delivers 20% less or more, at a sharp one as much, give or take 5-10% of measuring error.
+    /// </summary>
+    public const double KneeProbeMinGain = 0.10;
 
     /// <summary>
     /// Reads taking at least this multiple of their un-queued time (in most size classes) make a
@@ -64,6 +86,9 @@ internal sealed partial class HillClimber
     private double _baseRelativeError;
     private bool _probeUpNext = true;
     private bool _slowStart = true;
+
+    /// <summary>A knee far below L that slow start's last step pointed to: the next probe down goes there.</summary>
+    private int? _knee;
     private int _payingSteps;
     private TimeSpan _settle;
 
@@ -118,6 +143,7 @@ internal sealed partial class HillClimber
                 break;
         }
         _payingSteps = 0;
+        _knee = null;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
@@ -242,10 +268,12 @@ internal sealed partial class HillClimber
     /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
     /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
     /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
-    /// except in slow start when the reads themselves give the rate (Little's law): three ticks,
-    /// or a tick or two with <see cref="MinReadsForEarlyCall"/> reads (any number while <see cref="Fast"/>:
-    /// a slow disk finishes a few a tick), are enough there, as a doubling that pays is far clear
-    /// of the thresholds. Bytes per tick over a short window are
+    /// except when the reads themselves give the rate (Little's law) in slow start, or while
+    /// <see cref="Fast"/> outside a probe down (after a step down the higher L's reads drain):
+    /// three ticks, or a tick or two with <see cref="MinReadsForEarlyCall"/> reads (any number in
+    /// slow start while Fast: a slow disk finishes a few a tick), are enough there, as
+    /// <see cref="Decisive"/> still waits for a clear call (a second each took fine steps 3.7 s,
+    /// not 1.4 s, from 16 to 62 readers on a gradual bend). Bytes per tick over a short window are
     /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
     /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
     /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
@@ -253,10 +281,10 @@ internal sealed partial class HillClimber
     /// </summary>
     private bool MeasuredEnough(TimeSpan tick)
     {
-        var fromReads = _measurement.FromReads;
+        var quick = _measurement.FromReads && (_slowStart || (Fast && _phase != Phase.ProbeDown));
         var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
-            || (_slowStart && fromReads && (_measurement.ReadCount >= MinReadsForEarlyCall || Fast));
-        var time = (_slowStart && fromReads) || Reached(_measurement.Time, _options.MeasureTime, tick);
+            || (quick && (_measurement.ReadCount >= MinReadsForEarlyCall || (_slowStart && Fast)));
+        var time = quick || Reached(_measurement.Time, _options.MeasureTime, tick);
         var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
         return ticks && time && delivered;
     }
@@ -268,13 +296,16 @@ internal sealed partial class HillClimber
     /// measurement, but no longer than one takes after L changed (<paramref name="changedAt"/>):
     /// every hold (memory, indexer, rate limit) restarts measuring, so under holds it never comes,
     /// and waiting for it let reads queue until the lower L's record expired. Keeping the
-    /// measurement across holds instead would mix app-limited ticks into it.
+    /// measurement across holds instead would mix app-limited ticks into it. A probe down to a
+    /// knee (<see cref="KneeOvershoot"/>) is itself the cut: the reads it sees queue were mostly
+    /// issued by the L above it, and cutting on them took a capped device from the knee to half of it.
     /// </summary>
     public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
-        BestThroughputBelow(l, now) is { } lower
-        && (CurrentThroughput(l, now) is { } current
-            ? current >= lower * (1 + _options.GrowthMinGain)
-            : now - changedAt < _options.SettleTime + _options.MaxMeasureTime);
+        (_phase == Phase.ProbeDown && _knee is not null)
+        || (BestThroughputBelow(l, now) is { } lower
+            && (CurrentThroughput(l, now) is { } current
+                ? current >= lower * (1 + _options.GrowthMinGain)
+                : now - changedAt < _options.SettleTime + _options.MaxMeasureTime));
 
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
     private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
@@ -284,22 +315,31 @@ internal sealed partial class HillClimber
 
     private static ControllerStep Stay(int l, string reason, DecisionCause cause) => new(l, Hold, reason, cause);
 
+    /// <summary>The gain that decides the probe in progress.</summary>
+    private double MinGain => _phase == Phase.ProbeDown && _knee is not null ? KneeProbeMinGain : _options.GrowthMinGain;
+
+    private static int FineStepUp(int l, int limit) => Math.Min(limit, Math.Max(l + 1, (int)Math.Round(l * FineStepFactor, MidpointRounding.AwayFromZero)));
+
+    private static int FineStepDown(int l) => Math.Clamp((int)Math.Round(l / FineStepFactor, MidpointRounding.AwayFromZero), 1, l - 1);
+
     /// <summary>
     /// Whether the step's gain (for a downward probe: the gain going back up would bring) is clear
     /// of the minimum gain by two standard errors of the two measurements combined. In slow start
     /// a doubling that falls short of <see cref="SlowStartEfficiency"/> must fall clearly short
-    /// too: stopping at a knee that noise made up (one lumpy second of giants) costs many +1
-    /// steps, while doubling once too often costs one probe.
+    /// too, for up to <see cref="ControllerOptions.MeasureTime"/>: stopping at a knee that noise
+    /// made up (one lumpy second of giants) costs fine steps, while doubling once too often costs
+    /// one probe. Longer, it cost more: giants held L=8 for 4 s on a doubling 8% short of 75%.
     /// </summary>
     private bool Decisive(double throughput, int l)
     {
         var gain = _phase == Phase.ProbeDown ? Gain(_baseThroughput, throughput) : Gain(throughput, _baseThroughput);
         var error = CombinedError();
-        if (Math.Abs(gain - _options.GrowthMinGain) < error)
+        if (Math.Abs(gain - MinGain) < error)
         {
             return false;
         }
-        return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error;
+        return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error
+            || _measurement.Time >= _options.MeasureTime;
     }
 
     /// <summary>

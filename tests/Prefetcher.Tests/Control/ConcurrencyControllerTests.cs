@@ -155,12 +155,11 @@ public sealed class ConcurrencyControllerTests
     public void Decide_QueueingWhileHeldAtANewL_CutsOnceTheMeasurementIsOverdue()
     {
         var options = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 32 };
-        // Slow start keeps 16, the probes down find the knee at 12, and after the plateau 13 is
-        // probed by one (a doubling would go back when held).
+        // Slow start keeps 16 and a fine step up (20) goes back to it; the probes down find 13 (the
+        // fine step nearest the knee at 12), and after the plateau 16 is probed again (a doubling
+        // would go back when held).
         var driver = new ControllerDriver(options) { BytesPerSecondAt = l => 50e6 * Math.Min(l, 12) };
-        while (!driver.Tick().Reason.StartsWith("grow: probing L=13", StringComparison.Ordinal))
-        {
-        }
+        driver.TickUntil("grow: probing L=16 (L=13 delivers", TimeSpan.FromMinutes(1));
         var grownAt = driver.Now;
 
         // Reads queue (3x their un-queued time) while memory is high, so every tick holds and
@@ -170,7 +169,7 @@ public sealed class ConcurrencyControllerTests
         var firstCut = decisions.First(d => d.Decision.Kind == Cut);
         Assert.True(firstCut.At - grownAt <= options.SettleTime + options.MaxMeasureTime,
             $"grew to 13 at {grownAt}, first cut at {firstCut.At}: {firstCut.Decision.Reason}");
-        // 13 was measured on the way down and did not beat 12, so the cut need not wait at all:
+        // 16 was measured on the way down and did not beat 13, so the cut need not wait at all:
         // the window still holds some un-queued reads.
         Assert.StartsWith("cut: reads take", firstCut.Decision.Reason, StringComparison.Ordinal);
     }

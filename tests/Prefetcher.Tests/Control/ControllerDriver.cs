@@ -48,6 +48,19 @@ internal sealed class ControllerDriver(ControllerOptions options)
         return decision;
     }
 
+    /// <summary>Ticks until a decision's reason starts with <paramref name="reason"/>; throws if none does within <paramref name="limit"/>.</summary>
+    public ControllerDecision TickUntil(string reason, TimeSpan limit)
+    {
+        for (var end = Now + limit; Now < end;)
+        {
+            if (Tick() is var decision && decision.Reason.StartsWith(reason, StringComparison.Ordinal))
+            {
+                return decision;
+            }
+        }
+        throw new TimeoutException($"no decision '{reason}...' within {limit}; the last: '{Decisions[^1].Decision.Reason}'");
+    }
+
     /// <summary>Ticks for <paramref name="duration"/>; returns the decisions made meanwhile.</summary>
     public List<(TimeSpan At, ControllerDecision Decision)> Run(TimeSpan duration, Func<ControllerSignals, ControllerSignals>? adjust = null)
     {

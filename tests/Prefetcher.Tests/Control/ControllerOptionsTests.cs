@@ -55,7 +55,7 @@ public sealed class ControllerOptionsTests
         var text = new ControllerOptions { MaxConcurrency = 8 }.ToString();
 
         Assert.Contains("L 2..8", text);
-        Assert.Contains("keep +1 if it adds >= 5% throughput,", text);
+        Assert.Contains("keep a step of 1.25x (at least +1) if it adds >= 5% throughput,", text);
         Assert.Contains("slow start doubles while it pays;", text);
         Assert.Contains("cut to <= 0.75x when reads take > 2.0x their un-queued time (per size class, 30.0 s minimum)", text);
         Assert.Contains("foreground p99 target 1.3x its 10 min minimum", text);

@@ -17,29 +17,34 @@ public sealed class HillClimberTests
         var grows = steps.Where(s => s.Step.Kind == Grow).Select(s => s.Step.Concurrency).Take(4).ToList();
         Assert.Equal([4, 8, 16, 32], grows);
         Assert.Contains(steps, s => s.Step.Reason == "grow: +100% MB/s at L=4 over 2, slow start: probing 8");
-        // 32 readers deliver what 16 do: the knee is 16, and L goes back there.
+        // 32 readers deliver what 16 do: the knee is 16, and L goes back there, leaving it only
+        // for probes a fine step either side.
         var back = steps.First(s => s.Step.Reason.StartsWith("hold: L=32 gained +0% < 5% over 16, back to 16", StringComparison.Ordinal));
         var reached = steps.First(s => s.Step.Concurrency == 16).At;
         Assert.True(reached <= TimeSpan.FromSeconds(4), $"L=16 only at {reached}");
-        Assert.All(steps.Where(s => s.At > back.At + TimeSpan.FromSeconds(1)), s => Assert.InRange(s.Step.Concurrency, 15, 17));
+        Assert.All(steps.Where(s => s.At > back.At + TimeSpan.FromSeconds(1)), s => Assert.Contains(s.Step.Concurrency, new[] { 13, 16, 20 }));
         Assert.False(climb.Climber.InSlowStart);
     }
 
     [Fact]
-    public void Climb_DoublingPaysOnlyHalfAtASharpKnee_KeepsItThenProbesDownToTheKnee()
+    public void Climb_DoublingPaysOnlyHalfAtASharpKnee_KeepsItTriesAFineStepUpThenProbesDownToTheKnee()
     {
-        // Linear to 12: 8 -> 16 gains +50% of a proportional +100%. 16 paid, so it stays; after
-        // the plateau the probes look down, keep each step that costs nothing, and stop at 12.
+        // Linear to 12: 8 -> 16 gains +50% of a proportional +100%. 16 paid, so it stays, and a
+        // fine step up (20) is tried at once; it gains nothing, so L goes back to 16 for the
+        // plateau. Then the probes look down, keep each step that costs nothing, and stop at the
+        // fine step nearest the knee.
         var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 12));
 
         var steps = climb.Run(TimeSpan.FromSeconds(40));
 
-        var kept = steps.First(s => s.Step.Reason == "hold: +50% MB/s at L=16 over 8, short of 75% of the proportional gain: L=16 stays, the next probe looks down");
-        var plateauEnd = kept.At + new ControllerOptions().PlateauTime;
-        Assert.All(steps.Where(s => s.At >= kept.At && s.At < plateauEnd), s => Assert.Equal(16, s.Step.Concurrency));
-        Assert.Contains(steps, s => s.At >= plateauEnd && s.Step.Reason.StartsWith("cut: probing L=15", StringComparison.Ordinal));
-        Assert.Contains(steps, s => s.Step.Reason == "hold: L=11 delivered -8% vs L=12, back to 12");
-        Assert.InRange(steps[^1].Step.Concurrency, 11, 13);
+        var kept = steps.First(s => s.Step.Reason == "grow: +50% MB/s at L=16 over 8, short of 75% of the proportional gain: L=16 stays, probing 20");
+        var back = steps.First(s => s.Step.Reason == "hold: L=20 gained +0% < 5%, back to 16");
+        Assert.True(back.At - kept.At <= TimeSpan.FromSeconds(1.5), $"the step up was judged {back.At - kept.At} after it");
+        var plateauEnd = back.At + new ControllerOptions().PlateauTime;
+        Assert.All(steps.Where(s => s.At >= back.At && s.At < plateauEnd), s => Assert.Equal(16, s.Step.Concurrency));
+        Assert.Contains(steps, s => s.At >= plateauEnd && s.Step.Reason.StartsWith("cut: probing L=13", StringComparison.Ordinal));
+        Assert.Contains(steps, s => s.Step.Reason == "hold: L=10 delivered -17% vs L=13, back to 13");
+        Assert.InRange(steps[^1].Step.Concurrency, 12, 13);
     }
 
     [Fact]
@@ -47,14 +52,70 @@ public sealed class HillClimberTests
     {
         // A real disk behind the CPU work of reading bends gradually (here 4 -> 8 +92%, 8 -> 16
         // +47%, 16 -> 32 +6%). 8 -> 16 puts a sharp knee at 12, which delivers 10% less than 16;
-        // going back to 12 and climbing by one held it there, as 13 gains only +4%.
+        // going back to 12 and climbing by one held it there, as 13 gains only +4%. 16 stays, and
+        // the fine step up that follows (20, +4%) goes back to it.
         var climb = new ClimbDriver(l => 60e6 * l / Math.Pow(1 + Math.Pow(l / 12.0, 4), 0.25));
 
         var steps = climb.Run(TimeSpan.FromSeconds(14));
 
-        var kept = steps.First(s => s.Step.Reason.StartsWith("hold: +4", StringComparison.Ordinal) && s.Step.Reason.Contains("MB/s at L=16 over 8, short of 75%", StringComparison.Ordinal));
+        var kept = steps.First(s => s.Step.Reason.StartsWith("grow: +4", StringComparison.Ordinal) && s.Step.Reason.Contains("MB/s at L=16 over 8, short of 75%", StringComparison.Ordinal));
         Assert.True(kept.At <= TimeSpan.FromSeconds(6), $"L=16 judged only at {kept.At}");
-        Assert.All(steps.Where(s => s.At >= kept.At), s => Assert.Equal(16, s.Step.Concurrency));
+        var back = steps.First(s => s.Step.Reason == "hold: L=20 gained +4% < 5%, back to 16");
+        Assert.All(steps.Where(s => s.At >= kept.At && s.At < back.At), s => Assert.Equal(20, s.Step.Concurrency));
+        Assert.All(steps.Where(s => s.At >= back.At), s => Assert.Equal(16, s.Step.Concurrency));
+    }
+
+    [Fact]
+    public void Climb_EveryDoublingStillGainsAFifth_GrowsOnInFineStepsWithoutAPlateau()
+    {
+        // L / (1 + L / 10): no knee, each doubling past 8 gains 13-40% (the real machine read
+        // growing documents so: L=16 324, 32 429, 64 502 MB/s). Slow start ends at the first
+        // doubling short of 75%; keeping it and resting on a plateau held L at 4 for 10 s, and +1
+        // steps could not show 5% past L=16.
+        var climb = new ClimbDriver(l => 60e6 * l / (1 + (l / 10.0)));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(15));
+
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +71% MB/s at L=4 over 2, short of 75% of the proportional gain: L=4 stays, probing 5");
+        Assert.DoesNotContain(steps, s => s.Step.Reason.StartsWith("hold: plateau", StringComparison.Ordinal) && s.Step.Concurrency < 31);
+        var reached = steps.First(s => s.Step.Concurrency >= 31).At;
+        Assert.True(reached <= TimeSpan.FromSeconds(11), $"L=31 only at {reached}");
+        Assert.True(steps[^1].Step.Concurrency >= 50, $"L={steps[^1].Step.Concurrency} at the end");
+    }
+
+    [Fact]
+    public void Climb_StepPaysFarLessThanInProportion_ProbesTheKneeItPointsToAndStaysNearIt()
+    {
+        // Capped at 5 readers' worth: 4 -> 8 gains +25%, so a sharp knee would be at 5 and 8 is
+        // 1.6x past it. Kept for a plateau, the extra readers only queued for 10 s.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 5));
+
+        var kept = climb.Run(TimeSpan.FromSeconds(4)).Single(s => s.Step.Reason.StartsWith("hold: +25% MB/s at L=8 over 4", StringComparison.Ordinal));
+        var probe = climb.Run(TimeSpan.FromSeconds(1.5)).Single(s => s.Step.Kind == Cut);
+        // While the knee is measured, the queueing rule leaves the cut to it, however long ago L changed.
+        var vetoed = climb.Climber.HigherConcurrencyPays(5, climb.Now, changedAt: TimeSpan.Zero);
+        var after = climb.Run(TimeSpan.FromSeconds(12));
+
+        Assert.Equal("hold: +25% MB/s at L=8 over 4, short of 75% of the proportional gain, far past a sharp knee's 5: measuring L=8 again, then probing down", kept.Step.Reason);
+        Assert.Equal("cut: probing L=5 (L=8 delivers 300 MB/s; a sharp knee would be there)", probe.Step.Reason);
+        Assert.True(vetoed);
+        Assert.Contains(after, s => s.Step.Reason == "hold: L=4 delivered -20% vs L=5, back to 5");
+        Assert.All(after, s => Assert.InRange(s.Step.Concurrency, 4, 6));
+    }
+
+    [Fact]
+    public void Climb_KneeAStepPointedToIsNotThere_ClimbsOnAtOnce()
+    {
+        // Linear to 4, then a quarter of a reader's worth for each more: 4 -> 8 gains +25%, as at
+        // a sharp knee near 5, but 5 delivers 15% less than 8 and more readers keep paying.
+        var climb = new ClimbDriver(l => 60e6 * (l <= 4 ? l : 4 + ((l - 4) * 0.25)));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(12));
+
+        Assert.Contains(steps, s => s.Step.Reason == "cut: probing L=5 (L=8 delivers 300 MB/s; a sharp knee would be there)");
+        Assert.Contains(steps, s => s.Step.Reason == "grow: L=5 delivered -15% vs L=8, probing L=10 (L=8 delivers 300 MB/s)");
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +10% MB/s at L=10 over 8, probing 13");
+        Assert.DoesNotContain(steps, s => s.Step.Reason.StartsWith("hold: plateau", StringComparison.Ordinal));
     }
 
     [Fact]
@@ -84,15 +145,15 @@ public sealed class HillClimberTests
     [Fact]
     public void Climb_ThreePayingStepsInARow_DoublesAgain()
     {
-        // After a cut, growth is by one; a knee that moved far away shows as +1 steps that keep paying.
+        // After a cut, growth is in fine steps; a knee that moved far away shows as fine steps that keep paying.
         var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 40)) { L = 4 };
         climb.Climber.Apply(ClimbEffect.RestartAfterCut, TimeSpan.Zero);
 
         var steps = climb.Run(TimeSpan.FromSeconds(20));
 
         var grows = steps.Where(s => s.Step.Kind == Grow).Select(s => s.Step.Concurrency).Take(4).ToList();
-        Assert.Equal([5, 6, 7, 14], grows);
-        Assert.Contains(steps, s => s.Step.Reason == "grow: +17% MB/s at L=7 over 6, 3 steps paid: slow start, probing 14");
+        Assert.Equal([5, 6, 8, 16], grows);
+        Assert.Contains(steps, s => s.Step.Reason == "grow: +33% MB/s at L=8 over 6, 3 steps paid: slow start, probing 16");
     }
 
     [Fact]

@@ -206,6 +206,10 @@ internal sealed class PrefetchSimulation
             }
             // The store's own work for each document (a MultiGet's per-key cost) happens outside the device's slots.
             var completion = Disk.Submit(_now, task.Bytes) + (_setup.DocumentReadCost * task.Documents);
+            if (_setup.SharedStageBytesPerSecond is { } shared)
+            {
+                completion += Seconds(task.Bytes * (_readsInFlight + 1) / shared);
+            }
             var kind = _coreFreeAt.Length > 0 ? EventKind.DeviceDone : EventKind.ReadCompleted;
             Schedule(completion, new SimEvent(kind, _now, task.Bytes, task.Documents, task.LargestDocument));
             _readsInFlight++;

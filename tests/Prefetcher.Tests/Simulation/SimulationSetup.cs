@@ -32,6 +32,15 @@ internal sealed record SimulationSetup
     /// </summary>
     public (int Cores, double BytesPerSecondPerCore)? ReadCpu { get; init; }
 
+    /// <summary>
+    /// A stage of reading that all reads in flight share (the memory bandwidth and CPU work of
+    /// direct reads on a small machine): a read submitted with n others in flight spends
+    /// bytes x (n + 1) / this after the device. It has no knee: throughput bends gradually all
+    /// the way up, as L / (1 + L / k) with k = this / the stream bandwidth (a doubling from k
+    /// gains +33%, from 2k +20%, from 4k +11%), and the reads' latency grows with L. Null = none.
+    /// </summary>
+    public double? SharedStageBytesPerSecond { get; init; }
+
     /// <summary>How fast the indexer consumes bytes; infinity = the run is read-bound.</summary>
     public double IndexingBytesPerSecond { get; init; } = double.PositiveInfinity;
 
