@@ -4,9 +4,10 @@
 # under live traffic, sample memory every second) with the allocator chosen here, and writes
 # benchmarks/results/scale-SIZE-ALLOCATOR.{csv,svg,json,md}.
 #
-#   tools/scale-run.sh glibc                 # librocksdb.so, glibc malloc (today's default)
+#   tools/scale-run.sh default               # the product's default: librocksdb.so, glibc malloc, arenas limited to one per core at start
+#   tools/scale-run.sh glibc                 # librocksdb.so, glibc malloc at glibc's own arena limit (MALLOC_ARENA_MAX=8 per core)
 #   tools/scale-run.sh jemalloc              # librocksdb-jemalloc.so, jemalloc preloaded as the process's malloc
-#   tools/scale-run.sh glibc-arenas2         # librocksdb.so, glibc malloc with MALLOC_ARENA_MAX=2
+#   tools/scale-run.sh glibc-arenas2         # librocksdb.so, glibc malloc with MALLOC_ARENA_MAX=2 in the environment
 #   SIZE=1GiB DATA=/tmp/scale-1g tools/scale-run.sh glibc --after-seconds 30 --Storage:RowCacheBytes=64MiB
 #
 # SIZE (default 10GiB) and DATA (default ./scale-data) pick the dataset; the three variants share it,
@@ -23,7 +24,8 @@ SIZE=${SIZE:-10GiB}
 DATA=${DATA:-scale-data}
 
 case "$variant" in
-  glibc) env=() ; library=glibc ;;
+  default) env=() ; library=glibc ;;
+  glibc) env=(MALLOC_ARENA_MAX=$((8 * $(nproc)))) ; library=glibc ;;
   glibc-arenas2) env=(MALLOC_ARENA_MAX=2) ; library=glibc ;;
   jemalloc)
     if ! ldconfig -p | grep 'libjemalloc\.so\.2' >/dev/null; then
@@ -32,7 +34,7 @@ case "$variant" in
     fi
     env=(LD_PRELOAD=libjemalloc.so.2) ; library=jemalloc ;;
   *)
-    echo "usage: tools/scale-run.sh glibc|jemalloc|glibc-arenas2 [soak options and --Storage:... settings]" >&2
+    echo "usage: tools/scale-run.sh default|glibc|jemalloc|glibc-arenas2 [soak options and --Storage:... settings]" >&2
     exit 2 ;;
 esac
 

@@ -41,6 +41,22 @@ public sealed class NativeLibraryProcessTests : IDisposable
     }
 
     [Fact]
+    public async Task Glibc_ServeStarts_WithOneMallocArenaPerCore_UnlessTheEnvironmentSetsIt()
+    {
+        using (var server = IndexingProcess.Start("serve", _directory.Path, "--port", "0"))
+        {
+            var (memory, _) = await ServeOneDocumentAsync(server);
+            Assert.Equal($"glibc malloc, arenas limited to {Environment.ProcessorCount} at start (MALLOC_ARENA_MAX unset)", memory.GetProperty("malloc").GetString());
+        }
+
+        using (var server = IndexingProcess.Start("serve", Path.Combine(_directory.Path, "environment"), new Dictionary<string, string> { ["MALLOC_ARENA_MAX"] = "5" }, "--port", "0"))
+        {
+            var (memory, _) = await ServeOneDocumentAsync(server);
+            Assert.Equal("glibc malloc, MALLOC_ARENA_MAX=5", memory.GetProperty("malloc").GetString());
+        }
+    }
+
+    [Fact]
     public async Task Jemalloc_NotPreloaded_ServeExits2NamingTheSettingAndLdPreload()
     {
         using var server = IndexingProcess.Start("serve", _directory.Path, "--port", "0", "--Storage:NativeLibrary=jemalloc");

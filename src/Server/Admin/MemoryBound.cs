@@ -33,8 +33,10 @@ internal sealed record MemoryBound(
     /// indexer is done with, Lucene's per-document garbage; the GC heap peaked at 740 MiB against a
     /// 256 MiB budget), Lucene's merges, and what malloc keeps but does not use. Measured by `soak` as
     /// "unaccounted": private memory (RSS without mapped files) minus the parts above as they stand,
-    /// each second. The 10 GiB scale runs of benchmarks/results/scale.md left at most 964 MiB
-    /// unaccounted (glibc; 749 MiB with MALLOC_ARENA_MAX=2), rounded up here to 1 GiB.
+    /// each second. On the same 10 GiB side by side (benchmarks/results/scale.md), glibc with
+    /// MALLOC_ARENA_MAX=2 left at most 791 MiB unaccounted and jemalloc 619 MiB, glibc's own arena
+    /// limit (8 per core) 1.5 GiB; at 2 GiB the server's default (arenas limited to one per core at
+    /// start) left 942 MiB. 1 GiB here.
     /// </summary>
     public const long MeasuredOverheadBytes = 1L << 30;
 

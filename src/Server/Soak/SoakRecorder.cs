@@ -140,7 +140,7 @@ internal sealed class SoakRecorder : IAsyncDisposable
                 memory.Elapsed,
                 phase,
                 memory,
-                sideBySide ? (rebuild!.IsFinished ? 1 : rebuild.BytesTotal > 0 ? (double)rebuild.BytesDone / rebuild.BytesTotal : 0) : null,
+                sideBySide ? RebuildFraction(rebuild!) : null,
                 sideBySide && !rebuild!.IsFinished ? rebuild.Prefetch?.MegabytesPerSecondLastSecond : null,
                 gets.Count,
                 gets.Count > 0 ? gets.P99 : null,
@@ -150,6 +150,14 @@ internal sealed class SoakRecorder : IAsyncDisposable
             _previous = memory;
         }
     }
+
+    // Bytes done over the run's total, once the total is known (the prefetcher's census, or a bulk
+    // phase already over): over the partial plan of the first moments it would reach the 50% mark the
+    // report judges flatness from within seconds of the start.
+    private static double? RebuildFraction(RebuildProgress rebuild) =>
+        rebuild.IsFinished ? 1
+        : rebuild.Phase == RebuildPhase.Bulk && rebuild.Prefetch?.BytesTotal is null ? null
+        : rebuild.BytesTotal > 0 ? Math.Min(1, (double)rebuild.BytesDone / rebuild.BytesTotal) : 0;
 
     private RebuildProgress? Rebuild()
     {
