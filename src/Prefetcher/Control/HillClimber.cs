@@ -20,7 +20,7 @@ namespace Indexing.Prefetcher;
 /// finished measurement decides). Not thread-safe: owned by the controller's tick loop.
 /// </para>
 /// </summary>
-internal sealed partial class HillClimber
+internal sealed partial class HillClimber(ControllerOptions options)
 {
     /// <summary>A multiplicative step continues slow start only if it gains at least this share of its proportional gain.</summary>
     public const double SlowStartEfficiency = 0.75;
@@ -64,7 +64,7 @@ internal sealed partial class HillClimber
     /// <summary>In slow start, this many reads issued since a step (their rate by Little's law) decide it before three ticks are in.</summary>
     public const int MinReadsForEarlyCall = 8;
 
-    private readonly ControllerOptions _options;
+    private readonly ControllerOptions _options = options.Validate();
     private readonly ThroughputMeasurement _measurement = new();
 
     /// <summary>Last mean throughput measured at each L (index), for the queueing rule's veto.</summary>
@@ -82,13 +82,7 @@ internal sealed partial class HillClimber
     /// <summary>A knee far below L that slow start's last step pointed to: the next probe down goes there.</summary>
     private int? _knee;
     private int _payingSteps;
-    private TimeSpan _settle;
-
-    public HillClimber(ControllerOptions options)
-    {
-        _options = options.Validate();
-        _settle = options.SettleTime;
-    }
+    private TimeSpan _settle = options.SettleTime;
 
     private enum Phase
     {
@@ -326,18 +320,8 @@ internal sealed partial class HillClimber
     private double? CurrentThroughput(int l, TimeSpan now) =>
         _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
 
-    private double? BestThroughputBelow(int l, TimeSpan now)
-    {
-        double? best = null;
-        for (var lower = 1; lower < l; lower++)
-        {
-            if (FreshThroughput(lower, now) is { } value && (best is null || value > best))
-            {
-                best = value;
-            }
-        }
-        return best;
-    }
+    private double? BestThroughputBelow(int l, TimeSpan now) =>
+        Enumerable.Range(1, l - 1).Select(lower => FreshThroughput(lower, now)).Max();
 
     private double? FreshThroughput(int l, TimeSpan now) =>
         _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;
