@@ -57,7 +57,7 @@ internal sealed partial class PrefetchMeter
                 sizes.P99,
                 sizes.Max));
 
-            var planComplete = PlanComplete;
+            var planComplete = Volatile.Read(ref _planComplete) != 0;
             var bytesPlanned = Interlocked.Read(ref _bytesPlanned);
             var documentsPlanned = Interlocked.Read(ref _documentsPlanned);
             var total = _counted ?? (planComplete ? (documentsPlanned, bytesPlanned) : null);
