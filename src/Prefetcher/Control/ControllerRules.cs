@@ -166,10 +166,9 @@ internal sealed class ControllerRules(
         {
             return $"hold: indexer is the bottleneck (buffered {ControlText.Percent(buffered)} of budget)";
         }
-        // A full buffer says so at once; a busy indexer only over the window. Right after a large
-        // document lands the indexer is busy for a tick or two whatever L is; judged by that tick
-        // alone, every giant held L and restarted the measurement, so growth was never measured
-        // while the indexer, over a second, kept waiting for the next giant.
+        // A full buffer says so at once; a busy indexer only over the window: right after a large
+        // document lands the indexer is busy for a tick or two whatever L is, and judged by that
+        // tick alone every giant would hold L and restart the measurement.
         var waited = consumerWaits.WaitFraction;
         if (buffered >= options.BusyConsumerMinBufferedFraction
             && s.ConsumerWaitFraction < options.BusyConsumerMaxWaitFraction
