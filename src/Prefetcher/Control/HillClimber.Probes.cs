@@ -2,16 +2,14 @@ using static Indexing.Prefetcher.ControllerDecisionKind;
 
 namespace Indexing.Prefetcher;
 
-// What a finished measurement decides: the first probe from a measured L, and the verdict on an
-// upward (x2 in slow start, else x1.25) or downward probe.
+// What a finished measurement decides: the first probe from a measured L, and the verdict on a probe.
 internal sealed partial class HillClimber
 {
     /// <summary>
     /// Where a downward probe from the base goes: one fine step, or, when reads queue, to L / inflation,
-    /// where they would not (a device `depth` deep makes L readers take L / depth times the
-    /// un-queued time, a bandwidth cap the same): on a noisy device one step at a time takes a
-    /// minute. Not when a fresh measurement already showed an L in between delivering less: then
-    /// the latency rose for reads that pay (more streams), not for a queue.
+    /// where they would not (on a noisy device one step at a time takes a minute). Not when a fresh
+    /// measurement already showed an L in between delivering less: then the latency rose for reads
+    /// that pay (more streams), not for a queue.
     /// </summary>
     private (int L, string Note) ProbeDownTo(int l, TimeSpan now, QueueingEvidence? queueing)
     {

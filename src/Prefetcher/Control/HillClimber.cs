@@ -105,8 +105,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>
     /// Applies what a rule's decision means for the climb. Returns the L to go back to when a hold
     /// interrupted a doubling not yet measured: the hold says more readers cannot help now, and
-    /// kept, the doubling would stay unjudged for as long as the hold lasts (32 readers on a
-    /// device 16 deep while the indexer holds); null otherwise.
+    /// kept, the doubling would stay unjudged for as long as the hold lasts; null otherwise.
     /// </summary>
     public int? Apply(ClimbEffect effect, TimeSpan now)
     {
@@ -116,9 +115,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
                 return null;
             case ClimbEffect.Pause:
                 int? back = _phase == Phase.ProbeUp && InSlowStart ? _baseConcurrency : null;
-                // What is measured now says nothing about L, so measuring starts over. L stays, so
-                // a plateau in progress does too: dropping it made an intermittent indexer
-                // bottleneck (one hold tick every few seconds) start a probe after every hold.
+                // What is measured now says nothing about L, so measuring starts over. L stays, so a
+                // plateau in progress does too, or an intermittent hold would start a probe each time.
                 BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
                 return back;
             case ClimbEffect.RestartInSlowStart:
