@@ -46,8 +46,6 @@ internal sealed class ConcurrencyController
     /// <summary>Target size of the next read task.</summary>
     public long TargetTaskBytes { get; private set; }
 
-    public bool InSlowStart => _climber.InSlowStart;
-
     /// <summary>The last ~50 decisions that changed something, oldest first; steady holds are collapsed.</summary>
     public ImmutableArray<PrefetchDecisionEntry> History => _history.Entries;
 

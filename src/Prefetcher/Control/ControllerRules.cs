@@ -66,8 +66,9 @@ internal sealed class ControllerRules(
                 : new ControllerStep(limit, Cut, $"cut: limit {limit}", DecisionCause.Limit), ClimbEffect.Restart);
         }
         // L was pinned by the old limit: the device was never measured above it, so measure afresh
-        // and grow as from the start, not after a plateau.
+        // and grow as from the start, not after a plateau, even when a hold decides this tick.
         var raised = limit > lastLimit && l == lastLimit;
+        var pause = raised ? ClimbEffect.RestartInSlowStart : ClimbEffect.Pause;
 
         var inCooldown = now < _cooldownUntil;
         if (foreground.IsOver(now, s.ForegroundP99, out var p99, out var target))
@@ -75,7 +76,7 @@ internal sealed class ControllerRules(
             var text = $"foreground p99 {ControlText.Duration(p99)} > {ControlText.Duration(target)}";
             if (l == 1)
             {
-                return (Stay(l, $"hold: {text} at L=1", DecisionCause.Foreground), Raised(raised, ClimbEffect.None));
+                return (Stay(l, $"hold: {text} at L=1", DecisionCause.Foreground), raised ? ClimbEffect.RestartInSlowStart : ClimbEffect.None);
             }
             if (!inCooldown)
             {
@@ -89,19 +90,19 @@ internal sealed class ControllerRules(
         }
         if (IndexerBottleneck(s) is { } indexer)
         {
-            return (Stay(l, indexer, DecisionCause.Indexer), Raised(raised, ClimbEffect.Pause));
+            return (Stay(l, indexer, DecisionCause.Indexer), pause);
         }
         if (s.MemoryHigh)
         {
-            return (Stay(l, "hold: memory high", DecisionCause.Memory), Raised(raised, ClimbEffect.Pause));
+            return (Stay(l, "hold: memory high", DecisionCause.Memory), pause);
         }
         if (s.RateLimited)
         {
-            return (Stay(l, "hold: rate-limited by the max MB/s setting", DecisionCause.RateLimit), Raised(raised, ClimbEffect.Pause));
+            return (Stay(l, "hold: rate-limited by the max MB/s setting", DecisionCause.RateLimit), pause);
         }
         if (inCooldown)
         {
-            return (Stay(l, $"hold: cooldown {ControlText.Duration(_cooldownUntil - now)} after cut", DecisionCause.Cooldown), Raised(raised, ClimbEffect.Pause));
+            return (Stay(l, $"hold: cooldown {ControlText.Duration(_cooldownUntil - now)} after cut", DecisionCause.Cooldown), pause);
         }
         if (raised)
         {
@@ -125,10 +126,6 @@ internal sealed class ControllerRules(
     private static int CutTo(int l, double factor) => Math.Max(1, Math.Min(l - 1, (int)(l * factor)));
 
     private static ControllerStep Stay(int l, string reason, DecisionCause cause) => new(l, Hold, reason, cause);
-
-    // A raised limit restarts the climb in slow start even when a hold decides this tick: the
-    // restart is due to the old limit, not to the hold.
-    private static ClimbEffect Raised(bool raised, ClimbEffect otherwise) => raised ? ClimbEffect.RestartInSlowStart : otherwise;
 
     private string SizeCeilingText(in ControllerSignals s, int ceiling) =>
         $"recent documents up to {ByteSize.Format(s.LargestRecentDocumentBytes)}: L={ceiling} of them fill " +
@@ -166,10 +163,9 @@ internal sealed class ControllerRules(
         {
             return $"hold: indexer is the bottleneck (buffered {ControlText.Percent(buffered)} of budget)";
         }
-        // A full buffer says so at once; a busy indexer only over the window. Right after a large
-        // document lands the indexer is busy for a tick or two whatever L is; judged by that tick
-        // alone, every giant held L and restarted the measurement, so growth was never measured
-        // while the indexer, over a second, kept waiting for the next giant.
+        // A full buffer says so at once; a busy indexer only over the window: right after a large
+        // document lands the indexer is busy for a tick or two whatever L is, and judged by that
+        // tick alone every giant would hold L and restart the measurement.
         var waited = consumerWaits.WaitFraction;
         if (buffered >= options.BusyConsumerMinBufferedFraction
             && s.ConsumerWaitFraction < options.BusyConsumerMaxWaitFraction

@@ -2,16 +2,14 @@ using static Indexing.Prefetcher.ControllerDecisionKind;
 
 namespace Indexing.Prefetcher;
 
-// What a finished measurement decides: the first probe from a measured L, and the verdict on an
-// upward (x2 in slow start, else x1.25) or downward probe.
+// What a finished measurement decides: the first probe from a measured L, and the verdict on a probe.
 internal sealed partial class HillClimber
 {
     /// <summary>
     /// Where a downward probe from the base goes: one fine step, or, when reads queue, to L / inflation,
-    /// where they would not (a device `depth` deep makes L readers take L / depth times the
-    /// un-queued time, a bandwidth cap the same): on a noisy device one step at a time takes a
-    /// minute. Not when a fresh measurement already showed an L in between delivering less: then
-    /// the latency rose for reads that pay (more streams), not for a queue.
+    /// where they would not (on a noisy device one step at a time takes a minute). Not when a fresh
+    /// measurement already showed an L in between delivering less: then the latency rose for reads
+    /// that pay (more streams), not for a queue.
     /// </summary>
     private (int L, string Note) ProbeDownTo(int l, TimeSpan now, QueueingEvidence? queueing)
     {
@@ -36,14 +34,14 @@ internal sealed partial class HillClimber
         var delivers = $"L={l} delivers {ControlText.Rate(throughput)}";
         if (l < limit && (_probeUpNext || l == 1))
         {
-            var next = _slowStart ? Math.Min(limit, factor * l) : FineStepUp(l, limit);
+            var next = InSlowStart ? Math.Min(limit, factor * l) : FineStepUp(l, limit);
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
-            return new ControllerStep(next, Grow, $"grow: {(_slowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
+            return new ControllerStep(next, Grow, $"grow: {(InSlowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
         if (l > 1)
         {
             // Looking down means L is at a knee (or a limit held it there): no more doubling.
-            _slowStart = false;
+            InSlowStart = false;
             var (down, note) = ProbeDownTo(l, now, queueing);
             if (_knee < down)
             {
@@ -52,13 +50,12 @@ internal sealed partial class HillClimber
             BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);
             return new ControllerStep(down, Cut, $"cut: probing L={down} ({delivers}{note})", DecisionCause.Probe);
         }
-        EnterPlateau(now, probeUpNext: true);
-        return Stay(l, $"hold: L=1 at limit 1 ({delivers})", DecisionCause.Plateau);
+        return HoldOnPlateau(now, probeUpNext: true, l, $"hold: L=1 at limit 1 ({delivers})");
     }
 
     private ControllerStep AfterProbeUp(TimeSpan now, double throughput, int l, int limit)
     {
-        if (_slowStart)
+        if (InSlowStart)
         {
             return AfterSlowStartStep(now, throughput, l, limit);
         }
@@ -67,23 +64,20 @@ internal sealed partial class HillClimber
         if (gain < _options.GrowthMinGain)
         {
             _payingSteps = 0;
-            EnterPlateau(now, probeUpNext: false);
-            return new ControllerStep(from, Hold,
-                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)}, back to {from}",
-                DecisionCause.Plateau);
+            return HoldOnPlateau(now, probeUpNext: false, from,
+                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)}, back to {from}");
         }
         SetBase(l, throughput);
         _payingSteps++;
         var gained = $"{ControlText.Change(gain)} MB/s at L={l}";
         if (l >= limit)
         {
-            EnterPlateau(now, probeUpNext: false);
-            return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
+            return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {gained}, at limit {limit}");
         }
         BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
         if (_payingSteps >= PayingStepsForSlowStart)
         {
-            _slowStart = true;
+            InSlowStart = true;
             var next = Math.Min(limit, 2 * l);
             return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {_payingSteps} steps paid: slow start, probing {next}", DecisionCause.Probe);
         }
@@ -101,8 +95,7 @@ internal sealed partial class HillClimber
             SetBase(l, throughput);
             if (l >= limit)
             {
-                EnterPlateau(now, probeUpNext: false);
-                return Stay(l, $"hold: {gained}, at limit {limit}", DecisionCause.Plateau);
+                return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {gained}, at limit {limit}");
             }
             var next = Math.Min(limit, 2 * l);
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
@@ -111,33 +104,27 @@ internal sealed partial class HillClimber
 
         // Slow start that three paying fine steps restarted has seen the device bend gradually below.
         var bendsGradually = _payingSteps >= PayingStepsForSlowStart;
-        _slowStart = false;
+        InSlowStart = false;
         _payingSteps = 0;
         if (gain < _options.GrowthMinGain)
         {
-            EnterPlateau(now, probeUpNext: false);
-            return new ControllerStep(from, Hold,
-                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)} over {from}, back to {from}",
-                DecisionCause.Plateau);
+            return HoldOnPlateau(now, probeUpNext: false, from,
+                $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)} over {from}, back to {from}");
         }
         // The step paid, though short of slow start's share: it stays, and the climb goes on at once
-        // instead of after a plateau. Holding it kept a read of growing documents on a device that
-        // bends gradually (every doubling past 8 still gaining 17-32%) at 8 until the read ended.
+        // instead of after a plateau, which kept a device that bends gradually at the step's L.
         SetBase(l, throughput);
         var share = $"{gained}, short of {ControlText.Percent(SlowStartEfficiency)} of the proportional gain";
         if (l >= limit)
         {
-            EnterPlateau(now, probeUpNext: false);
-            return Stay(l, $"hold: {share}: L={l} stays, at limit {limit}", DecisionCause.Plateau);
+            return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {share}: L={l} stays, at limit {limit}");
         }
         var knee = (int)Math.Ceiling(from * (1 + gain));
         if (l > KneeOvershoot * knee && !bendsGradually)
         {
-            // Far past where a sharp knee would be (the L at which linear scaling delivers as much):
-            // look below first (200 MB/s shared by all streams: 2 -> 8 gains +91%, the knee is 4).
-            // L is measured again before: in the first second after a step up, Little's law errs
-            // high (on a capped device by 8-20%), and against that a knee delivering as much looked
-            // 8-30% worse. If the probe finds no knee, the climb goes on upwards at once.
+            // Far past where a sharp knee would be (200 MB/s shared by all streams: 2 -> 8 gains +91%,
+            // the knee is 4): look below first. L is measured again before, as in the first second
+            // after a step up Little's law errs high, and a knee delivering as much would look worse.
             _probeUpNext = false;
             _knee = knee;
             BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero, grew: true);
@@ -167,17 +154,15 @@ internal sealed partial class HillClimber
                 var up = StartProbe(now, _baseThroughput, from, limit, queueing: null);
                 return up.Kind == Grow ? up with { Reason = $"grow: L={l} delivered {change}, {up.Reason["grow: ".Length..]}" } : up;
             }
-            EnterPlateau(now, probeUpNext: true);
             // The limit may have fallen to this L while it was measured: then the step back is not ours to take.
             return from > limit
-                ? Stay(l, $"hold: L={l} delivered {change}, stays at limit {limit}", DecisionCause.Plateau)
-                : new ControllerStep(from, Hold, $"hold: L={l} delivered {change}, back to {from}", DecisionCause.Plateau);
+                ? HoldOnPlateau(now, probeUpNext: true, l, $"hold: L={l} delivered {change}, stays at limit {limit}")
+                : HoldOnPlateau(now, probeUpNext: true, from, $"hold: L={l} delivered {change}, back to {from}");
         }
         SetBase(l, throughput);
         if (l == 1)
         {
-            EnterPlateau(now, probeUpNext: true);
-            return Stay(l, $"hold: L=1 delivers {change}", DecisionCause.Plateau);
+            return HoldOnPlateau(now, probeUpNext: true, l, $"hold: L=1 delivers {change}");
         }
         var (down, note) = ProbeDownTo(l, now, queueing);
         BeginMeasuring(Phase.ProbeDown, now, plateau: TimeSpan.Zero);

@@ -6,27 +6,21 @@ namespace Indexing.Prefetcher;
 /// The controller's growth: when no rule decides, it measures the mean throughput at the current
 /// L and probes a neighbour, keeping a step only if it pays.
 /// <para>
-/// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, and again once a limit that
-/// pinned L is raised or three fine steps in a row paid): L doubles while each doubling delivers at
-/// least <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
-/// from 2 in three steps instead of fourteen. While reads are the bottleneck (<see cref="Fast"/>)
-/// it ramps faster: the first step comes at the first tick and is x4, and a doubling that clearly
-/// paid on its first, unsettled tick is not settled and measured again. The first step that does
-/// not pay that well ends it; if it still paid <see cref="ControllerOptions.GrowthMinGain"/> it
-/// stays and the climb goes on at once: upwards in fine steps, or, if L is far past the knee the
-/// step's gain points to (<see cref="KneeOvershoot"/>), down to that knee first. <b>Fine steps</b>
-/// from then on, and after any cut: x<see cref="FineStepFactor"/> up or down (at least one
-/// reader), settle, measure, keep a step up only if it gains <see cref="ControllerOptions.GrowthMinGain"/>
-/// and go on up at once; after one that does not, go back and probe alternately down and up after
-/// each plateau. A plateau ends early when its L delivers clearly more than when it began (the
-/// reads changed): slow start again.
+/// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, after a raised limit that pinned
+/// L, or after <see cref="PayingStepsForSlowStart"/> paying fine steps): L doubles while each
+/// doubling delivers <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16
+/// deep is reached from 2 in three steps instead of fourteen. The first step that pays less ends
+/// it; one that still gains <see cref="ControllerOptions.GrowthMinGain"/> stays, and the climb goes
+/// on at once, first down to the knee its gain points to if L is far past it. <b>Fine steps</b>
+/// from then on, and after any cut: keep a step up only if it gains the minimum, and go on up; after
+/// one that does not, go back and probe alternately down and up after each plateau.
 /// </para>
 /// <para>
 /// Files: this one (state, measuring, the queueing rule's veto); HillClimber.Probes.cs (what a
 /// finished measurement decides). Not thread-safe: owned by the controller's tick loop.
 /// </para>
 /// </summary>
-internal sealed partial class HillClimber
+internal sealed partial class HillClimber(ControllerOptions options)
 {
     /// <summary>A multiplicative step continues slow start only if it gains at least this share of its proportional gain.</summary>
     public const double SlowStartEfficiency = 0.75;
@@ -36,8 +30,7 @@ internal sealed partial class HillClimber
 
     /// <summary>
     /// Outside slow start L steps by this factor (at least one reader), up or down: the size of a
-    /// queueing cut, so the minimum gain asks the same of every L. A +1 step at L=16 (6% more
-    /// readers) could not show 5% on a device that still gained 30% per doubling.
+    /// queueing cut, so the minimum gain asks the same of every L (+1 at L=16 could not show 5%).
     /// </summary>
     public const double FineStepFactor = 1.25;
 
@@ -71,7 +64,7 @@ internal sealed partial class HillClimber
     /// <summary>In slow start, this many reads issued since a step (their rate by Little's law) decide it before three ticks are in.</summary>
     public const int MinReadsForEarlyCall = 8;
 
-    private readonly ControllerOptions _options;
+    private readonly ControllerOptions _options = options.Validate();
     private readonly ThroughputMeasurement _measurement = new();
 
     /// <summary>Last mean throughput measured at each L (index), for the queueing rule's veto.</summary>
@@ -85,18 +78,11 @@ internal sealed partial class HillClimber
     private double _baseThroughput;
     private double _baseRelativeError;
     private bool _probeUpNext = true;
-    private bool _slowStart = true;
 
     /// <summary>A knee far below L that slow start's last step pointed to: the next probe down goes there.</summary>
     private int? _knee;
     private int _payingSteps;
-    private TimeSpan _settle;
-
-    public HillClimber(ControllerOptions options)
-    {
-        _options = options.Validate();
-        _settle = options.SettleTime;
-    }
+    private TimeSpan _settle = options.SettleTime;
 
     private enum Phase
     {
@@ -114,13 +100,12 @@ internal sealed partial class HillClimber
     public bool Fast { get; set; } = true;
 
     /// <summary>Whether growth is multiplicative now.</summary>
-    public bool InSlowStart => _slowStart;
+    public bool InSlowStart { get; private set; } = true;
 
     /// <summary>
     /// Applies what a rule's decision means for the climb. Returns the L to go back to when a hold
     /// interrupted a doubling not yet measured: the hold says more readers cannot help now, and
-    /// kept, the doubling would stay unjudged for as long as the hold lasts (32 readers on a
-    /// device 16 deep while the indexer holds); null otherwise.
+    /// kept, the doubling would stay unjudged for as long as the hold lasts; null otherwise.
     /// </summary>
     public int? Apply(ClimbEffect effect, TimeSpan now)
     {
@@ -129,17 +114,16 @@ internal sealed partial class HillClimber
             case ClimbEffect.None:
                 return null;
             case ClimbEffect.Pause:
-                int? back = _phase == Phase.ProbeUp && _slowStart ? _baseConcurrency : null;
-                // What is measured now says nothing about L, so measuring starts over. L stays, so
-                // a plateau in progress does too: dropping it made an intermittent indexer
-                // bottleneck (one hold tick every few seconds) start a probe after every hold.
+                int? back = _phase == Phase.ProbeUp && InSlowStart ? _baseConcurrency : null;
+                // What is measured now says nothing about L, so measuring starts over. L stays, so a
+                // plateau in progress does too, or an intermittent hold would start a probe each time.
                 BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
                 return back;
             case ClimbEffect.RestartInSlowStart:
-                _slowStart = true;
+                InSlowStart = true;
                 break;
             case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
-                _slowStart = false;
+                InSlowStart = false;
                 break;
         }
         _payingSteps = 0;
@@ -155,8 +139,7 @@ internal sealed partial class HillClimber
     /// <summary>
     /// Measures the first tick too (its reads were issued at the initial L from the start) and, if
     /// <see cref="Fast"/>, steps x<see cref="FirstStepFactor"/> at once (null: measure on). Call on
-    /// the first tick, after <see cref="Apply"/>. Doubling from 2 after a measured tick spent a
-    /// fifth of a 2 GiB read below a device 16 deep.
+    /// the first tick, after <see cref="Apply"/>.
     /// </summary>
     public ControllerStep? MeasureFirstTick(in ControllerSignals s, int l, int limit)
     {
@@ -204,16 +187,16 @@ internal sealed partial class HillClimber
         var throughput = _measurement.BytesPerSecond;
         if (now < _plateauUntil)
         {
-            if (l >= limit || !RoseOnThePlateau(throughput))
+            var rose = _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= CombinedError();
+            if (l >= limit || !rose)
             {
                 return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
             }
-            // The same L delivers clearly more than when the plateau began: the reads changed (key
-            // order reached larger documents, each costing less per byte), and the knee may have
-            // moved far away. Waiting out the plateau, a read of growing documents stayed at the
-            // L its small documents had needed until it ended.
+            // The same L delivers clearly (two standard errors) more than when the plateau began:
+            // the reads changed (key order reached larger documents), and the knee may have moved
+            // far away, which waiting out the plateau would not see.
             var rise = ControlText.Change(Gain(throughput, _baseThroughput));
-            _slowStart = true;
+            InSlowStart = true;
             _probeUpNext = true;
             _plateauUntil = now;
             var probe = StartProbe(now, throughput, l, limit, queueing);
@@ -237,17 +220,16 @@ internal sealed partial class HillClimber
     /// <summary>
     /// A doubling judged on its first, unsettled tick (the reads issued since the step). The reads
     /// completing first after a step are those that did not queue, so it errs high: it may only
-    /// continue slow start on a clear pass, never end it (16 -> 32 on a device 16 deep read
-    /// +26-43%, short of the +75% it needs, so the settled measurement judges that). Null: settle.
+    /// continue slow start on a clear pass (two standard errors), never end it. Null: settle.
     /// </summary>
     private ControllerStep? EarlyDoubling(in ControllerSignals s, int l, int limit)
     {
-        if (_phase != Phase.ProbeUp || !_slowStart || !Fast)
+        if (_phase != Phase.ProbeUp || !InSlowStart || !Fast)
         {
             return null;
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
-        if (ClearPass(l))
+        if (_measurement.FromReads && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= CombinedError())
         {
             _throughputAt[l] = (_measurement.BytesPerSecond, s.Now);
             return AfterSlowStartStep(s.Now, _measurement.BytesPerSecond, l, limit);
@@ -256,34 +238,25 @@ internal sealed partial class HillClimber
         return null;
     }
 
-    /// <summary>Whether a slow-start step clearly (two standard errors) paid slow start's share, however few the reads.</summary>
-    private bool ClearPass(int l) =>
-        _measurement.FromReads && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= CombinedError();
-
     /// <summary>Two standard errors of a gain between the measurement and the base.</summary>
     private double CombinedError() =>
         2 * Math.Sqrt((_measurement.RelativeError * _measurement.RelativeError) + (_baseRelativeError * _baseRelativeError));
 
     /// <summary>
-    /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>). At least the
-    /// ticks an error estimate needs: with long ticks a measurement of fewer has an infinite
-    /// error, and every probe would run to MaxMeasureTime. Then <see cref="ControllerOptions.MeasureTime"/>,
-    /// except when the reads themselves give the rate (Little's law) in slow start, or while
-    /// <see cref="Fast"/> outside a probe down (after a step down the higher L's reads drain):
-    /// three ticks, or a tick or two with <see cref="MinReadsForEarlyCall"/> reads (any number in
-    /// slow start while Fast: a slow disk finishes a few a tick), are enough there, as
-    /// <see cref="Decisive"/> still waits for a clear call (a second each took fine steps 3.7 s,
-    /// not 1.4 s, from 16 to 62 readers on a gradual bend). Bytes per tick over a short window are
-    /// not: reads issued before it that complete inside it inflate it (on a slow disk the first
-    /// 4 MiB reads made L=2 look 40% faster than two streams can be, and the doubling that
-    /// followed look like a knee). Nothing delivered yet (a slow disk's first giants) is no
+    /// Whether the measurement may decide (if clear; see <see cref="Decisive"/>): the ticks an error
+    /// estimate needs (with long ticks fewer have an infinite error), then <see cref="ControllerOptions.MeasureTime"/>.
+    /// When the reads themselves give the rate (Little's law) in slow start, or while <see cref="Fast"/>
+    /// outside a probe down (after a step down the higher L's reads drain), three ticks or a tick or
+    /// two with <see cref="MinReadsForEarlyCall"/> reads (any number in slow start while Fast) are
+    /// enough, as Decisive still waits for a clear call. Bytes per tick over so short a window are
+    /// not: reads issued before it that complete inside it inflate it. Nothing delivered yet is no
     /// measurement to compare with.
     /// </summary>
     private bool MeasuredEnough(TimeSpan tick)
     {
-        var quick = _measurement.FromReads && (_slowStart || (Fast && _phase != Phase.ProbeDown));
+        var quick = _measurement.FromReads && (InSlowStart || (Fast && _phase != Phase.ProbeDown));
         var ticks = _measurement.TickCount >= ThroughputMeasurement.MinTicksForError
-            || (quick && (_measurement.ReadCount >= MinReadsForEarlyCall || (_slowStart && Fast)));
+            || (quick && (_measurement.ReadCount >= MinReadsForEarlyCall || (InSlowStart && Fast)));
         var time = quick || Reached(_measurement.Time, _options.MeasureTime, tick);
         var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
         return ticks && time && delivered;
@@ -291,14 +264,11 @@ internal sealed partial class HillClimber
 
     /// <summary>
     /// The queueing rule's veto: latency may rise for a good reason, more parallel reads that
-    /// really deliver more. Only evidence of that (<paramref name="l"/> measurably beating a lower
-    /// L) vetoes a cut. With a lower L on record but none yet for this L, the cut waits for the
-    /// measurement, but no longer than one takes after L changed (<paramref name="changedAt"/>):
-    /// every hold (memory, indexer, rate limit) restarts measuring, so under holds it never comes,
-    /// and waiting for it let reads queue until the lower L's record expired. Keeping the
-    /// measurement across holds instead would mix app-limited ticks into it. A probe down to a
-    /// knee (<see cref="KneeOvershoot"/>) is itself the cut: the reads it sees queue were mostly
-    /// issued by the L above it, and cutting on them took a capped device from the knee to half of it.
+    /// really deliver more, shown by <paramref name="l"/> measurably beating a lower L. With a lower
+    /// L on record but none yet for this L, the cut waits for the measurement, but no longer than
+    /// one takes after L changed (<paramref name="changedAt"/>): every hold restarts measuring, so
+    /// under holds it never comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself
+    /// the cut: the reads it sees queue were mostly issued by the L above it.
     /// </summary>
     public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
         (_phase == Phase.ProbeDown && _knee is not null)
@@ -328,7 +298,7 @@ internal sealed partial class HillClimber
     /// a doubling that falls short of <see cref="SlowStartEfficiency"/> must fall clearly short
     /// too, for up to <see cref="ControllerOptions.MeasureTime"/>: stopping at a knee that noise
     /// made up (one lumpy second of giants) costs fine steps, while doubling once too often costs
-    /// one probe. Longer, it cost more: giants held L=8 for 4 s on a doubling 8% short of 75%.
+    /// one probe; longer, waiting costs more.
     /// </summary>
     private bool Decisive(double throughput, int l)
     {
@@ -338,18 +308,8 @@ internal sealed partial class HillClimber
         {
             return false;
         }
-        return !(_phase == Phase.ProbeUp && _slowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error
+        return !(_phase == Phase.ProbeUp && InSlowStart) || gain >= SlowStartGain(l) || SlowStartGain(l) - gain >= error
             || _measurement.Time >= _options.MeasureTime;
-    }
-
-    /// <summary>
-    /// Whether the measurement of a plateau shows the same L delivering at least
-    /// <see cref="PlateauRise"/> more than the base it began with, clear of it by two standard errors.
-    /// </summary>
-    private bool RoseOnThePlateau(double throughput)
-    {
-        var error = CombinedError();
-        return _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= error;
     }
 
     /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
@@ -358,18 +318,8 @@ internal sealed partial class HillClimber
     private double? CurrentThroughput(int l, TimeSpan now) =>
         _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
 
-    private double? BestThroughputBelow(int l, TimeSpan now)
-    {
-        double? best = null;
-        for (var lower = 1; lower < l; lower++)
-        {
-            if (FreshThroughput(lower, now) is { } value && (best is null || value > best))
-            {
-                best = value;
-            }
-        }
-        return best;
-    }
+    private double? BestThroughputBelow(int l, TimeSpan now) =>
+        Enumerable.Range(1, l - 1).Select(lower => FreshThroughput(lower, now)).Max();
 
     private double? FreshThroughput(int l, TimeSpan now) =>
         _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;
@@ -388,10 +338,12 @@ internal sealed partial class HillClimber
         _baseRelativeError = _measurement.RelativeError;
     }
 
-    private void EnterPlateau(TimeSpan now, bool probeUpNext)
+    /// <summary>Holds at <paramref name="l"/> for a plateau, then probes up or down.</summary>
+    private ControllerStep HoldOnPlateau(TimeSpan now, bool probeUpNext, int l, string reason)
     {
         _probeUpNext = probeUpNext;
         BeginMeasuring(Phase.Baseline, now, _options.PlateauTime);
+        return new ControllerStep(l, Hold, reason, DecisionCause.Plateau);
     }
 
     private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau, bool grew = false)

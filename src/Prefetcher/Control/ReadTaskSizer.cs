@@ -6,16 +6,10 @@ namespace Indexing.Prefetcher;
 /// cuts. Per-stream throughput is a windowed maximum, like BBR's, so that ticks in which the
 /// readers were held back do not shrink tasks.
 /// </summary>
-internal sealed class ReadTaskSizer
+internal sealed class ReadTaskSizer(ControllerOptions options)
 {
-    private readonly ControllerOptions _options;
-    private readonly WindowedExtremum _perStreamBytesPerSecond;
-
-    public ReadTaskSizer(ControllerOptions options)
-    {
-        _options = options.Validate();
-        _perStreamBytesPerSecond = WindowedExtremum.Max(options.TaskSizingWindow);
-    }
+    private readonly ControllerOptions _options = options.Validate();
+    private readonly WindowedExtremum _perStreamBytesPerSecond = WindowedExtremum.Max(options.TaskSizingWindow);
 
     /// <summary>Records one tick's delivery by <paramref name="concurrency"/> readers.</summary>
     public void Observe(TimeSpan now, long bytesDelivered, TimeSpan tickDuration, int concurrency)

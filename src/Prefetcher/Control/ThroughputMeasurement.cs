@@ -24,7 +24,6 @@ internal sealed class ThroughputMeasurement
     private TimeSpan _inFlight;
 
     // Σ over completed reads of bytes, latency (seconds), and the squares and product, for the ratio.
-    private int _reads;
     private double _readBytes;
     private double _readSeconds;
     private double _bytesSquared;
@@ -40,10 +39,10 @@ internal sealed class ThroughputMeasurement
     public int TickCount => _rates.Count;
 
     /// <summary>Completed reads the rate from the reads is taken from.</summary>
-    public int ReadCount => _reads;
+    public int ReadCount { get; private set; }
 
     /// <summary>Whether the reads themselves (Little's law) give the throughput.</summary>
-    public bool FromReads => _inFlight > TimeSpan.Zero && _reads >= MinReadsForRate && _readSeconds > 0;
+    public bool FromReads => _inFlight > TimeSpan.Zero && ReadCount >= MinReadsForRate && _readSeconds > 0;
 
     public double BytesPerSecond =>
         FromReads ? _inFlight / TimeWithUnsettled * (_readBytes / _readSeconds)
@@ -82,7 +81,7 @@ internal sealed class ThroughputMeasurement
             }
             double b = read.Bytes;
             var t = read.Latency.TotalSeconds;
-            _reads++;
+            ReadCount++;
             _readBytes += b;
             _readSeconds += t;
             _bytesSquared += b * b;
@@ -99,14 +98,14 @@ internal sealed class ThroughputMeasurement
         _inFlight = TimeSpan.Zero;
         TimeWithUnsettled = TimeSpan.Zero;
         Time = TimeSpan.Zero;
-        _reads = 0;
+        ReadCount = 0;
         _readBytes = _readSeconds = _bytesSquared = _secondsSquared = _bytesTimesSeconds = 0;
     }
 
     // The ratio estimator R = Σb / Σt: Var(R) ~ Σ(b - R t)² / (n (n - 1) t̄²).
     private double RatioError()
     {
-        var n = _reads;
+        var n = ReadCount;
         var ratio = _readBytes / _readSeconds;
         var residuals = Math.Max(0, _bytesSquared - (2 * ratio * _bytesTimesSeconds) + (ratio * ratio * _secondsSquared));
         var meanSeconds = _readSeconds / n;

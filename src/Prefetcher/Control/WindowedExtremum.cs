@@ -8,9 +8,7 @@ internal sealed class WindowedExtremum
 {
     private readonly TimeSpan _window;
     private readonly bool _largest;
-    private (TimeSpan At, double Value)[] _items = new (TimeSpan, double)[8];
-    private int _head;
-    private int _count;
+    private readonly LinkedList<(TimeSpan At, double Value)> _samples = new();
     private TimeSpan _lastAt = TimeSpan.MinValue;
 
     private WindowedExtremum(TimeSpan window, bool largest)
@@ -21,7 +19,7 @@ internal sealed class WindowedExtremum
     }
 
     /// <summary>Samples currently kept (for tests: never more than were added within the window).</summary>
-    public int RetainedCount => _count;
+    public int RetainedCount => _samples.Count;
 
     /// <summary>Keeps the largest sample of the window.</summary>
     public static WindowedExtremum Max(TimeSpan window) => new(window, largest: true);
@@ -42,44 +40,25 @@ internal sealed class WindowedExtremum
         _lastAt = at;
         Expire(at);
         // Ties evict too: the newer sample carries the same value and lives longer.
-        while (_count > 0 && (_largest ? value >= _items[Index(_count - 1)].Value : value <= _items[Index(_count - 1)].Value))
+        while (_samples.Last is { } last && (_largest ? value >= last.Value.Value : value <= last.Value.Value))
         {
-            _count--;
+            _samples.RemoveLast();
         }
-        if (_count == _items.Length)
-        {
-            Grow();
-        }
-        _items[Index(_count)] = (at, value);
-        _count++;
+        _samples.AddLast((at, value));
     }
 
     /// <summary>The extreme of the samples still inside the window at <paramref name="now"/>, or null.</summary>
     public double? Current(TimeSpan now)
     {
         Expire(now);
-        return _count == 0 ? null : _items[_head].Value;
+        return _samples.First?.Value.Value;
     }
 
     private void Expire(TimeSpan now)
     {
-        while (_count > 0 && now - _items[_head].At >= _window)
+        while (_samples.First is { } first && now - first.Value.At >= _window)
         {
-            _head = Index(1);
-            _count--;
+            _samples.RemoveFirst();
         }
-    }
-
-    private int Index(int offset) => (_head + offset) % _items.Length;
-
-    private void Grow()
-    {
-        var larger = new (TimeSpan, double)[_items.Length * 2];
-        for (var i = 0; i < _count; i++)
-        {
-            larger[i] = _items[Index(i)];
-        }
-        _items = larger;
-        _head = 0;
     }
 }

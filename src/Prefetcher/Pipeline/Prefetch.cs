@@ -23,7 +23,18 @@ public static class Prefetch
     {
         ArgumentNullException.ThrowIfNull(store);
         DocumentIds.ValidateCollection(collection);
-        ValidateStartAfter(collection, startAfterId);
+        if (startAfterId is not null)
+        {
+            DocumentIds.Validate(startAfterId);
+            if (!DocumentIds.GetCollection(startAfterId).SequenceEqual(collection))
+            {
+                throw new ArgumentException(
+                    $"startAfterId {MessageText.Quote(startAfterId)} is not in collection {MessageText.Quote(collection)}; " +
+                    "resume from an id the same collection's run handed out (its HandedOutThrough).",
+                    nameof(startAfterId));
+            }
+        }
+
         if (!Enum.IsDefined(strategy))
         {
             throw new ArgumentOutOfRangeException(
@@ -52,23 +63,6 @@ public static class Prefetch
             // Nothing took ownership: release the snapshot here rather than leak it.
             source.Dispose();
             throw;
-        }
-    }
-
-    private static void ValidateStartAfter(string collection, string? startAfterId)
-    {
-        if (startAfterId is null)
-        {
-            return;
-        }
-
-        DocumentIds.Validate(startAfterId);
-        if (!DocumentIds.GetCollection(startAfterId).SequenceEqual(collection))
-        {
-            throw new ArgumentException(
-                $"startAfterId {MessageText.Quote(startAfterId)} is not in collection {MessageText.Quote(collection)}; " +
-                "resume from an id the same collection's run handed out (its HandedOutThrough).",
-                nameof(startAfterId));
         }
     }
 }

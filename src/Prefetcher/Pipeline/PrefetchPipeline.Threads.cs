@@ -50,12 +50,9 @@ public sealed partial class PrefetchPipeline
     }
 
     // The run's documents and bytes, counted in a second pass over the snapshot's metadata beside the
-    // planner's lazy one (a budget's worth ahead of the reads, so its totals grow until the last task):
-    // progress, the ETA and the bulk commit cadence have the whole from the first seconds of a rebuild
-    // of tens of GB, not at its end. Reading the metadata is a small part of reading the documents.
-    // A failing census leaves the totals unknown and the run going: it reads the rows the planner
-    // reads, so a store that fails it fails the planner too, which names the place (a store closed
-    // under a run fails whichever scan or read comes first, and the read names its key range).
+    // planner's lazy one (whose totals grow until the last task), so progress and the ETA have the
+    // whole within seconds. A failing census leaves the totals unknown and the run going: the planner
+    // reads the same rows, so a store that fails it fails the planner too, which names the place.
     private void Count()
     {
         try

@@ -37,9 +37,10 @@ internal sealed partial class PrefetchMeter
                 Interlocked.Read(ref _bytesTaken),
                 ConsumerWait.Total,
                 Admission.BudgetWait.Total);
-            TrimSamples(now);
+            // Samples before the long window's base are never needed again: it becomes the first.
+            _samples.RemoveRange(0, Math.Max(0, _samples.FindLastIndex(s => s.At <= now - _longWindow)));
             var recent = BaseFor(now - _shortWindow);
-            var longer = BaseFor(now - _longWindow);
+            var longer = _samples[0];
             _samples.Add(current);
 
             var megabytesPerSecond = Rate(recent, current, s => s.BytesRead) / 1e6;
@@ -57,7 +58,7 @@ internal sealed partial class PrefetchMeter
                 sizes.P99,
                 sizes.Max));
 
-            var planComplete = PlanComplete;
+            var planComplete = Volatile.Read(ref _planComplete) != 0;
             var bytesPlanned = Interlocked.Read(ref _bytesPlanned);
             var documentsPlanned = Interlocked.Read(ref _documentsPlanned);
             var total = _counted ?? (planComplete ? (documentsPlanned, bytesPlanned) : null);
@@ -126,16 +127,6 @@ internal sealed partial class PrefetchMeter
 
     // The latest sample at or before `at` (the oldest if none is that old).
     private Sample BaseFor(TimeSpan at) => _samples[Math.Max(0, _samples.FindLastIndex(s => s.At <= at))];
-
-    // Samples older than the long window's base are never needed again.
-    private void TrimSamples(TimeSpan now)
-    {
-        var longBase = _samples.FindLastIndex(s => s.At <= now - _longWindow);
-        if (longBase > 0)
-        {
-            _samples.RemoveRange(0, longBase);
-        }
-    }
 
     // One point per second, the oldest dropped past the history length (a copy a second: ~300 points).
     private void AppendPoint(TimeSpan now, PrefetchPressurePoint point)

@@ -60,8 +60,6 @@ internal sealed partial class PrefetchMeter
     /// <summary>Time since the run started.</summary>
     public TimeSpan Now => _clock.Elapsed;
 
-    public bool PlanComplete => Volatile.Read(ref _planComplete) != 0;
-
     public void Planned(ReadTask task)
     {
         Interlocked.Add(ref _documentsPlanned, task.DocumentCount);

@@ -41,17 +41,15 @@ internal sealed class WaitTimer
         return new Scope(this);
     }
 
-    private void End()
-    {
-        lock (_lock)
-        {
-            _totalTicks += Stopwatch.GetTimestamp() - _startedAt;
-            _waiting = false;
-        }
-    }
-
     public readonly struct Scope(WaitTimer timer) : IDisposable
     {
-        public void Dispose() => timer.End();
+        public void Dispose()
+        {
+            lock (timer._lock)
+            {
+                timer._totalTicks += Stopwatch.GetTimestamp() - timer._startedAt;
+                timer._waiting = false;
+            }
+        }
     }
 }

@@ -35,7 +35,31 @@ internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collect
         BeforeStoreCall?.Invoke(task);
         try
         {
-            ReadFromStore(task, destination, cancellationToken);
+            if (task.DocumentCount == 1)
+            {
+                var body = snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
+                    $"document {MessageText.Quote(task.FirstId)} is listed by the metadata scan but has no body under the snapshot at etag {SnapshotEtag}.");
+                destination.Add(new PrefetchedDocument(task.FirstId, task.Etags[0], body));
+                return;
+            }
+
+            var bodies = new List<DocumentBody>(task.DocumentCount);
+            if (task.DocumentCount <= MultiGetMaxDocuments)
+            {
+                snapshot.MultiGet(task.Ids, bodies);
+            }
+            else
+            {
+                snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
+            }
+
+            for (var i = 0; i < bodies.Count; i++)
+            {
+                // A body the task does not list at this position gets no etag: the reader's check then
+                // names the mismatch instead of delivering a document with someone else's etag.
+                var etag = i < task.Etags.Length && string.Equals(bodies[i].Id, task.Ids[i], StringComparison.Ordinal) ? task.Etags[i] : 0;
+                destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body));
+            }
         }
         finally
         {
@@ -48,35 +72,6 @@ internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collect
         if (Interlocked.Exchange(ref _disposed, 1) == 0)
         {
             snapshot.Dispose();
-        }
-    }
-
-    private void ReadFromStore(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
-    {
-        if (task.DocumentCount == 1)
-        {
-            var body = snapshot.Get(task.FirstId) ?? throw new InvalidOperationException(
-                $"document {MessageText.Quote(task.FirstId)} is listed by the metadata scan but has no body under the snapshot at etag {SnapshotEtag}.");
-            destination.Add(new PrefetchedDocument(task.FirstId, task.Etags[0], body));
-            return;
-        }
-
-        var bodies = new List<DocumentBody>(task.DocumentCount);
-        if (task.DocumentCount <= MultiGetMaxDocuments)
-        {
-            snapshot.MultiGet(task.Ids, bodies);
-        }
-        else
-        {
-            snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
-        }
-
-        for (var i = 0; i < bodies.Count; i++)
-        {
-            // A body the task does not list at this position gets no etag: the reader's check then
-            // names the mismatch instead of delivering a document with someone else's etag.
-            var etag = i < task.Etags.Length && string.Equals(bodies[i].Id, task.Ids[i], StringComparison.Ordinal) ? task.Etags[i] : 0;
-            destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body));
         }
     }
 }
