@@ -1,3 +1,4 @@
+using System.Diagnostics;
 using Indexing.Storage;
 
 namespace Indexing.Indexer.Tests.SideBySide;
@@ -97,30 +98,42 @@ public sealed class BulkResumeTests
         IndexManager? manager = null;
         // The ids in key order: a bulk commit records the contiguous prefix handed out, so the feeder is
         // held on that prefix, not on the documents read (the adaptive source hands out whatever is
-        // ready, and a slow first range can leave the prefix empty after hundreds of documents; held
-        // there, the key could not move and no commit would be due).
+        // ready: a slow first range can leave the prefix empty after hundreds of documents, then move
+        // it past several hundred at once).
         var ids = env.Store.ScanMetadata("orders").Select(m => m.Id).Order(StringComparer.Ordinal).ToList();
+        var heldAt = 0;
         var sources = new CountingBulkSources(ManagerEnvironment.AdaptiveSource)
         {
-            // The feeder waits once a third and two thirds of the collection are a handed-out prefix until
-            // one bulk commit more was made: with the cap (an hour) as the cadence, none would come before
-            // the hang guard.
+            // Until two bulk commits were made, the feeder waits for one commit more each time the
+            // handed-out prefix has moved since it last waited: the indexing threads then finish what it
+            // took, so the key moves and a commit is due, and with the cap (an hour) as the cadence none
+            // would come before the hang guard.
             BeforeTake = async (read, handedOutThrough, token) =>
             {
                 var prefix = handedOutThrough is null ? 0 : ids.BinarySearch(handedOutThrough, StringComparer.Ordinal) + 1;
-                var needed = prefix >= 400 ? 2 : prefix >= 200 ? 1 : 0;
-                var deadline = DateTime.UtcNow + HangGuard;
+                var needed = Volatile.Read(ref bulkCommits) + 1;
+                if (needed > 2 || prefix <= heldAt)
+                {
+                    return;
+                }
+
+                heldAt = prefix;
+                var waiting = Stopwatch.StartNew();
                 while (Volatile.Read(ref bulkCommits) < needed)
                 {
-                    if (DateTime.UtcNow > deadline)
+                    // The commit is due within the cadence the rebuild shows, which includes twice the last
+                    // commit's duration: on a machine loaded enough for a commit to take seconds, it waits
+                    // that much longer (at most 2 minutes more: a cadence at the hour's cap fails the test).
+                    var shown = manager!.GetRebuild("orders")?.BulkCommitInterval ?? TimeSpan.Zero;
+                    if (waiting.Elapsed > HangGuard + (2 * (shown < TimeSpan.FromMinutes(1) ? shown : TimeSpan.FromMinutes(1))))
                     {
-                        throw new TimeoutException($"no bulk commit {needed} within {HangGuard} after a prefix of {prefix} documents ({read} read; cadence {manager!.GetRebuild("orders")?.BulkCommitInterval})");
+                        throw new TimeoutException($"no bulk commit {needed} within {waiting.Elapsed} after a prefix of {prefix} documents ({read} read; cadence {shown})");
                     }
 
                     await Task.Delay(10, token);
                 }
 
-                cadenceInBulk ??= needed > 0 ? manager!.GetRebuild("orders")?.BulkCommitInterval : null;
+                cadenceInBulk ??= manager!.GetRebuild("orders")?.BulkCommitInterval;
             },
         };
         var options = ManagerEnvironment.FastOptions((_, point) =>
@@ -148,9 +161,9 @@ public sealed class BulkResumeTests
         Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
     }
 
-    // Builds V1, then rebuilds to V2 through sources (slowed), holds the bulk phase's feeder after 200
-    // of the 600 documents, and closes the manager once a bulk commit recorded a key: the replacement
-    // g000002 holds an interrupted build whose key is at most 200 documents in.
+    // Builds V1, then rebuilds to V2 through sources (slowed), holds the bulk phase's feeder once 200
+    // of the 600 documents are a handed-out prefix, and closes the manager once a bulk commit recorded a
+    // key: the replacement g000002 holds an interrupted build whose key is about 200 documents in.
     private static async Task StopMidBulkAfterABulkCommitAsync(ManagerEnvironment env, CountingBulkSources sources)
     {
         var manager = env.OpenManager();

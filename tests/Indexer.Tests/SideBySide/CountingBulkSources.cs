@@ -1,18 +1,21 @@
 using System.Collections.Concurrent;
+using Indexing.Storage;
 
 namespace Indexing.Indexer.Tests.SideBySide;
 
 // A bulk-source factory around another that records what each bulk phase asked for and read: the
 // request (StartAfterId tells a resumed run) and every id the indexer took. Optionally waits before
 // each take, to make a short bulk phase last long enough for several bulk commits, and holds the
-// feeder once it has read HoldAfterDocuments (until the build is cancelled), so the bulk phase cannot
-// end before the test stops it, and awaits BeforeTake (given the documents read so far) before each
-// take, so a test can hold the feeder until something happened.
+// feeder once the handed-out prefix holds HoldAfterDocuments (until the build is cancelled), so the
+// bulk phase cannot end before the test stops it and its bulk commits can record that prefix as the
+// key (counting documents read instead, the adaptive source's prefix could still be empty: a slow
+// first range, the others ready), and awaits BeforeTake (given the documents read so far) before
+// each take, so a test can hold the feeder until something happened.
 internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan delayPerTake = default)
 {
     public ConcurrentQueue<BulkSourceRequest> Requests { get; } = new();
 
-    // Set before a bulk phase starts: its feeder waits (until cancelled) once this many documents were read.
+    // Set before a bulk phase starts: its feeder waits (until cancelled) once the handed-out prefix holds this many documents.
     public int? HoldAfterDocuments { get; set; }
 
     // Set before a bulk phase starts: awaited before each take with the number of documents read so far
@@ -49,7 +52,8 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
                 await beforeTake(read.Count, source.HandedOutThrough, cancellationToken);
             }
 
-            if (read.Count >= holdAfter)
+            if (holdAfter is { } hold && source.HandedOutThrough is { } prefix
+                && read.Count(id => DocumentIds.CompareKeyOrder(id, prefix) <= 0) >= hold)
             {
                 await Task.Delay(Timeout.Infinite, cancellationToken);
             }
