@@ -1,6 +1,6 @@
 namespace Indexing.Prefetcher;
 
-/// <summary>One hand-over to the consumer: documents in read-completion order (key order within one read).</summary>
+/// <summary>One hand-over to the consumer: completed reads' documents, the first completed in key order first.</summary>
 public sealed class PrefetchBatch
 {
     internal PrefetchBatch(IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited, string? handedOutThrough)

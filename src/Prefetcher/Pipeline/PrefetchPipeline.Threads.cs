@@ -20,7 +20,7 @@ public sealed partial class PrefetchPipeline
     private IEnumerator<ReadTask>? _plan;
     private string? _lastPlannedId;
 
-    // The planner and the readers still running; the last one out releases the source.
+    // The planner, the census and the readers still running; the last one out releases the source.
     private int _threadsRunning;
     private int _sourceReleased;
 
@@ -57,13 +57,7 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
-            long documents = 0, bytes = 0;
-            foreach (var row in _source.ScanMetadata(_token))
-            {
-                documents++;
-                bytes += row.SizeBytes;
-            }
-
+            var (documents, bytes) = _source.ScanMetadata(_token).Aggregate((0L, 0L), (total, row) => (total.Item1 + 1, total.Item2 + row.SizeBytes));
             _meter.Counted(documents, bytes);
         }
         catch (Exception exception) when (exception is not OutOfMemoryException)

@@ -5,10 +5,11 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>
-/// The consumer's side: completed reads in completion order, merged or split to fit a take. The
-/// channel is unbounded by count: the byte budget, reserved before each read, is the bound. Taking
-/// and draining hold one lock, so a drain at shutdown and a take woken by the channel's completion
-/// never hand out the same document.
+/// The consumer's side: completed reads, first in key order, merged or split to fit a take. A take
+/// never waits for a read still running, and a giant that completes late does not queue behind a
+/// budget's worth of later reads (holding the handed-out prefix, and what a resumed build skips,
+/// that far back). The byte budget bounds the channel. Taking and draining hold one lock, so a drain
+/// at shutdown and a take woken by the channel's completion never hand out the same document.
 /// </summary>
 internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {
@@ -18,12 +19,14 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
         new UnboundedChannelOptions { AllowSynchronousContinuations = false });
 
     private readonly Lock _takeLock = new();
+    private readonly PriorityQueue<CompletedRead, long> _completed = new();
     private CompletedRead? _current;
     private int _offset;
     private int _taking;
+    private int _completedCount;
 
     /// <summary>Completed reads not yet fully taken.</summary>
-    public int Queued => _channel.Reader.Count + (Volatile.Read(ref _current) is null ? 0 : 1);
+    public int Queued => _channel.Reader.Count + Volatile.Read(ref _completedCount) + (Volatile.Read(ref _current) is null ? 0 : 1);
 
     public string? HandedOutThrough => _watermark.Through;
 
@@ -83,10 +86,12 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
         {
             var bytes = _current?.Documents.Skip(_offset).Sum(document => document.SizeBytes) ?? 0;
             _current = null;
-            while (_channel.Reader.TryRead(out var read))
+            while (_channel.Reader.TryRead(out var read) || _completed.TryDequeue(out read, out _))
             {
                 bytes += read.Bytes;
             }
+
+            Volatile.Write(ref _completedCount, 0);
 
             meter.Admission.Release(bytes);
         }
@@ -127,8 +132,8 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
         }
     }
 
-    // The next document to hand out, without consuming it; moves on to the next completed read when
-    // the current one is used up, and tells the policy that the consumer began it.
+    // The next document to hand out, without consuming it; moves on to the first completed read in
+    // key order when the current one is used up, and tells the policy that the consumer began it.
     private PrefetchedDocument? NextDocument()
     {
         while (true)
@@ -140,10 +145,17 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
 
             Volatile.Write(ref _current, null);
             _offset = 0;
-            if (!_channel.Reader.TryRead(out var next))
+            while (_channel.Reader.TryRead(out var published))
+            {
+                _completed.Enqueue(published, published.Task.Sequence);
+            }
+
+            if (!_completed.TryDequeue(out var next, out _))
             {
                 return null;
             }
+
+            Volatile.Write(ref _completedCount, _completed.Count);
 
             Volatile.Write(ref _current, next);
             policy.ConsumerBegan(meter.Admission);

@@ -91,6 +91,40 @@ public sealed class WatermarkTests
         Assert.Equal(documents[^1].Id, prefetcher.HandedOutThrough);
     }
 
+    [Fact]
+    public async Task Adaptive_FirstTaskCompletesAfterTheBudgetFilled_GoesOutFirstAndTheWatermarkJumpsPastTheBufferedReads()
+    {
+        // 64 MiB under an 8 MiB budget: while the first task is held, later reads fill the budget and
+        // wait to be taken. Handed out in completion order, the first task would go out only after all
+        // of them, and the watermark (what a resumed build skips) would stay before it meanwhile.
+        var documents = TestCollections.Uniform(4000, 16 * TestCollections.KiB);
+        using var firstTaskMayFinish = new ManualResetEventSlim();
+        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
+        var options = new PrefetchOptions
+        {
+            BudgetBytes = 8 * TestCollections.MiB,
+            TickInterval = TimeSpan.FromMilliseconds(20),
+            Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 },
+        };
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
+        await Strategies.EventuallyAsync(
+            () => prefetcher.Admission.Snapshot() is { WaitingFor: AdmissionStage.Budget, Running: 1 } && prefetcher.Pressure.QueuedBatches >= 3,
+            "later reads filling the budget while the first task is held");
+        var queuedBefore = prefetcher.Pressure.QueuedBatches;
+
+        firstTaskMayFinish.Set();
+        await Strategies.EventuallyAsync(() => prefetcher.Pressure.QueuedBatches == queuedBefore + 1, "the first task's read published");
+        var next = await prefetcher.TakeAsync(documents.Count, 64 * TestCollections.MiB).AsTask().WaitAsync(Strategies.Patience);
+
+        // Every read buffered, the first one first: a contiguous prefix, so the watermark is its end.
+        Assert.NotNull(next);
+        Assert.Equal(documents.Take(next.Count).Select(d => d.Id), next.Documents.Select(d => d.Id));
+        Assert.Equal(next.Documents[^1].Id, next.HandedOutThrough);
+        var rest = await Strategies.DrainWithPatienceAsync(prefetcher);
+        Assert.Equal(documents.Count, next.Count + rest.Count);
+        Assert.Equal(documents[^1].Id, prefetcher.HandedOutThrough);
+    }
+
     [Theory]
     [MemberData(nameof(Strategies.All), MemberType = typeof(Strategies))]
     public async Task Start_AfterAKey_DeliversOnlyLaterDocumentsAndStartsTheWatermarkThere(string strategy)
