@@ -46,8 +46,10 @@ var prefetchOptions = new PrefetchOptions { BudgetBytes = 4 << 20 };
 var options = new IndexManagerOptions
 {
     SwapLagEtags = 10,
-    // Often enough that the bulk phase of the tests' collection makes several bulk commits (BulkCheckpointed).
-    Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100) },
+    // Often enough that the bulk phase of the tests' collection makes several bulk commits
+    // (BulkCheckpointed): the source below paces it to about 5 ms per take of 20 documents, so the
+    // bulk phase lasts several intervals however many threads index it.
+    Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
     RebuildHook = (_, point) =>
     {
         if (point == stopAt)
@@ -61,7 +63,9 @@ var options = new IndexManagerOptions
 await using var manager = IndexManager.Open(
     args[1],
     store,
-    (request, cancellationToken) => Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
+    (request, cancellationToken) => new SlowSource(
+        Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
+        _ => Thread.Sleep(5)),
     options);
 if (args.Length == 5)
 {

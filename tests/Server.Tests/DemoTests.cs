@@ -27,8 +27,8 @@ public sealed class DemoTests : IDisposable
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
 
         var (first, firstOutput) = await RunAsync(settings, timeout.Token);
-        // The second run rebuilds with two indexing threads (--indexing-threads 2).
-        var (second, secondOutput) = await RunAsync(settings with { PrefetchDisk = null, IndexingThreads = 2 }, timeout.Token);
+        // The second run rebuilds with one indexing thread (--indexing-threads 1), the first with the default.
+        var (second, secondOutput) = await RunAsync(settings with { PrefetchDisk = null, IndexingThreads = 1 }, timeout.Token);
 
         Assert.True(first == 0, firstOutput);
         Assert.Contains("Generating and loading", firstOutput, StringComparison.Ordinal);

@@ -33,21 +33,21 @@ public sealed partial class MeasureTests
     }
 
     [Fact]
-    public async Task CommandLine_ModesIndexOnlyAndLuceneOnlyWithTwoThreads_ComparesTheIndexerWithLuceneAlone()
+    public async Task CommandLine_ModesIndexOnlyAndLuceneOnlyWithThreeThreads_ComparesTheIndexerWithLuceneAlone()
     {
         var input = await GeneratedFileAsync("orders.ndjson", DatasetShape.LogNormal, 2_000_000);
         var work = Path.Combine(_root, "work");
         var results = Path.Combine(_root, "results.json");
 
         var (code, output) = await InvokeAsync(
-            ["measure", input, "--work", work, "--json", results, "--repeat", "1", "--modes", "IndexOnly,LuceneOnly", "--indexing-threads", "2"]);
+            ["measure", input, "--work", work, "--json", results, "--repeat", "1", "--modes", "IndexOnly,LuceneOnly", "--indexing-threads", "3"]);
 
         Assert.True(code == 0, output);
         using var json = JsonDocument.Parse(await File.ReadAllBytesAsync(results));
         var root = json.RootElement;
         var modes = root.GetProperty("results").EnumerateArray().ToDictionary(r => r.GetProperty("mode").GetString()!);
         Assert.Equal(["IndexOnly", "LuceneOnly"], modes.Keys);
-        Assert.Equal(2, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
+        Assert.Equal(3, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
         Assert.Equal(
             modes["IndexOnly"].GetProperty("wallSeconds").GetDouble() / modes["LuceneOnly"].GetProperty("wallSeconds").GetDouble(),
             root.GetProperty("indexOnlyToLuceneOnly").GetDouble(), 9);

@@ -118,7 +118,7 @@ public sealed partial class MeasureTests : IDisposable
         // LuceneOnly is no part of the bound; IndexOnly over it is the indexer's own overhead.
         Assert.False(results["LuceneOnly"].GetProperty("isBound").GetBoolean());
         Assert.Equal(MedianOfRuns("IndexOnly") / MedianOfRuns("LuceneOnly"), root.GetProperty("indexOnlyToLuceneOnly").GetDouble(), 9);
-        Assert.Equal(1, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
+        Assert.Equal(Indexing.Indexer.IndexOptions.DefaultIndexingThreads, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
         Assert.True(results["Adaptive"].GetProperty("peakInFlightAndBufferedBytes").GetInt64() > 0);
         Assert.True(results["Adaptive"].GetProperty("meanConcurrency").GetDouble() >= 1);
         // A run of a second or two may end before the controller's first decision, so the list can be empty.
@@ -134,7 +134,7 @@ public sealed partial class MeasureTests : IDisposable
         }
 
         Assert.Contains("Indexing alone: IndexOnly took", output, StringComparison.Ordinal);
-        Assert.Contains("1 indexing thread(s) at nice 10", output, StringComparison.Ordinal);
+        Assert.Contains($"{Indexing.Indexer.IndexOptions.DefaultIndexingThreads} indexing thread(s) at nice 10", output, StringComparison.Ordinal);
 
         var csv = await File.ReadAllLinesAsync(settings.TimelineFile!);
         Assert.StartsWith("elapsed_s,concurrency_limit,", csv[0], StringComparison.Ordinal);
