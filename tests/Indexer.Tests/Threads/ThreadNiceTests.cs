@@ -90,7 +90,7 @@ public sealed class ThreadNiceTests
     public void MergeScheduler_AMerge_RunsOnAThreadAtTheConfiguredNice()
     {
         var path = Path.Combine(Path.GetTempPath(), "indexing-indexer-tests", Guid.NewGuid().ToString("N"));
-        var seen = new List<(string? Thread, int Nice)>();
+        var seen = new List<(string? Thread, int Nice, int? Reported)>();
         var callerBefore = ThreadStat.CurrentNice();
         System.IO.Directory.CreateDirectory(path);
         try
@@ -99,7 +99,7 @@ public sealed class ThreadNiceTests
             using (var analyzer = new StandardAnalyzer(LuceneVersion.LUCENE_48))
             using (var writer = new IndexWriter(directory, new IndexWriterConfig(LuceneVersion.LUCENE_48, analyzer)
             {
-                MergeScheduler = new LowPriorityMergeScheduler(6, () => { lock (seen) { seen.Add((Thread.CurrentThread.Name, ThreadStat.CurrentNice())); } }),
+                MergeScheduler = new LowPriorityMergeScheduler(6, () => { lock (seen) { seen.Add((Thread.CurrentThread.Name, ThreadStat.CurrentNice(), ThreadNice.CurrentThreadNice())); } }),
             }))
             {
                 // Three segments, then one: ForceMerge hands the merge to the scheduler and waits for it.
@@ -118,7 +118,8 @@ public sealed class ThreadNiceTests
             Assert.True(
                 seen.TrueForAll(merge => merge.Nice == expected),
                 $"expected every merge at nice {expected}; the caller ({(Thread.CurrentThread.IsThreadPoolThread ? "a pool thread" : "a dedicated thread")}) was at {callerBefore} before and {ThreadStat.CurrentNice()} after; merges ran on " +
-                string.Join(", ", seen.Select(merge => $"'{merge.Thread}' at {merge.Nice}")));
+                string.Join(", ", seen.Select(merge => $"'{merge.Thread}' at {merge.Nice} (getpriority {merge.Reported})")) +
+                $"; unsupported: {ThreadNice.UnsupportedReason ?? "no"}");
         }
         finally
         {
