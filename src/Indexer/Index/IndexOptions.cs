@@ -101,8 +101,9 @@ public sealed record IndexOptions
     /// document is still taken alone). A crash redoes what the feeder and the indexing threads held
     /// besides what was indexed since the last bulk commit (up to a batch per thread in the channel,
     /// one on each thread, one in the feeder's hand), and the indexed-through key moves a batch at a
-    /// time: 4 MiB keeps that to a fraction of a percent of a 1 GiB rebuild, while a batch is still
-    /// over 100 ms of a thread's indexing at 30 MB/s, so taking costs nothing measurable.
+    /// time: 4 MiB keeps that to a fraction of a percent of a 1 GiB rebuild of small documents, while
+    /// a batch is still over 100 ms of a thread's indexing at 30 MB/s, so taking costs nothing
+    /// measurable. A giant is one batch of its own, so with 20 MiB giants the pipeline can hold 80 MiB.
     /// </summary>
     public long TakeMaxBytes { get; init; } = DefaultTakeMaxBytes;
 
