@@ -103,7 +103,7 @@ public sealed record IndexOptions
     /// one on each thread, one in the feeder's hand), and the indexed-through key moves a batch at a
     /// time: 4 MiB keeps that to a fraction of a percent of a 1 GiB rebuild of small documents, while
     /// a batch is still over 100 ms of a thread's indexing at 30 MB/s, so taking costs nothing
-    /// measurable. A giant is one batch of its own, so with 20 MiB giants the pipeline can hold 80 MiB.
+    /// measurable. A giant is a batch of its own: with two threads and 20 MiB giants, up to 100 MiB.
     /// </summary>
     public long TakeMaxBytes { get; init; } = DefaultTakeMaxBytes;
 
