@@ -330,7 +330,7 @@ public sealed partial class DocumentIndex
         {
             while (true)
             {
-                var interval = cadence.Interval(source.Pressure.BytesTotal ?? source.Pressure.BytesPlanned, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
+                var interval = cadence.Interval(source.Pressure.BytesKnown, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
                 Volatile.Write(ref _bulkCommitIntervalTicks, interval.Ticks);
                 var wait = interval - Stopwatch.GetElapsedTime(lastStarted);
                 if (wait > TimeSpan.Zero)

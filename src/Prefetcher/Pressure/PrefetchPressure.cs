@@ -131,9 +131,15 @@ public sealed record PrefetchPressure
     /// <summary>The run's bytes, counted with <see cref="DocumentsTotal"/>; null until counted.</summary>
     public long? BytesTotal { get; init; }
 
-    public long DocumentsRemaining => (DocumentsTotal ?? DocumentsPlanned) - DocumentsDone;
+    /// <summary>The run's documents as known now: <see cref="DocumentsTotal"/> once counted, else <see cref="DocumentsPlanned"/> so far (a lower bound).</summary>
+    public long DocumentsKnown => DocumentsTotal ?? DocumentsPlanned;
 
-    public long BytesRemaining => (BytesTotal ?? BytesPlanned) - BytesDone;
+    /// <summary>The run's bytes as known now: <see cref="BytesTotal"/> once counted, else <see cref="BytesPlanned"/> so far (a lower bound).</summary>
+    public long BytesKnown => BytesTotal ?? BytesPlanned;
+
+    public long DocumentsRemaining => DocumentsKnown - DocumentsDone;
+
+    public long BytesRemaining => BytesKnown - BytesDone;
 
     /// <summary>Remaining bytes at the last 10 s rate; null until the total is counted or before anything was taken.</summary>
     public TimeSpan? Eta { get; init; }

@@ -126,7 +126,7 @@ internal sealed class DemoRunner
                 while (await Task.WhenAny(draining, Task.Delay(250, CancellationToken.None)).ConfigureAwait(false) != draining)
                 {
                     var now = source.Pressure;
-                    task.MaxValue = Math.Max(now.BytesTotal ?? now.BytesPlanned, 1);
+                    task.MaxValue = Math.Max(now.BytesKnown, 1);
                     task.Value = now.BytesDone;
                     task.Description = $"prefetch L={now.ConcurrencyLimit,2} {now.MegabytesPerSecondLastSecond,6:0} MB/s buffered {ByteSize.Format(now.BufferedBytes + now.InFlightBytes),9}";
                     shown = WriteNewDecisions(now, shown);

@@ -103,7 +103,7 @@ function render(prefetch) {
   figure("eta").textContent = formatDuration(seconds(p.eta));
 
   // The total is counted within seconds of the start; until then, what is planned so far.
-  const total = p.bytesTotal ?? p.bytesPlanned;
+  const total = p.bytesKnown;
   const fraction = total > 0 ? Math.min(1, p.bytesDone / total) : 0;
   root.querySelector(".progress .bar").style.width = (fraction * 100).toFixed(1) + "%";
   root.querySelector(".progress-text").textContent =
