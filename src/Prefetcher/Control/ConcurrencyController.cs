@@ -60,7 +60,8 @@ internal sealed class ConcurrencyController
         limit = Math.Min(limit, sizeCeiling);
         var before = Concurrency;
         var queueing = _latency.Judge(signals.Now);
-        _climber.Fast = signals.ConsumerWaitFraction >= HillClimber.ReadBoundWaitFraction && !_foreground.Learning(signals.Now, signals.ForegroundP99);
+        var readBound = _lastNow is null ? HillClimber.FirstTickWaitFraction : HillClimber.ReadBoundWaitFraction;
+        _climber.Fast = signals.ConsumerWaitFraction >= readBound && !_foreground.Learning(signals.Now, signals.ForegroundP99);
         ControllerStep step;
         if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt, queueing) is { } rule)
         {

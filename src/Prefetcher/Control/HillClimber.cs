@@ -58,6 +58,14 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.</summary>
     public const double ReadBoundWaitFraction = 0.9;
 
+    /// <summary>
+    /// <see cref="ReadBoundWaitFraction"/> on the first tick, which also holds the indexer's own
+    /// start and its first batch: on the slow disk (8 MB/s a stream) it waited 84% of it, and the
+    /// first step waited a second for a measurement at L=2. A step taken wrongly is undone by the
+    /// indexer hold that follows.
+    /// </summary>
+    public const double FirstTickWaitFraction = 0.5;
+
     /// <summary>A plateau's L delivering this much more than when it began ends the plateau with a new slow start.</summary>
     public const double PlateauRise = 0.25;
 
@@ -138,16 +146,23 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>
     /// Measures the first tick too (its reads were issued at the initial L from the start) and, if
-    /// <see cref="Fast"/>, steps x<see cref="FirstStepFactor"/> at once (null: measure on). Call on
-    /// the first tick, after <see cref="Apply"/>.
+    /// <see cref="Fast"/>, steps x<see cref="FirstStepFactor"/> at once. Otherwise a hold at L
+    /// saying why the step waits (null: at the limit). Call on the first tick, after <see cref="Apply"/>.
     /// </summary>
     public ControllerStep? MeasureFirstTick(in ControllerSignals s, int l, int limit)
     {
         BeginMeasuring(Phase.Baseline, s.Now - s.TickDuration, plateau: TimeSpan.Zero, grew: true);
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
-        if (!Fast || l >= limit)
+        if (l >= limit)
         {
             return null;
+        }
+        if (!Fast)
+        {
+            var why = s.ConsumerWaitFraction < FirstTickWaitFraction
+                ? $"the indexer waited {ControlText.Percent(s.ConsumerWaitFraction)} of the tick, not {ControlText.Percent(FirstTickWaitFraction)}"
+                : "the foreground's idle p99 is being learned";
+            return Stay(l, $"measuring L={l} before growing: {why}", DecisionCause.Start);
         }
         if (_measurement.FromReads)
         {
@@ -155,7 +170,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
         }
         if (s.ReadsInFlightTime <= TimeSpan.Zero || _measurement.ReadCount >= ThroughputMeasurement.MinReadsForRate)
         {
-            return null;
+            var why = s.ReadsInFlightTime <= TimeSpan.Zero ? "no reads in flight were measured" : $"its {_measurement.ReadCount} reads gave no rate";
+            return Stay(l, $"measuring L={l} before growing: {why}", DecisionCause.Start);
         }
         // Too few reads finished for a rate: they outlast a tick (slow streams), and measuring the
         // initial L would take a second of a short read. Step unjudged; slow start goes on from there.

@@ -33,7 +33,55 @@ public sealed class ConcurrencyControllerTests
 
         var decision = driver.Tick();
 
-        Assert.Equal(new ControllerDecision(3, Start, "start: L=3", decision.TargetTaskBytes, false), decision);
+        // The driver's reads carry no reads-in-flight time, so the first tick gives no rate to step x4 from.
+        Assert.Equal(
+            new ControllerDecision(3, Start, "start: L=3; measuring L=3 before growing: no reads in flight were measured", decision.TargetTaskBytes, false),
+            decision);
+    }
+
+    [Fact]
+    public void Decide_FirstTick_IndexerNotWaiting_SaysWhyTheFirstStepWaits()
+    {
+        var driver = Driver();
+
+        var decision = driver.Tick(s => s with { ConsumerWaitFraction = 0.42, ReadsInFlightTime = 2 * s.TickDuration });
+
+        Assert.Equal((2, Start), (decision.Concurrency, decision.Kind));
+        Assert.Equal("start: L=2; measuring L=2 before growing: the indexer waited 42% of the tick, not 50%", decision.Reason);
+    }
+
+    [Fact]
+    public void Decide_FirstTick_IndexerWaitedMostOfIt_StepsFourTimes_ThoughLaterTicksAskMore()
+    {
+        // The first tick holds the indexer's own start: waiting 84% of it (the slow disk) is read-bound.
+        var driver = Driver();
+
+        var decision = driver.Tick(s => s with { ConsumerWaitFraction = 0.84, ReadsInFlightTime = 2 * s.TickDuration });
+
+        Assert.Equal((8, Start), (decision.Concurrency, decision.Kind));
+        Assert.True(0.84 < HillClimber.ReadBoundWaitFraction);
+    }
+
+    [Fact]
+    public void Decide_FirstTick_ForegroundBeingLearned_SaysWhyTheFirstStepWaits()
+    {
+        var driver = Driver();
+
+        var decision = driver.Tick(s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(1), ReadsInFlightTime = 2 * s.TickDuration });
+
+        Assert.Equal((2, Start), (decision.Concurrency, decision.Kind));
+        Assert.Equal("start: L=2; measuring L=2 before growing: the foreground's idle p99 is being learned", decision.Reason);
+    }
+
+    [Fact]
+    public void Decide_FirstTick_ReadBoundWithARate_StepsFourTimesAtOnce()
+    {
+        var driver = Driver();
+
+        var decision = driver.Tick(s => s with { ReadsInFlightTime = 2 * s.TickDuration });
+
+        Assert.Equal((8, Start), (decision.Concurrency, decision.Kind));
+        Assert.StartsWith("start: L=2; grow: slow start, probing L=8", decision.Reason);
     }
 
     [Fact]
