@@ -13,7 +13,8 @@
 # fields and a keyword) and waits for its first build; then
 #   1. changes the definition (the keyword field renamed: the same work) and times the side-by-side
 #      rebuild from the PUT to Done: the full rebuild;
-#   2. changes it back, and once the bulk phase has indexed KILL_AT% of its bytes kills the server
+#   2. changes it back, and once the bulk phase has indexed KILL_AT% of its bytes (the progress's
+#      bytesIndexed: added by the indexing threads, not only handed to them) kills the server
 #      with SIGKILL; restarts it and times from the restart to the resumed rebuild's Done.
 # Prints both times, their ratio, the bulk commit cadence at the kill (Indexes:BulkCommitShare of the
 # rebuild's estimated duration, at most Indexes:BulkCommitInterval: pass either to serve through the
@@ -108,7 +109,7 @@ next=$(( $(generation) + 1 ))
 define "$current"
 echo "$current" >"$state"
 while true; do
-  read -r ph gen bytes total plan cadence commits < <(progress | jq -r '[((.phase // "none") | ascii_downcase), (.generation // 0), (.bytesDone // 0), (.bytesTotal // 0), (.prefetch.planComplete // false), (.bulkCommitInterval // "none"), (.bulkCommits // 0)] | @tsv')
+  read -r ph gen bytes total plan cadence commits < <(progress | jq -r '[((.phase // "none") | ascii_downcase), (.generation // 0), (.bytesIndexed // 0), (.bytesTotal // 0), (.prefetch.planComplete // false), (.bulkCommitInterval // "none"), (.bulkCommits // 0)] | @tsv')
   if [[ $gen -ge $next ]]; then
     # Until its plan is complete the run's total is partial: the full rebuild's total stands in.
     [[ $plan == true ]] || total=$full_bytes
@@ -118,7 +119,7 @@ while true; do
   sleep 0.1
 done
 kill -KILL "$SERVE_PID"; wait "$SERVE_PID" 2>/dev/null || true; SERVE_PID=
-echo "killed at $((bytes * 100 / total))% of the bulk phase's bytes ($bytes of $total), after $commits bulk commits, committing every $cadence"
+echo "killed at $((bytes * 100 / total))% of the bulk phase's bytes indexed ($bytes of $total), after $commits bulk commits, committing every $cadence"
 
 restarted=$(now)
 start_server

@@ -71,6 +71,17 @@ public sealed record RebuildProgress(
     public long DocumentsSkipped { get; init; }
 
     /// <summary>
+    /// Of <see cref="DocumentsDone"/>, those the indexing threads are through with (added, or failed
+    /// and counted), the skipped ones included: what the replacement holds, if not yet committed.
+    /// Behind DocumentsDone by the takes waiting for or in an indexing thread (with giants, up to
+    /// five takes of <see cref="IndexOptions.TakeMaxBytes"/>); equal to it once the bulk phase ended.
+    /// </summary>
+    public long DocumentsIndexed { get; init; }
+
+    /// <summary>Of <see cref="BytesDone"/>, the body bytes the indexing threads added (this run's, as BytesDone); equal to it once the bulk phase ended.</summary>
+    public long BytesIndexed { get; init; }
+
+    /// <summary>
     /// The wait between the bulk phase's commits (<see cref="IndexOptions.BulkCommitShare"/> of its
     /// estimated duration, at most <see cref="IndexOptions.BulkCommitInterval"/>): in force while it
     /// runs, its last value once it ended; null when this run had no bulk phase. A crash costs a

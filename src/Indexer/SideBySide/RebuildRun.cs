@@ -183,15 +183,22 @@ internal sealed class RebuildRun
 
         var bulkDone = phase != RebuildPhase.Bulk && pressure is not null;
         var skipped = DocumentsSkipped;
+        // The replacement was opened for this run, so its metrics are this run's: in the bulk phase,
+        // what its indexing threads did with the batches handed out.
+        var documentsDone = skipped + (pressure?.DocumentsDone ?? 0);
+        var bytesDone = pressure?.BytesDone ?? 0;
+        var (documentsIndexed, bytesIndexed) = phase == RebuildPhase.Bulk
+            ? (Math.Min(documentsDone, skipped + status.Metrics.Documents + status.FailedDocuments), Math.Min(bytesDone, status.Metrics.Bytes))
+            : (documentsDone, bytesDone);
         return new RebuildProgress(
             Name,
             Generation,
             phase,
             Reason,
             StartedAt,
-            DocumentsDone: skipped + (pressure?.DocumentsDone ?? 0),
+            DocumentsDone: documentsDone,
             DocumentsTotal: skipped + (bulkDone ? pressure!.DocumentsDone : pressure?.DocumentsKnown ?? 0),
-            BytesDone: pressure?.BytesDone ?? 0,
+            BytesDone: bytesDone,
             BytesTotal: bulkDone ? pressure!.BytesDone : pressure?.BytesKnown ?? 0,
             SnapshotEtag,
             applied,
@@ -205,6 +212,8 @@ internal sealed class RebuildRun
         {
             ResumedAfter = ResumedAfter,
             DocumentsSkipped = skipped,
+            DocumentsIndexed = documentsIndexed,
+            BytesIndexed = bytesIndexed,
             BulkCommitInterval = status.BulkCommitInterval,
             BulkCommits = Interlocked.Read(ref _bulkCommits),
         };

@@ -53,6 +53,44 @@ public sealed class RebuildSourceTests
     }
 
     [Fact]
+    public async Task Progress_IndexingThreadsHeld_CountsHandedOutAheadOfIndexed_AndBothMeetWhenTheBulkPhaseEnds()
+    {
+        using var env = new ManagerEnvironment(documents: 600);
+        using var release = new ManualResetEventSlim();
+        var indexed = 0;
+        var options = ManagerEnvironment.FastOptions() with
+        {
+            Index = ManagerEnvironment.FastOptions().Index with
+            {
+                TakeMaxDocuments = 50,
+                // From the 100th document on every indexing thread waits until released: 99 are indexed,
+                // and the takes handed out behind them wait.
+                BuildDocumentHook = _ =>
+                {
+                    if (Interlocked.Increment(ref indexed) >= 100)
+                    {
+                        release.Wait(TimeSpan.FromMinutes(1));
+                    }
+                },
+            },
+        };
+        var manager = env.OpenManager(options);
+
+        manager.CreateOrUpdate(ManagerEnvironment.V1);
+        IndexTestWait.Until(() => manager.GetRebuild("orders") is { DocumentsDone: >= 110 }, "takes to be handed out past the held ones");
+        var held = manager.GetRebuild("orders")!;
+        release.Set();
+        var done = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+
+        Assert.Equal(RebuildPhase.Bulk, held.Phase);
+        Assert.Equal(99, held.DocumentsIndexed);
+        Assert.InRange(held.BytesIndexed, 1, held.BytesDone - 1);
+        Assert.Equal(RebuildPhase.Done, done.Phase);
+        Assert.Equal((600, 600), (done.DocumentsDone, done.DocumentsIndexed));
+        Assert.Equal(done.BytesDone, done.BytesIndexed);
+    }
+
+    [Fact]
     public async Task Rebuild_FromAnotherKindOfSource_BuildsTheSameIndex()
     {
         using var env = new ManagerEnvironment(documents: 400);
