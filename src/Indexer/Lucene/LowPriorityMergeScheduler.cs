@@ -16,7 +16,15 @@ internal sealed class LowPriorityMergeScheduler(int nice, Action? afterLowering 
 
     protected override void DoMerge(MergePolicy.OneMerge merge)
     {
-        ThreadNice.TryLowerCurrentThread(Nice);
+        // Under the scheduler's monitor: Lucene sets each merge thread's Thread.Priority while holding
+        // it, from the thread that started the merge, just as the merge thread starts (Merge, then
+        // UpdateMergeThreads). Interleaved with that, the lowering was lost: the merge thread read nice
+        // 0 right after lowering itself to 6, in about one run of the indexer tests in five.
+        lock (this)
+        {
+            ThreadNice.TryLowerCurrentThread(Nice);
+        }
+
         _afterLowering?.Invoke();
         base.DoMerge(merge);
     }
