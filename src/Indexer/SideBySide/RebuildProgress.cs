@@ -28,9 +28,9 @@ public enum RebuildPhase
 /// <param name="Phase">Where it is.</param>
 /// <param name="Reason">Why it runs ("definition changed", "requested", "resumed after restart", "new index").</param>
 /// <param name="StartedAt">When this rebuild (or its resumption) started.</param>
-/// <param name="DocumentsDone">Documents handed to the replacement's indexing in the bulk phase (a resumed one: those it skipped included); the last few takes may not be indexed yet.</param>
+/// <param name="DocumentsDone">Documents handed to the replacement's indexing in the bulk phase (a resumed one: those it skipped included); the last few takes may not be indexed yet (see <see cref="DocumentsIndexed"/>).</param>
 /// <param name="DocumentsTotal">Documents of the collection in the bulk phase's snapshot (exact once planning is complete; a resumed one: the skipped ones plus those after its key).</param>
-/// <param name="BytesDone">Body bytes handed to the replacement's indexing in the bulk phase (a resumed one: by this run, after its key); the last few takes may not be indexed yet.</param>
+/// <param name="BytesDone">Body bytes handed to the replacement's indexing in the bulk phase (a resumed one: by this run, after its key); the last few takes may not be indexed yet (see <see cref="BytesIndexed"/>).</param>
 /// <param name="BytesTotal">Body bytes of the snapshot's collection (exact once planning is complete; a resumed one: after its key).</param>
 /// <param name="SnapshotEtag">The bulk phase's snapshot etag; the catch-up applies the change feed after it.</param>
 /// <param name="AppliedEtag">The replacement holds every change up to this etag.</param>

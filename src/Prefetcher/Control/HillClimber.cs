@@ -89,6 +89,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>A knee far below L that slow start's last step pointed to: the next probe down goes there.</summary>
     private int? _knee;
+
+    /// <summary>The L a first step taken unjudged (too few reads for a rate) came from, until L is measured: a hold goes back there.</summary>
+    private int? _unjudgedFrom;
     private int _payingSteps;
     private TimeSpan _settle = options.SettleTime;
 
@@ -122,7 +125,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
             case ClimbEffect.None:
                 return null;
             case ClimbEffect.Pause:
-                int? back = _phase == Phase.ProbeUp && InSlowStart ? _baseConcurrency : null;
+                int? back = _phase == Phase.ProbeUp && InSlowStart ? _baseConcurrency : _unjudgedFrom;
+                _unjudgedFrom = null;
                 // What is measured now says nothing about L, so measuring starts over. L stays, so a
                 // plateau in progress does too, or an intermittent hold would start a probe each time.
                 BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
@@ -136,6 +140,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         }
         _payingSteps = 0;
         _knee = null;
+        _unjudgedFrom = null;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
@@ -177,6 +182,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         // initial L would take a second of a short read. Step unjudged; slow start goes on from there.
         var next = Math.Min(limit, FirstStepFactor * l);
         BeginMeasuring(Phase.Baseline, s.Now, plateau: TimeSpan.Zero, grew: true);
+        _unjudgedFrom = l;
         return new ControllerStep(next, Grow, $"grow: slow start, reads too slow to measure L={l} in a tick: L={next}", DecisionCause.Probe);
     }
 
@@ -349,6 +355,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     private void SetBase(int concurrency, double throughput)
     {
+        _unjudgedFrom = null;
         _baseConcurrency = concurrency;
         _baseThroughput = throughput;
         _baseRelativeError = _measurement.RelativeError;

@@ -439,6 +439,39 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
+    public void Decide_HoldAfterAnUnjudgedFirstStep_GoesBackToTheInitialL()
+    {
+        // One read finished in the first tick (slow streams): the x4 step is taken unjudged.
+        var driver = Driver();
+        var slowReads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4));
+        var first = driver.Tick(s => s with { Reads = slowReads, ReadsInFlightTime = 2 * s.TickDuration });
+
+        var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
+        var after = driver.Run(TimeSpan.FromSeconds(5), s => s with { BufferedBytes = s.BudgetBytes });
+
+        Assert.Equal("start: L=2; grow: slow start, reads too slow to measure L=2 in a tick: L=8", first.Reason);
+        Assert.Equal((Hold, 2), (held.Kind, held.Concurrency));
+        Assert.Equal("hold: indexer is the bottleneck (buffered 100% of budget); back to 2, L=8 was not measured", held.Reason);
+        Assert.All(after, d => Assert.Equal(2, d.Decision.Concurrency));
+    }
+
+    [Fact]
+    public void Decide_HoldAfterTheUnjudgedFirstStepWasMeasured_KeepsL()
+    {
+        var driver = Driver();
+        var slowReads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4));
+        driver.Tick(s => s with { Reads = slowReads, ReadsInFlightTime = 2 * s.TickDuration });
+        var measured = driver.TickUntil("grow: slow start, probing L=16", TimeSpan.FromSeconds(5));
+        var probing = measured.Concurrency;
+
+        var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
+
+        // The hold interrupts the doubling to 16, which goes back to the measured 8, not to 2.
+        Assert.Equal(16, probing);
+        Assert.Equal((Hold, 8), (held.Kind, held.Concurrency));
+    }
+
+    [Fact]
     public void Decide_FixedConcurrency_NeitherGrowsNorCutsButAnOperatorLimitClamps()
     {
         var driver = new ControllerDriver(new ControllerOptions { FixedConcurrency = 8 });
