@@ -73,12 +73,14 @@ public sealed record RebuildProgress(
     /// <summary>
     /// Of <see cref="DocumentsDone"/>, those the indexing threads are through with (added, or failed
     /// and counted), the skipped ones included: what the replacement holds, if not yet committed.
-    /// Behind DocumentsDone by the takes waiting for or in an indexing thread (with giants, up to
-    /// five takes of <see cref="IndexOptions.TakeMaxBytes"/>); equal to it once the bulk phase ended.
+    /// Behind DocumentsDone by the takes waiting for or in an indexing thread (up to 2 x
+    /// <see cref="IndexOptions.IndexingThreads"/> + 1 takes, each up to <see cref="IndexOptions.TakeMaxBytes"/>
+    /// or one giant); equal to it once the bulk phase completed. A run that failed or was cancelled
+    /// in its bulk phase keeps what its threads reached.
     /// </summary>
     public long DocumentsIndexed { get; init; }
 
-    /// <summary>Of <see cref="BytesDone"/>, the body bytes the indexing threads added (this run's, as BytesDone); equal to it once the bulk phase ended.</summary>
+    /// <summary>Of <see cref="BytesDone"/>, the body bytes of the documents the indexing threads added (this run's, as BytesDone; a failed document's are counted once the bulk phase completed, when it equals BytesDone).</summary>
     public long BytesIndexed { get; init; }
 
     /// <summary>

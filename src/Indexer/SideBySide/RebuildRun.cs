@@ -187,9 +187,11 @@ internal sealed class RebuildRun
         // what its indexing threads did with the batches handed out.
         var documentsDone = skipped + (pressure?.DocumentsDone ?? 0);
         var bytesDone = pressure?.BytesDone ?? 0;
-        var (documentsIndexed, bytesIndexed) = phase == RebuildPhase.Bulk
-            ? (Math.Min(documentsDone, skipped + status.Metrics.Documents + status.FailedDocuments), Math.Min(bytesDone, status.Metrics.Bytes))
-            : (documentsDone, bytesDone);
+        // Once the bulk phase completed (the run reached catch-up), everything handed out was indexed;
+        // the prefetcher's counts are published once a tick, the metrics live, hence the clamps.
+        var (documentsIndexed, bytesIndexed) = times.ContainsKey(RebuildPhase.CatchUp)
+            ? (documentsDone, bytesDone)
+            : (Math.Min(documentsDone, skipped + status.Metrics.Documents + status.FailedDocuments), Math.Min(bytesDone, status.Metrics.Bytes));
         return new RebuildProgress(
             Name,
             Generation,

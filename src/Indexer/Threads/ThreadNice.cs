@@ -6,8 +6,9 @@ namespace Indexing.Indexer;
 /// Lowers the OS priority of the calling thread: on Linux, its nice value, set with
 /// <c>setpriority(PRIO_PROCESS, gettid(), nice)</c> (on Linux that call names one thread, not the
 /// process). Indexing and merge threads run this way so that request threads win the CPU during a
-/// rebuild, as RavenDB does with its indexing threads. .NET's <see cref="Thread.Priority"/> has no
-/// effect on Linux, hence the system call.
+/// rebuild, as RavenDB does with its indexing threads. .NET's <see cref="Thread.Priority"/> does not
+/// change the nice value on Linux (it sets the scheduling policy's priority, which SCHED_OTHER
+/// ignores, writing back the nice value it read: see LowPriorityMergeScheduler), hence the system call.
 /// <para>
 /// Only lowering: an unprivileged process may raise a thread's nice value but never lower it
 /// again, so a lowered thread stays lowered until it ends. Call it only on threads of your own that

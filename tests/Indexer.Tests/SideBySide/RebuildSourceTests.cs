@@ -76,10 +76,21 @@ public sealed class RebuildSourceTests
         };
         var manager = env.OpenManager(options);
 
-        manager.CreateOrUpdate(ManagerEnvironment.V1);
-        IndexTestWait.Until(() => manager.GetRebuild("orders") is { DocumentsDone: >= 110 }, "takes to be handed out past the held ones");
-        var held = manager.GetRebuild("orders")!;
-        release.Set();
+        RebuildProgress held;
+        try
+        {
+            manager.CreateOrUpdate(ManagerEnvironment.V1);
+            // Both counts are published on their own schedules: wait until each has reached the hold.
+            IndexTestWait.Until(
+                () => manager.GetRebuild("orders") is { DocumentsDone: >= 110, DocumentsIndexed: >= 99 },
+                "takes to be handed out past the held ones, and the 99 before them indexed");
+            held = manager.GetRebuild("orders")!;
+        }
+        finally
+        {
+            release.Set();
+        }
+
         var done = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
 
         Assert.Equal(RebuildPhase.Bulk, held.Phase);

@@ -59,7 +59,6 @@ public sealed class ConcurrencyControllerTests
         var decision = driver.Tick(s => s with { ConsumerWaitFraction = 0.84, ReadsInFlightTime = 2 * s.TickDuration });
 
         Assert.Equal((8, Start), (decision.Concurrency, decision.Kind));
-        Assert.True(0.84 < HillClimber.ReadBoundWaitFraction);
     }
 
     [Fact]
@@ -456,19 +455,18 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
-    public void Decide_HoldAfterTheUnjudgedFirstStepWasMeasured_KeepsL()
+    public void Decide_HoldOnceTheClimbFromAnUnjudgedFirstStepWasMeasured_KeepsL()
     {
         var driver = Driver();
         var slowReads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4));
         driver.Tick(s => s with { Reads = slowReads, ReadsInFlightTime = 2 * s.TickDuration });
-        var measured = driver.TickUntil("grow: slow start, probing L=16", TimeSpan.FromSeconds(5));
-        var probing = measured.Concurrency;
+        // 8 measured, doubled to 16 and 32, which is the limit: a plateau there, no probe in progress.
+        var atLimit = driver.TickUntil("hold: +", TimeSpan.FromSeconds(10));
 
         var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
 
-        // The hold interrupts the doubling to 16, which goes back to the measured 8, not to 2.
-        Assert.Equal(16, probing);
-        Assert.Equal((Hold, 8), (held.Kind, held.Concurrency));
+        Assert.EndsWith("at limit 32", atLimit.Reason, StringComparison.Ordinal);
+        Assert.Equal((Hold, 32), (held.Kind, held.Concurrency));
     }
 
     [Fact]
