@@ -60,8 +60,7 @@ internal sealed class ConcurrencyController
         limit = Math.Min(limit, sizeCeiling);
         var before = Concurrency;
         var queueing = _latency.Judge(signals.Now);
-        var readBound = _lastNow is null ? HillClimber.FirstTickWaitFraction : HillClimber.ReadBoundWaitFraction;
-        _climber.Fast = signals.ConsumerWaitFraction >= readBound && !_foreground.Learning(signals.Now, signals.ForegroundP99);
+        _climber.Observe(signals.ConsumerWaitFraction, _foreground.Learning(signals.Now, signals.ForegroundP99), firstTick: _lastNow is null);
         ControllerStep step;
         if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt, queueing) is { } rule)
         {

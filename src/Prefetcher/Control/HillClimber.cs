@@ -104,14 +104,24 @@ internal sealed partial class HillClimber(ControllerOptions options)
     }
 
     /// <summary>
-    /// Set every tick: reads are the bottleneck (the indexer waited) and the foreground's idle p99
-    /// is not being learned (it would be learned under the load, and laxer). Only then does slow
-    /// start step at the first tick and judge a step on its first tick and on few reads.
+    /// Reads are the bottleneck (the indexer waited) and the foreground's idle p99 is not being
+    /// learned (it would be learned under the load, and laxer); set by <see cref="Observe"/>. Only
+    /// then does slow start step at the first tick and judge a step on its first tick and on few reads.
     /// </summary>
-    public bool Fast { get; set; } = true;
+    public bool Fast { get; private set; } = true;
+
+    // Whether the last tick's indexer wait alone made reads the bottleneck (what Fast lacked, if it did).
+    private bool _readBound = true;
 
     /// <summary>Whether growth is multiplicative now.</summary>
     public bool InSlowStart { get; private set; } = true;
+
+    /// <summary>Sets <see cref="Fast"/> from one tick's signals; call every tick, before the rules.</summary>
+    public void Observe(double consumerWaitFraction, bool foregroundLearning, bool firstTick)
+    {
+        _readBound = consumerWaitFraction >= (firstTick ? FirstTickWaitFraction : ReadBoundWaitFraction);
+        Fast = _readBound && !foregroundLearning;
+    }
 
     /// <summary>
     /// Applies what a rule's decision means for the climb. Returns the L to go back to when a hold
@@ -164,7 +174,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         }
         if (!Fast)
         {
-            var why = s.ConsumerWaitFraction < FirstTickWaitFraction
+            var why = !_readBound
                 ? $"the indexer waited {ControlText.Percent(s.ConsumerWaitFraction)} of the tick, not {ControlText.Percent(FirstTickWaitFraction)}"
                 : "the foreground's idle p99 is being learned";
             return Stay(l, $"measuring L={l} before growing: {why}", DecisionCause.Start);

@@ -9,6 +9,14 @@ public sealed class ConcurrencyControllerTests
     private static ControllerDriver Driver(int initial = 2, int max = 32) =>
         new(new ControllerOptions { InitialConcurrency = initial, MaxConcurrency = max });
 
+    /// <summary>A first tick in which one read finished (slow streams): the x4 step is taken unjudged.</summary>
+    private static ControllerDecision UnjudgedFirstStep(ControllerDriver driver) =>
+        driver.Tick(s => s with { Reads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4)), ReadsInFlightTime = 2 * s.TickDuration });
+
+    /// <summary>A tick with the buffer full (the indexer is the bottleneck), then 5 s more of it.</summary>
+    private static (ControllerDecision Held, List<(TimeSpan At, ControllerDecision Decision)> After) IndexerBound(ControllerDriver driver) =>
+        (driver.Tick(s => s with { BufferedBytes = s.BudgetBytes }), driver.Run(TimeSpan.FromSeconds(5), s => s with { BufferedBytes = s.BudgetBytes }));
+
     private static Func<ControllerSignals, ControllerSignals> Foreground(double milliseconds) =>
         s => s with { ForegroundP99 = TimeSpan.FromMilliseconds(milliseconds) };
 
@@ -429,8 +437,7 @@ public sealed class ConcurrencyControllerTests
         {
         }
 
-        var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
-        var after = driver.Run(TimeSpan.FromSeconds(5), s => s with { BufferedBytes = s.BudgetBytes });
+        var (held, after) = IndexerBound(driver);
 
         Assert.Equal((Hold, 4), (held.Kind, held.Concurrency));
         Assert.Equal("hold: indexer is the bottleneck (buffered 100% of budget); back to 4, L=8 was not measured", held.Reason);
@@ -440,13 +447,10 @@ public sealed class ConcurrencyControllerTests
     [Fact]
     public void Decide_HoldAfterAnUnjudgedFirstStep_GoesBackToTheInitialL()
     {
-        // One read finished in the first tick (slow streams): the x4 step is taken unjudged.
         var driver = Driver();
-        var slowReads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4));
-        var first = driver.Tick(s => s with { Reads = slowReads, ReadsInFlightTime = 2 * s.TickDuration });
+        var first = UnjudgedFirstStep(driver);
 
-        var held = driver.Tick(s => s with { BufferedBytes = s.BudgetBytes });
-        var after = driver.Run(TimeSpan.FromSeconds(5), s => s with { BufferedBytes = s.BudgetBytes });
+        var (held, after) = IndexerBound(driver);
 
         Assert.Equal("start: L=2; grow: slow start, reads too slow to measure L=2 in a tick: L=8", first.Reason);
         Assert.Equal((Hold, 2), (held.Kind, held.Concurrency));
@@ -458,8 +462,7 @@ public sealed class ConcurrencyControllerTests
     public void Decide_HoldOnceTheClimbFromAnUnjudgedFirstStepWasMeasured_KeepsL()
     {
         var driver = Driver();
-        var slowReads = ControllerDriver.Reads(1, ControllerDriver.MiB, TimeSpan.FromMilliseconds(4));
-        driver.Tick(s => s with { Reads = slowReads, ReadsInFlightTime = 2 * s.TickDuration });
+        UnjudgedFirstStep(driver);
         // 8 measured, doubled to 16 and 32, which is the limit: a plateau there, no probe in progress.
         var atLimit = driver.TickUntil("hold: +", TimeSpan.FromSeconds(10));
 
