@@ -104,7 +104,7 @@ internal sealed class ConcurrencyController
         // cut never shows as faster streams, which the windowed max would keep for its whole window.
         _taskSizer.Observe(s.Now, s.BytesDelivered, s.TickDuration, Math.Max(Concurrency, _previousConcurrency));
         _consumerWaits.Observe(s.Now, s.TickDuration, s.ConsumerWaitFraction);
-        _latency.Observe(s.Now, s.Reads.Span);
+        _latency.Observe(s.Now, s.Reads.Span, s.TickDuration, s.ReadsInFlightTime);
         _foreground.Observe(s.Now, s.ForegroundP99);
     }
 }

@@ -9,9 +9,9 @@ namespace Indexing.Prefetcher;
 /// <item>A fixed L (<see cref="ControllerOptions.FixedConcurrency"/>) stays, clamped only by a live limit.</item>
 /// <item>The first tick starts at the initial L. A live limit or the size ceiling below L clamps it at once.</item>
 /// <item>Foreground Gets slower than their target: halve L, cool down.</item>
-/// <item>Reads queueing in most size classes (<see cref="ReadLatencyBaseline"/>) with no evidence
-/// that this L buys throughput: cut to where they would not queue, at most by the queueing factor
-/// and at least to half, and cool down.</item>
+/// <item>Reads queueing in most size classes (<see cref="ReadLatencyBaseline"/>): cut to where they
+/// would not queue, at most by the queueing factor and at least to half, unless that loses
+/// throughput on record (<see cref="HillClimber.QueueingCutTo"/>), and cool down.</item>
 /// <item>Hold while the indexer is the bottleneck, memory is high, a rate limit binds, or cooling down.</item>
 /// </list>
 /// Each returns the step and what it means for the climb; null lets the <see cref="HillClimber"/>
@@ -133,22 +133,25 @@ internal sealed class ControllerRules(
 
     private ControllerStep? QueueingCut(TimeSpan now, int l, TimeSpan changedAt, QueueingEvidence? queueing)
     {
-        if (l <= 1 || queueing is not { } evidence || !evidence.ShowsQueueing(options.LatencyInflationLimit)
-            || climber.HigherConcurrencyPays(l, now, changedAt))
+        if (l <= 1 || queueing is not { } evidence || !evidence.ShowsQueueing(options.LatencyInflationLimit))
+        {
+            return null;
+        }
+        // A device with `depth` slots and L readers makes reads take L / depth times their
+        // un-queued time, so L / inflation is where they would stop queueing; a single reading
+        // is trusted at most down to half. The climber's record may keep it higher.
+        var factor = Math.Min(options.QueueingCutFactor, Math.Max(DeepestQueueingCut, 1 / evidence.Inflation));
+        if (climber.QueueingCutTo(l, CutTo(l, factor), now, changedAt, evidence.BytesPerSecond) is not { } cut)
         {
             return null;
         }
         StartCooldown(now, foreground: false);
-        // A device with `depth` slots and L readers makes reads take L / depth times their
-        // un-queued time, so L / inflation is where they would stop queueing; a single reading
-        // is trusted at most down to half.
-        var factor = Math.Min(options.QueueingCutFactor, Math.Max(DeepestQueueingCut, 1 / evidence.Inflation));
         var classes = evidence.Classes == 1 ? "its one size class" : $"most of {evidence.Classes} size classes";
         return new ControllerStep(
-            CutTo(l, factor),
+            cut.L,
             Cut,
             ControlText.Invariant(
-                $"cut: reads take {evidence.Inflation:0.0}x their un-queued time ({ControlText.Duration(evidence.MeanLatency)} vs {ControlText.Duration(evidence.MeanUnqueued)}), at least {evidence.MajorityClassInflation:0.0}x in {classes}"),
+                $"cut: reads take {evidence.Inflation:0.0}x their un-queued time ({ControlText.Duration(evidence.MeanLatency)} vs {ControlText.Duration(evidence.MeanUnqueued)}), at least {evidence.MajorityClassInflation:0.0}x in {classes}{cut.Note}"),
             DecisionCause.Queueing);
     }
 

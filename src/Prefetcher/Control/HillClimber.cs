@@ -295,19 +295,49 @@ internal sealed partial class HillClimber(ControllerOptions options)
     }
 
     /// <summary>
-    /// The queueing rule's veto: latency may rise for a good reason, more parallel reads that
-    /// really deliver more, shown by <paramref name="l"/> measurably beating a lower L. With a lower
-    /// L on record but none yet for this L, the cut waits for the measurement, but no longer than
-    /// one takes after L changed (<paramref name="changedAt"/>): every hold restarts measuring, so
-    /// under holds it never comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself
-    /// the cut: the reads it sees queue were mostly issued by the L above it.
+    /// Where the queueing rule's cut from <paramref name="l"/> to <paramref name="to"/> (where the
+    /// reads would not queue) goes, or null for none. Latency may rise for a good reason, more
+    /// parallel reads that really deliver more: then the cut would lose what L delivers over the L
+    /// it goes back to (the best on record at or below <paramref name="to"/>, else the lowest above
+    /// it), and it goes only as far as the fewest readers on record that delivered as much as L,
+    /// or nowhere. Judged against where the cut goes, not the best L in between: on a device that
+    /// bends gradually 62 readers cannot beat 64 by 5% while both deliver 13% more than 32, and a
+    /// cut from 64 to 32 fired. What L delivers is <paramref name="recent"/>, over the same second
+    /// as the latencies judged, when known: a measurement since a plateau began mixes a device
+    /// before and after it changed. With a reference on record but nothing yet for this L, the cut
+    /// waits for the measurement, but no longer than one takes after L changed
+    /// (<paramref name="changedAt"/>): every hold restarts measuring, so under holds it never
+    /// comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself the cut: the reads it
+    /// sees queue were mostly issued by the L above it.
     /// </summary>
-    public bool HigherConcurrencyPays(int l, TimeSpan now, TimeSpan changedAt) =>
-        (_phase == Phase.ProbeDown && _knee is not null)
-        || (BestThroughputBelow(l, now) is { } lower
-            && (CurrentThroughput(l, now) is { } current
-                ? current >= lower * (1 + _options.GrowthMinGain)
-                : now - changedAt < _options.SettleTime + _options.MaxMeasureTime));
+    public (int L, string Note)? QueueingCutTo(int l, int to, TimeSpan now, TimeSpan changedAt, double? recent = null)
+    {
+        if (l <= 1 || (_phase == Phase.ProbeDown && _knee is not null))
+        {
+            return null;
+        }
+        to = Math.Clamp(to, 1, l - 1);
+        if (ThroughputToCutTo(l, to, now) is not { } reference)
+        {
+            return (to, "");
+        }
+        if ((recent ?? CurrentThroughput(l, now)) is not { } current)
+        {
+            return now - changedAt < _options.SettleTime + _options.MaxMeasureTime ? null : (to, "");
+        }
+        if (current < reference * (1 + _options.GrowthMinGain))
+        {
+            return (to, "");
+        }
+        for (var lower = to + 1; lower < l; lower++)
+        {
+            if (FreshThroughput(lower, now) is { } measured && measured * (1 + _options.GrowthMinGain) >= current)
+            {
+                return (lower, $"; L={lower} delivered as much");
+            }
+        }
+        return null;
+    }
 
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
     private static bool Reached(TimeSpan elapsed, TimeSpan target, TimeSpan tick) => elapsed + (tick / 2) >= target;
@@ -350,8 +380,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
     private double? CurrentThroughput(int l, TimeSpan now) =>
         _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
 
-    private double? BestThroughputBelow(int l, TimeSpan now) =>
-        Enumerable.Range(1, l - 1).Select(lower => FreshThroughput(lower, now)).Max();
+    // The best L on record at or below `to` (1 <= to < l), else the lowest above it.
+    private double? ThroughputToCutTo(int l, int to, TimeSpan now) =>
+        Enumerable.Range(1, to).Select(lower => FreshThroughput(lower, now)).Max()
+        ?? Enumerable.Range(to + 1, l - 1 - to).Select(lower => FreshThroughput(lower, now)).FirstOrDefault(measured => measured is not null);
 
     private double? FreshThroughput(int l, TimeSpan now) =>
         _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;

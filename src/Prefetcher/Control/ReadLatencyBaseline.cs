@@ -25,6 +25,7 @@ internal sealed class ReadLatencyBaseline
     private readonly TimeSpan _window;
     private readonly WindowedExtremum?[] _ticksPerByte = new WindowedExtremum?[ClassCount];
     private readonly Queue<(TimeSpan At, ReadSample Read)> _recent = new();
+    private readonly Queue<(TimeSpan At, TimeSpan Duration, TimeSpan InFlight)> _recentTicks = new();
 
     /// <param name="window">How long a class's un-queued latency is remembered (<see cref="ControllerOptions.LatencyBaselineWindow"/>).</param>
     public ReadLatencyBaseline(TimeSpan window)
@@ -40,12 +41,24 @@ internal sealed class ReadLatencyBaseline
     /// <summary>The un-queued latency per byte of a class, in ticks; null when it has no reads in the window.</summary>
     public double? TicksPerByte(int sizeClass, TimeSpan now) => _ticksPerByte[sizeClass]?.Current(now);
 
-    /// <summary>Learns from the reads that completed in the tick ending at <paramref name="now"/>.</summary>
-    public void Observe(TimeSpan now, ReadOnlySpan<ReadSample> reads)
+    /// <summary>
+    /// Learns from the reads that completed in the tick ending at <paramref name="now"/>, and from
+    /// how long reads were in flight in it (<paramref name="readsInFlightTime"/> over
+    /// <paramref name="tickDuration"/>: the mean number in flight), for the window's throughput.
+    /// </summary>
+    public void Observe(TimeSpan now, ReadOnlySpan<ReadSample> reads, TimeSpan tickDuration = default, TimeSpan readsInFlightTime = default)
     {
         while (_recent.TryPeek(out var oldest) && oldest.At <= now - JudgeWindow)
         {
             _recent.Dequeue();
+        }
+        while (_recentTicks.TryPeek(out var oldestTick) && oldestTick.At <= now - JudgeWindow)
+        {
+            _recentTicks.Dequeue();
+        }
+        if (tickDuration > TimeSpan.Zero)
+        {
+            _recentTicks.Enqueue((now, tickDuration, readsInFlightTime));
         }
         var tick = new List<(int Class, double TicksPerByte)>(reads.Length);
         foreach (var read in reads)
@@ -95,7 +108,24 @@ internal sealed class ReadLatencyBaseline
             inflations.Count,
             majority,
             TimeSpan.FromTicks((long)(latency / judged.Count)),
-            TimeSpan.FromTicks((long)(expected / judged.Count)));
+            TimeSpan.FromTicks((long)(expected / judged.Count)),
+            WindowBytesPerSecond());
+    }
+
+    /// <summary>
+    /// What the window's reads delivered, by Little's law: the mean reads in flight x their bytes
+    /// per second of latency. Over the same second as the latencies judged, so a device that
+    /// changed shows at once, where a measurement since a plateau began mixes before and after;
+    /// and a giant completing on either side of a tick edge does not move it. Null without reads
+    /// in flight measured.
+    /// </summary>
+    private double? WindowBytesPerSecond()
+    {
+        var duration = _recentTicks.Sum(tick => tick.Duration.Ticks);
+        var inFlight = _recentTicks.Sum(tick => tick.InFlight.Ticks);
+        var bytes = _recent.Sum(read => (double)read.Read.Bytes);
+        var seconds = _recent.Sum(read => read.Read.Latency.TotalSeconds);
+        return duration > 0 && inFlight > 0 && seconds > 0 ? (double)inFlight / duration * bytes / seconds : null;
     }
 }
 
@@ -103,8 +133,9 @@ internal sealed class ReadLatencyBaseline
 /// <param name="Inflation">Their time over the same reads' un-queued time (1 = no queueing).</param>
 /// <param name="Classes">Size classes with enough reads to judge on their own.</param>
 /// <param name="MajorityClassInflation">The inflation that more than half of those classes reach; null when none had enough reads.</param>
+/// <param name="BytesPerSecond">What the same window's reads delivered (Little's law); null without reads in flight measured.</param>
 internal readonly record struct QueueingEvidence(
-    double Inflation, int Classes, double? MajorityClassInflation, TimeSpan MeanLatency, TimeSpan MeanUnqueued)
+    double Inflation, int Classes, double? MajorityClassInflation, TimeSpan MeanLatency, TimeSpan MeanUnqueued, double? BytesPerSecond = null)
 {
     /// <summary>Reads queue: inflation above <paramref name="limit"/>, and most classes a quarter of the way there.</summary>
     public bool ShowsQueueing(double limit) =>

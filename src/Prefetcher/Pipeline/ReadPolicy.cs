@@ -18,7 +18,7 @@ internal sealed class ReadPolicy
         if (strategy == PrefetchStrategy.Adaptive)
         {
             Controller = new ConcurrencyController(options.Controller);
-            Plan = PlanOptions.ForBudget(options.BudgetBytes);
+            Plan = PlanOptions.ForBudget(options.BudgetBytes, options.Controller.FirstTaskBytes);
             MaxReaders = options.Controller.MaxConcurrency;
         }
         else

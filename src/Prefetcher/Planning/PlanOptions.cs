@@ -12,7 +12,8 @@ internal sealed class PlanOptions
         long minTaskBytes,
         long maxTaskBytes,
         int maxDocumentsPerTask,
-        long largeDocumentThresholdBytes)
+        long largeDocumentThresholdBytes,
+        long? firstTaskBytes = null)
     {
         // Internal, and built from validated options: the BCL's messages (name, value, bound) suffice.
         ArgumentOutOfRangeException.ThrowIfLessThan(minTaskBytes, 1);
@@ -21,6 +22,11 @@ internal sealed class PlanOptions
         ArgumentOutOfRangeException.ThrowIfGreaterThan(defaultTaskBytes, maxTaskBytes);
         ArgumentOutOfRangeException.ThrowIfLessThan(maxDocumentsPerTask, 1);
         ArgumentOutOfRangeException.ThrowIfLessThan(largeDocumentThresholdBytes, 1);
+        if (firstTaskBytes is { } first)
+        {
+            ArgumentOutOfRangeException.ThrowIfLessThan(first, minTaskBytes, nameof(firstTaskBytes));
+        }
+        FirstTaskBytes = firstTaskBytes;
         DefaultTaskBytes = defaultTaskBytes;
         MinTaskBytes = minTaskBytes;
         MaxTaskBytes = maxTaskBytes;
@@ -30,6 +36,10 @@ internal sealed class PlanOptions
 
     // Target before any throughput is measured (and when no target delegate is given).
     public long DefaultTaskBytes { get; }
+
+    // The run's first task of small documents; the next ones double up to the target (TaskRamp).
+    //   Null: every task is cut against the target.
+    public long? FirstTaskBytes { get; }
 
     // Floor for a measured target: below it, per-task overhead outweighs the I/O.
     public long MinTaskBytes { get; }
@@ -47,7 +57,8 @@ internal sealed class PlanOptions
     //   I/O at 0.6-1.3 GB/s; until a throughput is measured, about sixteen tasks in flight, each
     //   modest enough for a slow disk; a document above a sixteenth of it (1-64 MiB, and never
     //   above the largest task: a document that cannot share a task is read alone) is a task alone.
-    public static PlanOptions ForBudget(long budgetBytes)
+    //   The first tasks ramp up from firstTaskBytes (clamped to those bounds) when it is given.
+    public static PlanOptions ForBudget(long budgetBytes, long? firstTaskBytes = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(budgetBytes, 1);
 
@@ -55,7 +66,7 @@ internal sealed class PlanOptions
         var min = Math.Min(64 * KiB, max);
         var fallback = Math.Clamp(Math.Min(budgetBytes / 16, 4 * MiB), min, max);
         var large = Math.Min(Math.Clamp(budgetBytes / 16, 1 * MiB, 64 * MiB), max);
-        return new PlanOptions(fallback, min, max, DefaultMaxDocumentsPerTask, large);
+        return new PlanOptions(fallback, min, max, DefaultMaxDocumentsPerTask, large, firstTaskBytes is { } first ? Math.Clamp(first, min, max) : null);
     }
 
     // The baselines' way: N documents per task, whatever their bytes.

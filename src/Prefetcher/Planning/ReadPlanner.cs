@@ -8,7 +8,8 @@ namespace Indexing.Prefetcher;
 // Cuts the key space lazily into read tasks balanced by bytes, not counts: with sizes from 2 KB to
 // 20 MB, equal counts would make tasks differ by four orders of magnitude. A large document is a
 // task of its own, so it never holds back small ones; the others fill a task up to its target,
-// read when the task starts, as the controller changes it. The scan must be in key order.
+// read when the task starts, as the controller changes it; the run's first ones ramp up to it
+// (TaskRamp). The scan must be in key order.
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(
@@ -23,6 +24,7 @@ internal static class ReadPlanner
         IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
     {
         var pending = new PendingTask(Math.Min(options.MaxDocumentsPerTask, 1024));
+        var ramp = new TaskRamp(options.FirstTaskBytes);
         var sequence = 0L;
         string? previousId = null;
         foreach (var document in keyOrdered)
@@ -50,7 +52,7 @@ internal static class ReadPlanner
 
             if (pending.Count == 0)
             {
-                pending.TargetBytes = options.ClampTarget(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes);
+                pending.TargetBytes = options.ClampTarget(ramp.Next(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes));
             }
 
             pending.Add(document);

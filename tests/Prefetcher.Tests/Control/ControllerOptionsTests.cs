@@ -36,6 +36,16 @@ public sealed class ControllerOptionsTests
     }
 
     [Fact]
+    public void Validate_FirstTaskBelowTheMinimumTask_NamesTheSettingTheRuleAndTheValue()
+    {
+        var options = new ControllerOptions { FirstTaskBytes = 128 * 1024 };
+
+        var message = Assert.Throws<OptionsValidationException>(() => options.Validate()).Message;
+
+        Assert.Contains("FirstTaskBytes must be at least MinTaskBytes = 262144 (was 131072)", message);
+    }
+
+    [Fact]
     public void Validate_InitialAboveMaximum_Throws()
     {
         var options = new ControllerOptions { InitialConcurrency = 9, MaxConcurrency = 8 };

@@ -93,7 +93,7 @@ public sealed class HillClimberTests
         var kept = climb.Run(TimeSpan.FromSeconds(4)).Single(s => s.Step.Reason.StartsWith("hold: +25% MB/s at L=8 over 4", StringComparison.Ordinal));
         var probe = climb.Run(TimeSpan.FromSeconds(1.5)).Single(s => s.Step.Kind == Cut);
         // While the knee is measured, the queueing rule leaves the cut to it, however long ago L changed.
-        var vetoed = climb.Climber.HigherConcurrencyPays(5, climb.Now, changedAt: TimeSpan.Zero);
+        var vetoed = climb.Climber.QueueingCutTo(5, to: 3, climb.Now, changedAt: TimeSpan.Zero) is null;
         var after = climb.Run(TimeSpan.FromSeconds(12));
 
         Assert.Equal("hold: +25% MB/s at L=8 over 4, short of 75% of the proportional gain, far past a sharp knee's 5: measuring L=8 again, then probing down", kept.Step.Reason);
@@ -211,17 +211,46 @@ public sealed class HillClimberTests
     }
 
     [Fact]
-    public void HigherConcurrencyPays_MeasuredGainOverALowerL_VetoesUntilItIsStale()
+    public void QueueingCutTo_MeasuredGainOverTheLItGoesTo_VetoesUntilItIsStale()
     {
         var climb = new ClimbDriver(l => 60e6 * l);
         climb.Run(TimeSpan.FromSeconds(5));
         var l = climb.L;
 
-        Assert.True(climb.Climber.HigherConcurrencyPays(l, climb.Now, climb.Now), $"L={l} delivers more than the Ls below it");
-        Assert.False(climb.Climber.HigherConcurrencyPays(1, climb.Now, climb.Now));
-        // Records older than the latency window no longer count.
+        Assert.Null(climb.Climber.QueueingCutTo(l, to: l / 2, climb.Now, climb.Now));
+        Assert.Null(climb.Climber.QueueingCutTo(1, to: 1, climb.Now, climb.Now));
+        // Records older than the latency window no longer count: the cut goes where it was going.
         var later = climb.Now + new ControllerOptions().LatencyBaselineWindow + TimeSpan.FromSeconds(1);
-        Assert.False(climb.Climber.HigherConcurrencyPays(l, later, climb.Now));
+        Assert.Equal((l / 2, ""), climb.Climber.QueueingCutTo(l, to: l / 2, later, climb.Now));
+    }
+
+    [Fact]
+    public void QueueingCutTo_AnLInBetweenDeliveredAsMuch_GoesOnlyThere()
+    {
+        // Linear to 12, flat above: slow start measures 8 and 16 (16 delivers what 12 does), the
+        // fine step 20 goes back to 16, and probes down measure 13.
+        var climb = new ClimbDriver(l => 50e6 * Math.Min(l, 12));
+        climb.Run(TimeSpan.FromSeconds(30));
+        var recent16 = 50e6 * 12;
+
+        // From 16 to 8 the cut would lose a third; 13 delivered as much with fewer readers.
+        Assert.Equal((13, "; L=13 delivered as much"), climb.Climber.QueueingCutTo(16, to: 8, climb.Now, climb.Now, recent16));
+        // A device that changed: what 16 delivers in the last second is below what 8 did, so the cut goes all the way.
+        Assert.Equal((8, ""), climb.Climber.QueueingCutTo(16, to: 8, climb.Now, climb.Now, recent: 300e6));
+    }
+
+    [Fact]
+    public void QueueingCutTo_ComparesWithWhereTheCutGoesNotTheBestLInBetween()
+    {
+        // Bends gradually: every doubling still gains 13-40%. Two neighbours deliver about the
+        // same, yet the cut to half would lose: no cut.
+        var climb = new ClimbDriver(l => 60e6 * l / (1 + (l / 10.0)));
+        climb.Run(TimeSpan.FromSeconds(30));
+        var l = climb.L;
+        var recent = 60e6 * l / (1 + (l / 10.0));
+
+        Assert.True(l >= 16, $"climbed only to {l}");
+        Assert.Null(climb.Climber.QueueingCutTo(l, to: l / 2, climb.Now, climb.Now, recent));
     }
 
     /// <summary>Runs the climber alone: each tick it decides at the current L, and L becomes its choice.</summary>

@@ -52,14 +52,15 @@ internal static class Strategies
         DrainAsync(source, maxDocuments, maxBytes).WaitAsync(Patience);
 
     /// <summary>Polls until <paramref name="condition"/> holds; fails the test after <see cref="Patience"/>.</summary>
-    public static async Task EventuallyAsync(Func<bool> condition, string what)
+    /// <param name="state">What the failure message adds: the state the condition was waiting on.</param>
+    public static async Task EventuallyAsync(Func<bool> condition, string what, Func<string>? state = null)
     {
         var deadline = DateTime.UtcNow + Patience;
         while (!condition())
         {
             if (DateTime.UtcNow > deadline)
             {
-                Assert.Fail($"Timed out waiting until {what}.");
+                Assert.Fail($"Timed out waiting until {what}.{(state is null ? "" : $" {state()}")}");
             }
 
             await Task.Delay(5);

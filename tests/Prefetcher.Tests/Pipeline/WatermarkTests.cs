@@ -109,7 +109,8 @@ public sealed class WatermarkTests
         await using var prefetcher = Strategies.StartAdaptive(source, options);
         await Strategies.EventuallyAsync(
             () => prefetcher.Admission.Snapshot() is { WaitingFor: AdmissionStage.Budget, Running: 1 } && prefetcher.Pressure.QueuedBatches >= 3,
-            "later reads filling the budget while the first task is held");
+            "later reads filling the budget while the first task is held",
+            () => $"{prefetcher.Admission.Snapshot()}, {prefetcher.Pressure.QueuedBatches} queued; decisions: {string.Join("; ", prefetcher.Pressure.RecentDecisions.Select(d => d.Reason))}");
         var queuedBefore = prefetcher.Pressure.QueuedBatches;
 
         firstTaskMayFinish.Set();

@@ -44,6 +44,41 @@ public sealed class ReadPlannerTests
     }
 
     [Fact]
+    public void Plan_FirstTaskBytes_FirstTasksDoubleFromItToTheTargetAndAGiantTakesNoStep()
+    {
+        var options = new PlanOptions(defaultTaskBytes: 1000, minTaskBytes: 10, maxTaskBytes: 10_000, maxDocumentsPerTask: 1000,
+            largeDocumentThresholdBytes: 5000, firstTaskBytes: 100);
+        // 10-byte documents, with a giant as the third task.
+        var sizes = Enumerable.Repeat(10L, 30).Append(6000).Concat(Enumerable.Repeat(10L, 400)).ToArray();
+
+        var tasks = ReadPlanner.Plan(Documents(sizes), options).ToList();
+
+        Assert.Equal([100L, 200, 0, 400, 800, 1000], tasks.Take(6).Select(t => t.TargetBytes));
+        Assert.Equal([100L, 200, 6000, 400, 800], tasks.Take(5).Select(t => t.Bytes));
+        Assert.All(tasks.Skip(5), t => Assert.Equal(1000, t.TargetBytes));
+    }
+
+    [Fact]
+    public void Plan_FirstTaskBytesAboveTheTarget_EveryTaskIsCutAgainstTheTarget()
+    {
+        var options = new PlanOptions(defaultTaskBytes: 100, minTaskBytes: 10, maxTaskBytes: 10_000, maxDocumentsPerTask: 1000,
+            largeDocumentThresholdBytes: 5000, firstTaskBytes: 400);
+
+        var tasks = ReadPlanner.Plan(Documents([.. Enumerable.Repeat(10L, 50)]), options).ToList();
+
+        Assert.Equal([100L, 100, 100, 100, 100], tasks.Select(t => t.TargetBytes));
+    }
+
+    [Fact]
+    public void ForBudget_WithAFirstTask_RampsFromItAndWithoutOneDoesNot()
+    {
+        Assert.Equal(256 * KiB, PlanOptions.ForBudget(256 * MiB, 256 * KiB).FirstTaskBytes);
+        Assert.Equal(64 * KiB, PlanOptions.ForBudget(256 * MiB, 1).FirstTaskBytes);
+        Assert.Null(PlanOptions.ForBudget(256 * MiB).FirstTaskBytes);
+        Assert.Null(PlanOptions.FixedCount(1).FirstTaskBytes);
+    }
+
+    [Fact]
     public void Plan_LargeDocumentInTheMiddle_FlushesCurrentTaskAndStandsAlone()
     {
         var options = new PlanOptions(100, 10, 1000, 100, largeDocumentThresholdBytes: 500);

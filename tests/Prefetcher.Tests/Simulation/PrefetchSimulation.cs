@@ -36,6 +36,8 @@ internal sealed class PrefetchSimulation
     private TimeSpan _now;
     private int _concurrency;
     private long _taskBytes;
+    private readonly TaskRamp _ramp;
+    private readonly long _largeDocumentBytes;
     private long _nextDocument;
     private long? _peekedSize;
     private (long Bytes, int Documents, long LargestDocument)? _pendingTask;
@@ -62,6 +64,9 @@ internal sealed class PrefetchSimulation
         _disk = new NetworkDiskModelClock(setup.Disk);
         _coreFreeAt = new TimeSpan[setup.ReadCpu?.Cores ?? 0];
         _changedDisk = setup.DiskChange is { } change ? new NetworkDiskModelClock(change.Disk) : null;
+        var plan = PlanOptions.ForBudget(setup.BudgetBytes, setup.Controller.FirstTaskBytes);
+        _ramp = new TaskRamp(plan.FirstTaskBytes);
+        _largeDocumentBytes = plan.LargeDocumentThresholdBytes;
         if (setup.FixedConcurrency is { } fixedConcurrency)
         {
             _fixedSizer = new ReadTaskSizer(setup.Controller);
@@ -221,16 +226,18 @@ internal sealed class PrefetchSimulation
     /// <summary>
     /// Cuts the next task as the planner does: before a document that would take it past the
     /// target (a task holds at least one document), or at 4096 documents. So a giant is a read of
-    /// its own and the small documents between two giants a short read, as in the pipeline.
+    /// its own and the small documents between two giants a short read, as in the pipeline; the
+    /// run's first tasks of small documents ramp up to the target (<see cref="TaskRamp"/>).
     /// </summary>
     private (long Bytes, int Documents, long LargestDocument) NextTask()
     {
         long bytes = 0;
         long largest = 0;
         var documents = 0;
+        var target = NextSize() is { } first && first <= _largeDocumentBytes ? _ramp.Next(_taskBytes) : _taskBytes;
         while (documents < PlanOptions.DefaultMaxDocumentsPerTask && NextSize() is { } size)
         {
-            if (documents > 0 && bytes + size > _taskBytes)
+            if (documents > 0 && bytes + size > target)
             {
                 break;
             }
