@@ -146,6 +146,28 @@ public sealed class ReadLatencyBaselineTests
     }
 
     [Fact]
+    public void Judge_ReadsInFlightMeasured_GivesWhatTheWindowDeliveredByLittlesLaw()
+    {
+        var baseline = new ReadLatencyBaseline(TimeSpan.FromSeconds(30));
+        // Four ticks: 8 reads in flight throughout, 1 MiB reads taking 10 ms (100 MiB/s a stream).
+        for (var i = 1; i <= 4; i++)
+        {
+            baseline.Observe(i * Tick, ControllerDriver.Reads(3, MiB, TimeSpan.FromMilliseconds(10)), Tick, 8 * Tick);
+        }
+        // A fifth tick at 4 in flight whose reads take twice as long: the window (the last second) is ticks 2-5.
+        baseline.Observe(5 * Tick, ControllerDriver.Reads(3, MiB, TimeSpan.FromMilliseconds(20)), Tick, 4 * Tick);
+
+        var evidence = baseline.Judge(5 * Tick)!.Value;
+
+        // Mean in flight (8 + 8 + 8 + 4) / 4 = 7, x 12 MiB over 9 x 10 ms + 3 x 20 ms = 0.15 s of latency.
+        Assert.Equal(7 * 12 * MiB / 0.15, evidence.BytesPerSecond!.Value, precision: 3);
+        // Without reads in flight measured there is no such figure.
+        var unmeasured = new ReadLatencyBaseline(TimeSpan.FromSeconds(30));
+        unmeasured.Observe(Tick, ControllerDriver.Reads(3, MiB, TimeSpan.FromMilliseconds(10)));
+        Assert.Null(unmeasured.Judge(Tick)!.Value.BytesPerSecond);
+    }
+
+    [Fact]
     public void TicksPerByte_OlderThanTheWindow_IsForgotten()
     {
         var baseline = new ReadLatencyBaseline(TimeSpan.FromSeconds(30));
