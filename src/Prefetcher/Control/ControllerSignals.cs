@@ -91,5 +91,8 @@ internal readonly record struct ControllerSignals
     }
 }
 
-/// <summary>One completed read as the controller sees it, its latency from issue to completion.</summary>
-internal readonly record struct ReadSample(long Bytes, int Documents, TimeSpan Latency);
+/// <summary>
+/// One completed read as the controller sees it, its latency from issue to completion;
+/// <paramref name="Ramp"/>: one of the run's first tasks, cut below the target (<see cref="ReadTask.Ramp"/>).
+/// </summary>
+internal readonly record struct ReadSample(long Bytes, int Documents, TimeSpan Latency, bool Ramp = false);

@@ -297,18 +297,18 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>
     /// Where the queueing rule's cut from <paramref name="l"/> to <paramref name="to"/> (where the
     /// reads would not queue) goes, or null for none. Latency may rise for a good reason, more
-    /// parallel reads that really deliver more: then the cut would lose what L delivers over the L
-    /// it goes back to (the best on record at or below <paramref name="to"/>, else the lowest above
-    /// it), and it goes only as far as the fewest readers on record that delivered as much as L,
-    /// or nowhere. Judged against where the cut goes, not the best L in between: on a device that
-    /// bends gradually 62 readers cannot beat 64 by 5% while both deliver 13% more than 32, and a
-    /// cut from 64 to 32 fired. What L delivers is <paramref name="recent"/>, over the same second
-    /// as the latencies judged, when known: a measurement since a plateau began mixes a device
-    /// before and after it changed. With a reference on record but nothing yet for this L, the cut
-    /// waits for the measurement, but no longer than one takes after L changed
-    /// (<paramref name="changedAt"/>): every hold restarts measuring, so under holds it never
-    /// comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself the cut: the reads it
-    /// sees queue were mostly issued by the L above it.
+    /// parallel reads that really deliver more, so the cut asks the record: it goes to
+    /// <paramref name="to"/> when the best L on record at or below it delivered within 5% of what L
+    /// delivers (or nothing is on record below L); otherwise only as far as the fewest readers on
+    /// record that delivered as much as L, or nowhere. Judged against where the cut goes, not the
+    /// best L in between: on a device that bends gradually 62 readers cannot beat 64 by 5% while
+    /// both deliver 13% more than 32, and a cut from 64 to 32 fired. What L delivers is
+    /// <paramref name="recent"/>, over the same second as the latencies judged, when known: a
+    /// measurement since a plateau began mixes a device before and after it changed. With a record
+    /// but nothing yet for this L, the cut waits for the measurement, but no longer than one takes
+    /// after L changed (<paramref name="changedAt"/>): every hold restarts measuring, so under holds
+    /// it never comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself the cut: the
+    /// reads it sees queue were mostly issued by the L above it.
     /// </summary>
     public (int L, string Note)? QueueingCutTo(int l, int to, TimeSpan now, TimeSpan changedAt, double? recent = null)
     {
@@ -317,7 +317,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
             return null;
         }
         to = Math.Clamp(to, 1, l - 1);
-        if (ThroughputToCutTo(l, to, now) is not { } reference)
+        var atOrBelow = Enumerable.Range(1, to).Select(lower => FreshThroughput(lower, now)).Max();
+        var between = Enumerable.Range(to + 1, l - 1 - to).Where(lower => FreshThroughput(lower, now) is not null).ToList();
+        if (atOrBelow is null && between.Count == 0)
         {
             return (to, "");
         }
@@ -325,13 +327,13 @@ internal sealed partial class HillClimber(ControllerOptions options)
         {
             return now - changedAt < _options.SettleTime + _options.MaxMeasureTime ? null : (to, "");
         }
-        if (current < reference * (1 + _options.GrowthMinGain))
+        if (atOrBelow is { } reference && current < reference * (1 + _options.GrowthMinGain))
         {
             return (to, "");
         }
-        for (var lower = to + 1; lower < l; lower++)
+        foreach (var lower in between)
         {
-            if (FreshThroughput(lower, now) is { } measured && measured * (1 + _options.GrowthMinGain) >= current)
+            if (FreshThroughput(lower, now) * (1 + _options.GrowthMinGain) >= current)
             {
                 return (lower, $"; L={lower} delivered as much");
             }
@@ -379,11 +381,6 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     private double? CurrentThroughput(int l, TimeSpan now) =>
         _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
-
-    // The best L on record at or below `to` (1 <= to < l), else the lowest above it.
-    private double? ThroughputToCutTo(int l, int to, TimeSpan now) =>
-        Enumerable.Range(1, to).Select(lower => FreshThroughput(lower, now)).Max()
-        ?? Enumerable.Range(to + 1, l - 1 - to).Select(lower => FreshThroughput(lower, now)).FirstOrDefault(measured => measured is not null);
 
     private double? FreshThroughput(int l, TimeSpan now) =>
         _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;

@@ -6,7 +6,11 @@ namespace Indexing.Prefetcher;
 /// each size class (half-octaves, one document or several) keeps its own: the windowed minimum of
 /// its per-tick medians. The evidence is a ratio of sums, which weights each read by its time, so
 /// a FIFO queue reads L / depth whatever the sizes; queueing must also show in most classes with
-/// enough reads, as one class's slow reads (cold MultiGets) are not a queue.
+/// enough reads, as one class's slow reads (cold MultiGets) are not a queue. The run's first tasks
+/// (the ramp) teach no class: read at the initial L, alone on the device and the cores, their 2
+/// MiB class is the one the measured target falls in, and reads at the device's depth then took
+/// twice that un-queued time from CPU contention while L still paid (reading alone fell from 1.09x
+/// to 0.73x the best fixed L). They still count in what the window delivered.
 /// </summary>
 internal sealed class ReadLatencyBaseline
 {
@@ -66,7 +70,10 @@ internal sealed class ReadLatencyBaseline
             if (read.Bytes > 0 && read.Latency > TimeSpan.Zero)
             {
                 _recent.Enqueue((now, read));
-                tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
+                if (!read.Ramp)
+                {
+                    tick.Add((ClassOf(read.Bytes, read.Documents), (double)read.Latency.Ticks / read.Bytes));
+                }
             }
         }
         // Per class, the tick's median: one read of a kind says little, a minimum of single reads
@@ -85,7 +92,7 @@ internal sealed class ReadLatencyBaseline
         foreach (var (_, read) in _recent)
         {
             var sizeClass = ClassOf(read.Bytes, read.Documents);
-            if (TicksPerByte(sizeClass, now) is { } perByte)
+            if (!read.Ramp && TicksPerByte(sizeClass, now) is { } perByte)
             {
                 judged.Add((sizeClass, read.Latency.Ticks, perByte * read.Bytes));
             }

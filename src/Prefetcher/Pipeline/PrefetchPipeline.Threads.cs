@@ -213,7 +213,7 @@ public sealed partial class PrefetchPipeline
         }
 
         _meter.Sizes.RecordBatch(documents);
-        _meter.ReadCompleted(bytes, documents.Count, latency);
+        _meter.ReadCompleted(bytes, documents.Count, latency, task.Ramp);
         return new CompletedRead(task, documents, bytes);
     }
 

@@ -52,7 +52,9 @@ internal static class ReadPlanner
 
             if (pending.Count == 0)
             {
-                pending.TargetBytes = options.ClampTarget(ramp.Next(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes));
+                var target = options.ClampTarget(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes);
+                pending.TargetBytes = options.ClampTarget(ramp.Next(target));
+                pending.Ramp = pending.TargetBytes < target;
             }
 
             pending.Add(document);
@@ -103,6 +105,8 @@ internal static class ReadPlanner
 
         public long TargetBytes { get; set; }
 
+        public bool Ramp { get; set; }
+
         public void Add(DocumentMetadata document)
         {
             _ids.Add(document.Id);
@@ -114,7 +118,7 @@ internal static class ReadPlanner
         {
             var ids = ImmutableArray.Create<string>(CollectionsMarshal.AsSpan(_ids));
             var etags = ImmutableArray.Create<long>(CollectionsMarshal.AsSpan(_etags));
-            var task = new ReadTask(sequence, ids[0], ids[^1], ids.Length, Bytes, IsLargeDocument: false, TargetBytes, ids, etags);
+            var task = new ReadTask(sequence, ids[0], ids[^1], ids.Length, Bytes, IsLargeDocument: false, TargetBytes, ids, etags, Ramp);
             _ids.Clear();
             _etags.Clear();
             Bytes = 0;

@@ -6,7 +6,8 @@ namespace Indexing.Prefetcher;
 // sorted MultiGet, or a Get for a large document) and reserved in the budget as Bytes before it is
 // issued. Etags[i] is the etag the scan listed for Ids[i], stamped on the document read, so meta is
 // read once. Sequence numbers a run's tasks 0, 1, 2, ... in key order (the watermark relies on
-// that); TargetBytes is the target it was cut against (0 for a large document). Immutable.
+// that); TargetBytes is the target it was cut against (0 for a large document); Ramp marks one of the
+// run's first tasks cut below the target (TaskRamp). Immutable.
 internal sealed record ReadTask(
     long Sequence,
     string FirstId,
@@ -16,4 +17,5 @@ internal sealed record ReadTask(
     bool IsLargeDocument,
     long TargetBytes,
     ImmutableArray<string> Ids,
-    ImmutableArray<long> Etags);
+    ImmutableArray<long> Etags,
+    bool Ramp = false);

@@ -12,9 +12,6 @@ internal sealed class TaskRamp(long? firstBytes)
 {
     private long? _next = firstBytes is { } first ? Math.Max(1, first) : null;
 
-    /// <summary>Whether the ramp still bounds the next task.</summary>
-    public bool Ramping => _next is not null;
-
     /// <summary>The target of the next task of small documents: <paramref name="target"/>, or less while ramping.</summary>
     public long Next(long target)
     {

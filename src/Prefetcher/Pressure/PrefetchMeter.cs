@@ -87,7 +87,8 @@ internal sealed partial class PrefetchMeter
         }
     }
 
-    public void ReadCompleted(long bytes, int documents, TimeSpan latency)
+    /// <param name="ramp">The read was one of the run's first tasks, cut below the target (<see cref="ReadTask.Ramp"/>).</param>
+    public void ReadCompleted(long bytes, int documents, TimeSpan latency, bool ramp = false)
     {
         Interlocked.Add(ref _bytesRead, bytes);
         Interlocked.Add(ref _documentsRead, documents);
@@ -99,7 +100,7 @@ internal sealed partial class PrefetchMeter
         var perMiB = latency.Ticks * BytesPerMiB / bytes;
         lock (_latencyLock)
         {
-            _tickReads.Add(new ReadSample(bytes, documents, latency));
+            _tickReads.Add(new ReadSample(bytes, documents, latency, ramp));
             _recentLatenciesPerMiB[_recentLatencyNext] = perMiB;
             _recentLatencyNext = (_recentLatencyNext + 1) % RecentLatencyCount;
             _recentLatencyCount = Math.Min(_recentLatencyCount + 1, RecentLatencyCount);

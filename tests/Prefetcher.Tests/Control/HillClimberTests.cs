@@ -237,6 +237,8 @@ public sealed class HillClimberTests
         Assert.Equal((13, "; L=13 delivered as much"), climb.Climber.QueueingCutTo(16, to: 8, climb.Now, climb.Now, recent16));
         // A device that changed: what 16 delivers in the last second is below what 8 did, so the cut goes all the way.
         Assert.Equal((8, ""), climb.Climber.QueueingCutTo(16, to: 8, climb.Now, climb.Now, recent: 300e6));
+        // Nothing on record at or below where the cut would go: the fewest readers on record that delivered as much.
+        Assert.Equal((13, "; L=13 delivered as much"), climb.Climber.QueueingCutTo(16, to: 4, climb.Now, climb.Now, recent16));
     }
 
     [Fact]

@@ -168,6 +168,23 @@ public sealed class ReadLatencyBaselineTests
     }
 
     [Fact]
+    public void Observe_TheRampsReads_TeachNoClassButCountInWhatTheWindowDelivered()
+    {
+        var baseline = new ReadLatencyBaseline(TimeSpan.FromSeconds(30));
+        var ramp = new ReadSample(2 * MiB, 64, TimeSpan.FromMilliseconds(20), Ramp: true);
+        baseline.Observe(Tick, [ramp, ramp, ramp], Tick, 2 * Tick);
+
+        Assert.Null(baseline.TicksPerByte(ReadLatencyBaseline.ClassOf(2 * MiB, 64), Tick));
+        // Three reads of the class at twice the ramp's time: the first the class has learned, so no queue.
+        baseline.Observe(2 * Tick, ControllerDriver.Reads(3, 2 * MiB, TimeSpan.FromMilliseconds(40)), Tick, 2 * Tick);
+        var evidence = baseline.Judge(2 * Tick)!.Value;
+
+        Assert.Equal(1.0, evidence.Inflation, precision: 6);
+        // Six reads of 2 MiB, 0.18 s of latency, two in flight on average.
+        Assert.Equal(2 * 12 * MiB / 0.18, evidence.BytesPerSecond!.Value, precision: 3);
+    }
+
+    [Fact]
     public void TicksPerByte_OlderThanTheWindow_IsForgotten()
     {
         var baseline = new ReadLatencyBaseline(TimeSpan.FromSeconds(30));

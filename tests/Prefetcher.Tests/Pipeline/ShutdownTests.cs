@@ -152,7 +152,7 @@ public sealed class ShutdownTests(ITestOutputHelper output)
         // The first task is held, so the hook is in place before the run can end.
         using var firstReadMayFinish = new ManualResetEventSlim(false);
         var inner = new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100));
-        var prefetcher = Strategies.StartAdaptive(new HoldFirstTaskSource(inner, firstReadMayFinish), new PrefetchOptions());
+        var prefetcher = Strategies.StartAdaptive(new HoldTaskSource(inner, firstReadMayFinish), new PrefetchOptions());
         prefetcher.BeforeSourceRelease = static () => throw new InvalidOperationException("hook failed");
 
         firstReadMayFinish.Set();
@@ -172,7 +172,7 @@ public sealed class ShutdownTests(ITestOutputHelper output)
         // itself, so the reader's own return finds nothing to return and throws on its thread.
         using var firstReadMayFinish = new ManualResetEventSlim(false);
         var inner = new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100));
-        await using var prefetcher = Strategies.StartAdaptive(new HoldFirstTaskSource(inner, firstReadMayFinish), new PrefetchOptions());
+        await using var prefetcher = Strategies.StartAdaptive(new HoldTaskSource(inner, firstReadMayFinish), new PrefetchOptions());
         await Strategies.EventuallyAsync(() => inner.ReadCalls == 0 && prefetcher.Admission.Snapshot().Running == 1, "the first read is held");
         prefetcher.Admission.ReadEnded(1000, actualBytes: null);
 

@@ -89,7 +89,7 @@ public sealed class TakeTests
         // 1,000 bytes make one task (sequence 0), held until the take is waiting, so "nothing ready"
         // does not depend on timing.
         using var firstReadMayFinish = new ManualResetEventSlim(false);
-        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)), firstReadMayFinish);
+        var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.Uniform(10, 100)), firstReadMayFinish);
         await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
         var take = prefetcher.TakeAsync(maxDocuments: 1000, maxBytes: long.MaxValue).AsTask();

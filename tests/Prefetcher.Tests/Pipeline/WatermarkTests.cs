@@ -74,7 +74,7 @@ public sealed class WatermarkTests
     {
         var documents = TestCollections.Uniform(4000, 16 * TestCollections.KiB);
         using var firstTaskMayFinish = new ManualResetEventSlim();
-        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
+        var source = new HoldTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
         var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 4, MaxConcurrency = 8 } };
         await using var prefetcher = Strategies.StartAdaptive(source, options);
 
@@ -99,7 +99,7 @@ public sealed class WatermarkTests
         // of them, and the watermark (what a resumed build skips) would stay before it meanwhile.
         var documents = TestCollections.Uniform(4000, 16 * TestCollections.KiB);
         using var firstTaskMayFinish = new ManualResetEventSlim();
-        var source = new HoldFirstTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
+        var source = new HoldTaskSource(new InMemoryReadSourceDouble(documents), firstTaskMayFinish);
         var options = new PrefetchOptions
         {
             BudgetBytes = 8 * TestCollections.MiB,

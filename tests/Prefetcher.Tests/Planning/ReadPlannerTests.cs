@@ -56,6 +56,8 @@ public sealed class ReadPlannerTests
         Assert.Equal([100L, 200, 0, 400, 800, 1000], tasks.Take(6).Select(t => t.TargetBytes));
         Assert.Equal([100L, 200, 6000, 400, 800], tasks.Take(5).Select(t => t.Bytes));
         Assert.All(tasks.Skip(5), t => Assert.Equal(1000, t.TargetBytes));
+        // The tasks cut below the target are marked (their reads teach the queueing signal nothing).
+        Assert.Equal([true, true, false, true, true, false], tasks.Take(6).Select(t => t.Ramp));
     }
 
     [Fact]

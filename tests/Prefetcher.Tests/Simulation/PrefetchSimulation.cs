@@ -40,7 +40,7 @@ internal sealed class PrefetchSimulation
     private readonly long _largeDocumentBytes;
     private long _nextDocument;
     private long? _peekedSize;
-    private (long Bytes, int Documents, long LargestDocument)? _pendingTask;
+    private (long Bytes, int Documents, long LargestDocument, bool Ramp)? _pendingTask;
     private int _readsInFlight;
     private long _inFlightBytes;
     private double _bufferedBytes;
@@ -176,7 +176,7 @@ internal sealed class PrefetchSimulation
         _bytesRead += read.Bytes;
         _documentsRead += read.Documents;
         _tickBytes += read.Bytes;
-        _tickReads.Add(new ReadSample(read.Bytes, read.Documents, _now - read.SubmittedAt));
+        _tickReads.Add(new ReadSample(read.Bytes, read.Documents, _now - read.SubmittedAt, read.Ramp));
         _sizes.Record(read.LargestDocument, "simulated");
         if (ReadBound)
         {
@@ -216,7 +216,7 @@ internal sealed class PrefetchSimulation
                 completion += Seconds(task.Bytes * (_readsInFlight + 1) / shared);
             }
             var kind = _coreFreeAt.Length > 0 ? EventKind.DeviceDone : EventKind.ReadCompleted;
-            Schedule(completion, new SimEvent(kind, _now, task.Bytes, task.Documents, task.LargestDocument));
+            Schedule(completion, new SimEvent(kind, _now, task.Bytes, task.Documents, task.LargestDocument, task.Ramp));
             _readsInFlight++;
             _inFlightBytes += task.Bytes;
             _pendingTask = null;
@@ -229,12 +229,13 @@ internal sealed class PrefetchSimulation
     /// its own and the small documents between two giants a short read, as in the pipeline; the
     /// run's first tasks of small documents ramp up to the target (<see cref="TaskRamp"/>).
     /// </summary>
-    private (long Bytes, int Documents, long LargestDocument) NextTask()
+    private (long Bytes, int Documents, long LargestDocument, bool Ramp) NextTask()
     {
         long bytes = 0;
         long largest = 0;
         var documents = 0;
         var target = NextSize() is { } first && first <= _largeDocumentBytes ? _ramp.Next(_taskBytes) : _taskBytes;
+        var ramp = target < _taskBytes;
         while (documents < PlanOptions.DefaultMaxDocumentsPerTask && NextSize() is { } size)
         {
             if (documents > 0 && bytes + size > target)
@@ -246,7 +247,7 @@ internal sealed class PrefetchSimulation
             largest = Math.Max(largest, size);
             documents++;
         }
-        return (bytes, documents, largest);
+        return (bytes, documents, largest, ramp);
     }
 
     // The next document's size, drawn once and kept until a task takes it; null when none is left.
@@ -347,5 +348,5 @@ internal sealed class PrefetchSimulation
 
     private static TimeSpan Seconds(double seconds) => TimeSpan.FromTicks((long)Math.Ceiling(seconds * TimeSpan.TicksPerSecond));
 
-    private readonly record struct SimEvent(EventKind Kind, TimeSpan SubmittedAt, long Bytes, int Documents, long LargestDocument = 0);
+    private readonly record struct SimEvent(EventKind Kind, TimeSpan SubmittedAt, long Bytes, int Documents, long LargestDocument = 0, bool Ramp = false);
 }
