@@ -91,8 +91,9 @@ public sealed record ControllerOptions
 
     /// <summary>
     /// The run's first task of small documents; the next ones double from it up to the target
-    /// (<see cref="InitialTaskBytes"/> until a rate is measured); at or above the target, no ramp. 256 KiB is 36 ms on a slow stream
-    /// (8 MB/s, 4 ms a request), where a first 4 MiB task kept the indexer waiting half a second.
+    /// (<see cref="InitialTaskBytes"/> until a rate is measured); at or above the target, no ramp.
+    /// 256 KiB is 36 ms on a slow stream (8 MB/s, 4 ms a request), where a first 4 MiB task kept
+    /// the indexer waiting half a second.
     /// </summary>
     public long FirstTaskBytes { get; init; } = 256 * 1024;
 
