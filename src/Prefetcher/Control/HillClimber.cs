@@ -318,7 +318,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
         }
         to = Math.Clamp(to, 1, l - 1);
         var atOrBelow = Enumerable.Range(1, to).Select(lower => FreshThroughput(lower, now)).Max();
-        var between = Enumerable.Range(to + 1, l - 1 - to).Where(lower => FreshThroughput(lower, now) is not null).ToList();
+        var between = Enumerable.Range(to + 1, l - 1 - to)
+            .Select(lower => (L: lower, Throughput: FreshThroughput(lower, now)))
+            .Where(record => record.Throughput is not null)
+            .ToList();
         if (atOrBelow is null && between.Count == 0)
         {
             return (to, "");
@@ -331,9 +334,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
         {
             return (to, "");
         }
-        foreach (var lower in between)
+        foreach (var (lower, throughput) in between)
         {
-            if (FreshThroughput(lower, now) * (1 + _options.GrowthMinGain) >= current)
+            if (throughput * (1 + _options.GrowthMinGain) >= current)
             {
                 return (lower, $"; L={lower} delivered as much");
             }
