@@ -219,7 +219,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
         var throughput = _measurement.BytesPerSecond;
         if (now < _plateauUntil)
         {
-            var rose = _baseThroughput > 0 && Gain(throughput, _baseThroughput) - PlateauRise >= CombinedError();
+            // Over the plateau, or over the last second: documents that grow along key order raise
+            // what L delivers steadily, and the mean since the plateau began lags seconds behind.
+            var delivered = queueing?.BytesPerSecond is { } lastSecond && lastSecond > throughput ? lastSecond : throughput;
+            var rose = _baseThroughput > 0 && Gain(delivered, _baseThroughput) - PlateauRise >= CombinedError();
             if (l >= limit || !rose)
             {
                 return Stay(l, $"hold: plateau at L={l}, probing again in {ControlText.Duration(_plateauUntil - now)}", DecisionCause.Plateau);
@@ -227,18 +230,27 @@ internal sealed partial class HillClimber(ControllerOptions options)
             // The same L delivers clearly (two standard errors) more than when the plateau began:
             // the reads changed (key order reached larger documents), and the knee may have moved
             // far away, which waiting out the plateau would not see.
-            var rise = ControlText.Change(Gain(throughput, _baseThroughput));
+            var rise = $"{ControlText.Change(Gain(delivered, _baseThroughput))} MB/s at L={l}{(delivered > throughput ? " over the last second" : "")} since its plateau began";
             InSlowStart = true;
             _probeUpNext = true;
             _plateauUntil = now;
-            var probe = StartProbe(now, throughput, l, limit, queueing);
-            return probe with { Reason = $"{probe.Reason}; {rise} MB/s at L={l} since its plateau began" };
+            var probe = StartProbe(now, delivered, l, limit, queueing);
+            return probe with { Reason = $"{probe.Reason}; {rise}" };
         }
         if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
         {
             // Lumpy reads (a 20 MB document is one 300 ms completion) make a short measurement
             // too noisy for a 5% call: measure on until the call is clear or time is up.
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, not yet decisive", DecisionCause.Measure);
+        }
+        if (_phase == Phase.ProbeUp && !FullyMeasured(s.TickDuration) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)
+            && Gain(throughput, _baseThroughput) < (InSlowStart ? SlowStartGain(l) : _options.GrowthMinGain))
+        {
+            // A quick call may only keep growing. One that stops growth (a step back and a plateau,
+            // or the end of slow start) costs seconds at a low L when it is wrong, and calls on a
+            // tick or two of reads were: on growing documents ticks at one L ranged 90-150 MB/s,
+            // while the reads' own error said 3%.
+            return Stay(l, $"hold: measuring L={l}{PhaseNote()}, growth stops only on a full measurement", DecisionCause.Measure);
         }
         _throughputAt[l] = (throughput, now);
         return _phase switch
@@ -293,6 +305,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
         var delivered = _measurement.BytesPerSecond > 0 || Reached(_measurement.Time, _options.MaxMeasureTime, tick);
         return ticks && time && delivered;
     }
+
+    /// <summary>The measurement a call that stops growth needs: the ticks an error estimate needs, over <see cref="ControllerOptions.MeasureTime"/>.</summary>
+    private bool FullyMeasured(TimeSpan tick) =>
+        _measurement.TickCount >= ThroughputMeasurement.MinTicksForError && Reached(_measurement.Time, _options.MeasureTime, tick);
 
     /// <summary>
     /// Where the queueing rule's cut from <paramref name="l"/> to <paramref name="to"/> (where the

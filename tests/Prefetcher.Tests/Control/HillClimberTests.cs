@@ -143,6 +143,57 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_SameLDeliversMoreLateInThePlateau_TheLastSecondShowsItBeforeThePlateauEnds()
+    {
+        // Six seconds into the plateau at 3 the same readers deliver 40% more. Averaged since the
+        // plateau began that is +25% only after 16 s, past the plateau's 10; the last second shows it.
+        (TimeSpan Plateau, List<(TimeSpan At, ControllerStep Step)> After) Run(bool reportsLastSecond)
+        {
+            var climb = new ClimbDriver(l => 50e6 * Math.Min(l, 3)) { ReportsLastSecond = reportsLastSecond };
+            while (climb.Next().Reason != "hold: L=4 gained +0% < 5%, back to 3")
+            {
+            }
+            var plateau = climb.Now;
+            climb.Run(TimeSpan.FromSeconds(6));
+            climb.Device = l => 70e6 * Math.Min(l, 3);
+            return (plateau, climb.Run(TimeSpan.FromSeconds(4)));
+        }
+
+        var (plateau, after) = Run(reportsLastSecond: true);
+        var (_, afterWithoutIt) = Run(reportsLastSecond: false);
+
+        var again = after.First(s => s.Step.Kind == Grow);
+        Assert.Equal("grow: slow start, probing L=6 (L=3 delivers 210 MB/s); +40% MB/s at L=3 over the last second since its plateau began", again.Step.Reason);
+        Assert.InRange(again.At - plateau, TimeSpan.FromSeconds(6.5), TimeSpan.FromSeconds(7.5));
+        var plateauEnd = plateau + new ControllerOptions().PlateauTime;
+        Assert.All(afterWithoutIt.Where(s => s.At < plateauEnd), s => Assert.Equal((Hold, 3), (s.Step.Kind, s.Step.Concurrency)));
+    }
+
+    [Fact]
+    public void Climb_QuickCallOnAFineStepShowsALoss_MeasuresOnAndKeepsTheStepThatPays()
+    {
+        // 60 MB/s a reader to 40. The step from 8 to 10 pays +25%, but its first measured tick
+        // dips by a fifth (a pause elsewhere): on that tick alone it gained nothing.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 40)) { L = 8, ReadsPerTick = 40 };
+        climb.Climber.Apply(ClimbEffect.RestartAfterCut, TimeSpan.Zero);
+        while (climb.Next().Reason != "grow: probing L=10 (L=8 delivers 480 MB/s)")
+        {
+        }
+        climb.Next();
+        climb.Device = l => 0.8 * 60e6 * Math.Min(l, 40);
+        var dip = climb.Next();
+        climb.Device = l => 60e6 * Math.Min(l, 40);
+
+        var steps = climb.Run(TimeSpan.FromSeconds(2));
+
+        Assert.Equal("hold: measuring L=10 (probe up from 8), growth stops only on a full measurement", dip.Reason);
+        var verdict = steps.First(s => s.Step.Kind != Hold);
+        // Short of +25%: the measurement still holds the dip.
+        Assert.Matches(@"^grow: \+1\d% MB/s at L=10 over 8, probing 13$", verdict.Step.Reason);
+        Assert.DoesNotContain(steps, s => s.Step.Reason.StartsWith("hold: L=10 gained", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Climb_ThreePayingStepsInARow_DoublesAgain()
     {
         // After a cut, growth is in fine steps; a knee that moved far away shows as fine steps that keep paying.
@@ -269,16 +320,41 @@ public sealed class HillClimberTests
 
         public int L { get; set; } = 2;
 
+        /// <summary>
+        /// Reads completed each tick (none: the climb sees only bytes per tick), all of one size and
+        /// latency, with every reader busy: by Little's law they deliver <see cref="Device"/>(L).
+        /// </summary>
+        public int ReadsPerTick { get; init; }
+
+        /// <summary>Whether each tick also reports what the last second delivered, as the queueing evidence does.</summary>
+        public bool ReportsLastSecond { get; init; }
+
+        private readonly Queue<long> _lastSecond = new();
+
         public ControllerStep Next()
         {
             Now += TickDuration;
+            var bytes = (long)(Device(L) * TickDuration.TotalSeconds);
+            var reads = new ReadSample[ReadsPerTick];
+            // Each reader completes ReadsPerTick / L reads a tick: one read's latency is L ticks / ReadsPerTick.
+            Array.Fill(reads, new ReadSample(bytes / Math.Max(1, ReadsPerTick), 1, L * TickDuration / Math.Max(1, ReadsPerTick)));
             var signals = new ControllerSignals
             {
                 Now = Now,
                 TickDuration = TickDuration,
-                BytesDelivered = (long)(Device(L) * TickDuration.TotalSeconds),
+                BytesDelivered = bytes,
+                Reads = reads,
+                ReadsInFlightTime = ReadsPerTick > 0 ? L * TickDuration : TimeSpan.Zero,
             };
-            var step = Climber.Climb(signals, L, ControllerOptions.AbsoluteMaxConcurrency);
+            _lastSecond.Enqueue(bytes);
+            while (_lastSecond.Count * TickDuration > TimeSpan.FromSeconds(1))
+            {
+                _lastSecond.Dequeue();
+            }
+            QueueingEvidence? lastSecond = ReportsLastSecond
+                ? new QueueingEvidence(1, 0, null, TimeSpan.Zero, TimeSpan.Zero, _lastSecond.Sum() / (_lastSecond.Count * TickDuration.TotalSeconds))
+                : null;
+            var step = Climber.Climb(signals, L, ControllerOptions.AbsoluteMaxConcurrency, lastSecond);
             L = step.Concurrency;
             return step;
         }
