@@ -42,6 +42,7 @@ internal sealed partial class HillClimber
         {
             // Looking down means L is at a knee (or a limit held it there): no more doubling.
             InSlowStart = false;
+            _uncutSinceSlowStart = false;
             var (down, note) = ProbeDownTo(l, now, queueing);
             if (_knee < down)
             {
@@ -67,6 +68,8 @@ internal sealed partial class HillClimber
             return HoldOnPlateau(now, probeUpNext: false, from,
                 $"hold: L={l} gained {ControlText.Change(gain)} < {ControlText.Percent(_options.GrowthMinGain)}, back to {from}");
         }
+        // A fine step that pays in proportion, as a doubling must to go on, is no nearer the knee.
+        var proportional = _uncutSinceSlowStart && gain >= SlowStartGain(l);
         SetBase(l, throughput);
         _payingSteps++;
         var gained = $"{ControlText.Change(gain)} MB/s at L={l}";
@@ -75,11 +78,12 @@ internal sealed partial class HillClimber
             return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {gained}, at limit {limit}");
         }
         BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
-        if (_payingSteps >= PayingStepsForSlowStart)
+        if (_payingSteps >= PayingStepsForSlowStart || proportional)
         {
             InSlowStart = true;
             var next = Math.Min(limit, 2 * l);
-            return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {_payingSteps} steps paid: slow start, probing {next}", DecisionCause.Probe);
+            var why = proportional ? $"at least {ControlText.Percent(SlowStartEfficiency)} of the proportional gain" : $"{_payingSteps} steps paid";
+            return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {why}: slow start, probing {next}", DecisionCause.Probe);
         }
         var up = FineStepUp(l, limit);
         return new ControllerStep(up, Grow, $"grow: {gained} over {from}, probing {up}", DecisionCause.Probe);
@@ -105,6 +109,7 @@ internal sealed partial class HillClimber
         // Slow start that three paying fine steps restarted has seen the device bend gradually below.
         var bendsGradually = _payingSteps >= PayingStepsForSlowStart;
         InSlowStart = false;
+        _uncutSinceSlowStart = true;
         _payingSteps = 0;
         if (gain < _options.GrowthMinGain)
         {

@@ -7,9 +7,10 @@ namespace Indexing.Prefetcher;
 /// L and probes a neighbour, keeping a step only if it pays.
 /// <para>
 /// Two regimes, as in TCP. <b>Slow start</b> (from the first tick, after a raised limit that pinned
-/// L, or after <see cref="PayingStepsForSlowStart"/> paying fine steps): L doubles while each
-/// doubling delivers <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16
-/// deep is reached from 2 in three steps instead of fourteen. The first step that pays less ends
+/// L, after <see cref="PayingStepsForSlowStart"/> paying fine steps, or after one fine step that
+/// paid as a doubling must): L doubles while each doubling delivers
+/// <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
+/// from 2 in three steps instead of fourteen. The first step that pays less ends
 /// it; one that still gains <see cref="ControllerOptions.GrowthMinGain"/> stays, and the climb goes
 /// on at once, first down to the knee its gain points to if L is far past it. <b>Fine steps</b>
 /// from then on, and after any cut: keep a step up only if it gains the minimum, and go on up; after
@@ -93,6 +94,12 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>The L a first step taken unjudged (too few reads for a rate) came from, until L is measured: a hold goes back there.</summary>
     private int? _unjudgedFrom;
     private int _payingSteps;
+
+    /// <summary>
+    /// Fine steps since slow start ended on a short doubling, with no cut since: one that pays in
+    /// proportion doubles again. After a cut they stay fine: the foreground's limit shows only as cuts.
+    /// </summary>
+    private bool _uncutSinceSlowStart;
     private TimeSpan _settle = options.SettleTime;
 
     private enum Phase
@@ -146,6 +153,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
                 break;
             case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
                 InSlowStart = false;
+                _uncutSinceSlowStart = false;
                 break;
         }
         _payingSteps = 0;

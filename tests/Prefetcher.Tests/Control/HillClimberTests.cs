@@ -194,6 +194,20 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_FineStepAfterAShortDoublingPaysInProportion_DoublesAgainAtOnce()
+    {
+        // Throughput as L^0.8, a bend as gradual as the growing documents' first seconds: 2 -> 4
+        // gains +74%, short of 75% of +100%, but the fine step to 5 still gains 78% of its +25%.
+        var climb = new ClimbDriver(l => 30e6 * Math.Pow(l, 0.8));
+
+        var steps = climb.Run(TimeSpan.FromSeconds(6));
+
+        var grows = steps.Where(s => s.Step.Kind == Grow).Select(s => s.Step.Reason).Take(3).ToList();
+        Assert.Equal("grow: +74% MB/s at L=4 over 2, short of 75% of the proportional gain: L=4 stays, probing 5", grows[1]);
+        Assert.Equal("grow: +20% MB/s at L=5 over 4, at least 75% of the proportional gain: slow start, probing 10", grows[2]);
+    }
+
+    [Fact]
     public void Climb_ThreePayingStepsInARow_DoublesAgain()
     {
         // After a cut, growth is in fine steps; a knee that moved far away shows as fine steps that keep paying.
