@@ -29,7 +29,8 @@ public sealed partial class DocumentStore
                 TableReadersBytes: SumOverFamilies("rocksdb.estimate-table-readers-mem"),
                 ForegroundBlockCache: _foregroundCache.Read(),
                 AllReadsBlockCache: new CacheCounts(Ticker(statistics, "rocksdb.block.cache.hit"), Ticker(statistics, "rocksdb.block.cache.miss")),
-                RowCache: new CacheCounts(Ticker(statistics, "rocksdb.row.cache.hit"), Ticker(statistics, "rocksdb.row.cache.miss")));
+                RowCache: new CacheCounts(Ticker(statistics, "rocksdb.row.cache.hit"), Ticker(statistics, "rocksdb.row.cache.miss")),
+                FileBytesRead: Ticker(statistics, "rocksdb.non.last.level.read.bytes") + Ticker(statistics, "rocksdb.last.level.read.bytes"));
         }
         finally
         {
@@ -115,6 +116,11 @@ public readonly record struct CacheCounts(long Hits, long Misses)
 /// <param name="ForegroundBlockCache">Block cache hits and misses of foreground Gets alone (RocksDB's perf context).</param>
 /// <param name="AllReadsBlockCache">Block cache hits and misses of every read (statistics tickers), rebuild scans included.</param>
 /// <param name="RowCache">Row cache hits and misses (statistics tickers; point reads only).</param>
+/// <param name="FileBytesRead">
+/// Bytes read from SST files since the store opened, readahead included (the statistics tickers
+/// of the last level and the levels above it): what reads cost the device. Over the bytes the
+/// reads returned, it is their read amplification.
+/// </param>
 public sealed record StoreMemory(
     long BlockCacheUsageBytes,
     long BlockCachePinnedBytes,
@@ -126,4 +132,5 @@ public sealed record StoreMemory(
     long TableReadersBytes,
     CacheCounts ForegroundBlockCache,
     CacheCounts AllReadsBlockCache,
-    CacheCounts RowCache);
+    CacheCounts RowCache,
+    long FileBytesRead);

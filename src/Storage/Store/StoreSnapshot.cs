@@ -8,20 +8,23 @@ namespace Indexing.Storage;
 /// through it so that the documents they index and the change feed they follow agree.
 /// </summary>
 /// <remarks>
-/// Reads may run on many threads at once. Read-once access: scans and range reads do not fill the
-/// block cache and read ahead; point reads (MultiGet, Get) do not fill the cache either. Its two
-/// ReadOptions are created once per snapshot (RocksDbSharp frees them in a finalizer; there is
-/// no Dispose). Per-call iterator bounds would need a ReadOptions per call, so range reads stop by
-/// comparing keys with the range's last id instead. Dispose waits for reads in flight, frees its
-/// scans' iterators, then releases the RocksDB snapshot; it is idempotent, and disposing the store
-/// releases every snapshot still open.
+/// Reads may run on many threads at once. Read-once access: no read fills the block cache. The
+/// metadata scan reads ahead 2 MiB at a time; range reads take RocksDB's own readahead, which
+/// starts at a block and grows while reads stay sequential. A fixed readahead is read in every
+/// file a range touches, one per level, and past the range's end: a range read of 124 KB read
+/// 10.7 MB from the files at 2 MiB, 0.4 MB without it (a rebuild read 4.3x its bytes from the
+/// device). Its two ReadOptions are created once per snapshot (RocksDbSharp frees them in a
+/// finalizer; there is no Dispose). Per-call iterator bounds would need a ReadOptions per call, so
+/// range reads stop by comparing keys with the range's last id instead. Dispose waits for reads in
+/// flight, frees its scans' iterators, then releases the RocksDB snapshot; it is idempotent, and
+/// disposing the store releases every snapshot still open.
 /// </remarks>
 public sealed class StoreSnapshot : IDisposable
 {
     private readonly DocumentStore _store;
     private readonly Snapshot _native;
     private readonly ReadOptions _scanRead;
-    private readonly ReadOptions _pointRead;
+    private readonly ReadOptions _read;
     private int _released;
 
     internal StoreSnapshot(DocumentStore store, Snapshot native, long etag)
@@ -30,7 +33,7 @@ public sealed class StoreSnapshot : IDisposable
         _native = native;
         Etag = etag;
         _scanRead = new ReadOptions().SetSnapshot(native).SetFillCache(false).SetReadaheadSize(DocumentStore.ScanReadaheadBytes);
-        _pointRead = new ReadOptions().SetSnapshot(native).SetFillCache(false);
+        _read = new ReadOptions().SetSnapshot(native).SetFillCache(false);
     }
 
     /// <summary>The etag of the latest write the snapshot holds (0 for an empty store).</summary>
@@ -76,7 +79,7 @@ public sealed class StoreSnapshot : IDisposable
         Enter();
         try
         {
-            var iterator = _store.OpenIterator(_store.DocsHandle, _scanRead, owner: null);
+            var iterator = _store.OpenIterator(_store.DocsHandle, _read, owner: null);
             try
             {
                 for (iterator.Native.Seek(first); iterator.Native.Valid(); iterator.Native.Next())
@@ -133,7 +136,7 @@ public sealed class StoreSnapshot : IDisposable
         Enter();
         try
         {
-            var values = _store.MultiGet(keys, families, sortedIds.Count, sortedIds[0], _pointRead);
+            var values = _store.MultiGet(keys, families, sortedIds.Count, sortedIds[0], _read);
             for (var i = 0; i < values.Length; i++)
             {
                 var body = values[i].Value ?? throw new InvalidOperationException(
@@ -154,7 +157,7 @@ public sealed class StoreSnapshot : IDisposable
         Enter();
         try
         {
-            return _store.Db.Get(key, _store.DocsHandle, _pointRead);
+            return _store.Db.Get(key, _store.DocsHandle, _read);
         }
         catch (RocksDbException e)
         {

@@ -71,6 +71,33 @@ public sealed class StoreMemoryTests
     }
 
     [Fact]
+    public void SnapshotReadRange_OfAFewDocuments_ReadsFromTheFilesAboutWhatTheRangeHolds()
+    {
+        using var temp = new TempStore();
+        // About 6 MB that does not compress, in one file per family: a readahead of 2 MiB stays
+        // inside the file, and the range is a small part of it.
+        var random = new Random(7);
+        temp.Store.PutMany(Enumerable.Range(1, 3000).Select(i => new DocumentWrite(
+            $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, 1500))}}"}"""))));
+        Flush(temp.Store);
+        var before = temp.Store.GetMemory().FileBytesRead;
+
+        var bodies = new List<DocumentBody>();
+        using (var snapshot = temp.Store.CreateSnapshot())
+        {
+            snapshot.ReadRange("orders/00001000", "orders/00001031", bodies);
+        }
+
+        var read = temp.Store.GetMemory().FileBytesRead - before;
+        var returned = bodies.Sum(body => (long)body.Body.Length);
+        Assert.Equal(32, bodies.Count);
+        Assert.InRange(returned, 60_000, 70_000);
+        // The range's blocks, and the readahead of a sequential read, not megabytes past its end
+        // (a fixed 2 MiB readahead read 2 MiB here).
+        Assert.InRange(read, returned, 4 * returned);
+    }
+
+    [Fact]
     public void RowCache_On_RepeatedGetIsARowCacheHitAndTheCacheHoldsIt()
     {
         using var temp = new TempStore(new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, rowCacheBytes: 4 << 20));
@@ -109,6 +136,13 @@ public sealed class StoreMemoryTests
     private static void Load(DocumentStore store, int count) =>
         store.PutMany(Enumerable.Range(1, count).Select(i => new DocumentWrite(
             $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{new string('x', 1000 + (i % 7 * 100))}}"}"""))));
+
+    private static byte[] RandomBytes(Random random, int count)
+    {
+        var bytes = new byte[count];
+        random.NextBytes(bytes);
+        return bytes;
+    }
 
     // Compacting the whole key range flushes the memtables first, so reads go to SST files (and the block cache).
     private static void Flush(DocumentStore store)
