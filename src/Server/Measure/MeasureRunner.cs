@@ -26,6 +26,9 @@ internal sealed partial class MeasureRunner
 
     private const int ListedLoadErrors = 20;
 
+    // Longest wait for the compactions a load leaves behind before the runs start anyway.
+    private static readonly TimeSpan SettleTimeout = TimeSpan.FromMinutes(5);
+
     private readonly MeasureSettings _settings;
     private readonly IAnsiConsole _console;
 
@@ -127,6 +130,7 @@ internal sealed partial class MeasureRunner
         ReportDefinition(definition, survey);
 
         var workload = new RebuildWorkload(store, definition, work.IndexesPath, IndexOptionsOf(_settings)) { InMemoryLimitBytes = _settings.InMemoryLimitBytes };
+        await SettleAsync(store, cancellationToken).ConfigureAwait(false);
         var runs = await RunAllAsync(workload, cancellationToken).ConfigureAwait(false);
         var summaries = MeasureResults.Summarise(runs, _settings.Modes);
         var report = new MeasureReport(_settings, load, collections, collection, profile, definition, survey, workload, summaries);
@@ -257,6 +261,22 @@ internal sealed partial class MeasureRunner
         }
 
         return new LoadOutcome(_settings.InputFile, length, result, System.Diagnostics.Stopwatch.GetElapsedTime(started));
+    }
+
+    // The load leaves compactions behind: their reads would fall on the first run, so the runs start after them.
+    private async Task SettleAsync(DocumentStore store, CancellationToken cancellationToken)
+    {
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        var settled = await store.WaitForCompactionsAsync(SettleTimeout, cancellationToken).ConfigureAwait(false);
+        var waited = System.Diagnostics.Stopwatch.GetElapsedTime(started);
+        if (settled)
+        {
+            _console.MarkupLineInterpolated($"[grey]RocksDB's compactions after the load: done in {waited.TotalSeconds:0.0} s[/]");
+        }
+        else
+        {
+            _console.MarkupLineInterpolated($"[yellow]RocksDB still compacting after {waited.TotalSeconds:0} s: the first runs share the disk with it[/]");
+        }
     }
 
     private DocumentStore OpenForReading(MeasureWorkDirectory work)

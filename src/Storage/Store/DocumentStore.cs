@@ -186,6 +186,28 @@ public sealed partial class DocumentStore : IDisposable
     }
 
     /// <summary>
+    /// Waits until RocksDB has no flush or compaction running or pending, checking every 100 ms, for
+    /// at most <paramref name="timeout"/>; returns whether it got there. For measurements: a store
+    /// just loaded compacts for a while, and its reads would fall on whichever run came first (the
+    /// first run after a 2 GB load read 2.56 GB from the files, the next ones 1.8-2.0 GB).
+    /// </summary>
+    public async Task<bool> WaitForCompactionsAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
+    {
+        var deadline = DateTime.UtcNow + timeout;
+        while (BackgroundWorkPending())
+        {
+            if (DateTime.UtcNow >= deadline)
+            {
+                return false;
+            }
+
+            await Task.Delay(TimeSpan.FromMilliseconds(100), cancellationToken).ConfigureAwait(false);
+        }
+
+        return true;
+    }
+
+    /// <summary>
     /// Closes the store. Stops the tombstone purger, waits for RocksDB calls in flight on other
     /// threads, frees every iterator and snapshot still open, then closes the database. Idempotent.
     /// </summary>
@@ -230,6 +252,22 @@ public sealed partial class DocumentStore : IDisposable
     internal void SnapshotClosed(StoreSnapshot snapshot) => _snapshots.TryRemove(snapshot, out _);
 
     internal IEnumerable<OpenIterator> IteratorsOf(StoreSnapshot owner) => _iterators.Keys.Where(i => ReferenceEquals(i.Owner, owner));
+
+    internal bool BackgroundWorkPending()
+    {
+        _gate.Enter(this);
+        try
+        {
+            ColumnFamilyHandle[] families = [_docs, _meta, _changes];
+            return long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0
+                || long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0
+                || families.Any(family => PropertyLong("rocksdb.compaction-pending", family) > 0 || PropertyLong("rocksdb.mem-table-flush-pending", family) > 0);
+        }
+        finally
+        {
+            _gate.Exit();
+        }
+    }
 
     private long PropertyLong(string name, ColumnFamilyHandle family) =>
         long.TryParse(_db.GetProperty(name, family), out var value) ? value : 0;

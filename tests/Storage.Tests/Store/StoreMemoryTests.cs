@@ -1,4 +1,5 @@
 using Indexing.Storage;
+using RocksDbSharp;
 
 namespace Indexing.Storage.Tests.Store;
 
@@ -95,6 +96,19 @@ public sealed class StoreMemoryTests
         // The range's blocks, and the readahead of a sequential read, not megabytes past its end
         // (a fixed 2 MiB readahead read 2 MiB here).
         Assert.InRange(read, returned, 4 * returned);
+    }
+
+    [Fact]
+    public async Task WaitForCompactions_AfterALoad_ReturnsWhenNothingRunsOrIsPending()
+    {
+        using var temp = new TempStore();
+        Load(temp.Store, 3000);
+        // A flush that does not wait: the store has background work as the wait begins.
+        Native.Instance.rocksdb_flush_cf(temp.Store.Db.Handle, new FlushOptions().SetWaitForFlush(false).Handle, temp.Store.DocsHandle.Handle);
+
+        Assert.True(await temp.Store.WaitForCompactionsAsync(TimeSpan.FromMinutes(1)));
+
+        Assert.False(temp.Store.BackgroundWorkPending());
     }
 
     [Fact]
