@@ -62,7 +62,7 @@ public sealed class StoreSnapshot : IDisposable
     /// <summary>
     /// Appends the bodies of the live documents with <paramref name="firstId"/> &lt;= id &lt;=
     /// <paramref name="lastId"/> (key order) to <paramref name="destination"/>, in key order: one
-    /// iterator, stopped by comparing keys with <paramref name="lastId"/>.
+    /// iterator, which stops on <paramref name="lastId"/> or on the first key past it.
     /// </summary>
     public void ReadRange(string firstId, string lastId, List<DocumentBody> destination, CancellationToken cancellationToken = default)
     {
@@ -86,12 +86,20 @@ public sealed class StoreSnapshot : IDisposable
                 {
                     cancellationToken.ThrowIfCancellationRequested();
                     var key = iterator.Native.GetKeySpan();
-                    if (key.SequenceCompareTo(last) > 0)
+                    var order = key.SequenceCompareTo(last);
+                    if (order > 0)
                     {
                         break;
                     }
 
                     destination.Add(new DocumentBody(DocumentIds.FromKey(key), iterator.Native.Value()));
+                    if (order == 0)
+                    {
+                        // Stepping past the last id would load the next block only to read its key,
+                        // and the next document may be a giant in a block of its own (20 MB read
+                        // for nothing).
+                        break;
+                    }
                 }
             }
             finally

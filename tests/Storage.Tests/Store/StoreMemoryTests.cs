@@ -99,6 +99,30 @@ public sealed class StoreMemoryTests
     }
 
     [Fact]
+    public void SnapshotReadRange_EndingBeforeAGiant_DoesNotReadTheGiant()
+    {
+        using var temp = new TempStore();
+        var random = new Random(11);
+        // Document 41 overfills its 16 KiB block, so the giant after it (4 MB as base64) starts a
+        // block of its own: the range's last block ends with 41.
+        temp.Store.PutMany(Enumerable.Range(1, 60).Select(i => new DocumentWrite(
+            $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, i switch { 41 => 20_000, 42 => 3 << 20, _ => 1500 }))}}"}"""))));
+        Flush(temp.Store);
+        var before = temp.Store.GetMemory().FileBytesRead;
+
+        var bodies = new List<DocumentBody>();
+        using (var snapshot = temp.Store.CreateSnapshot())
+        {
+            snapshot.ReadRange("orders/00000031", "orders/00000041", bodies);
+        }
+
+        var read = temp.Store.GetMemory().FileBytesRead - before;
+        Assert.Equal(11, bodies.Count);
+        // Stepping past 41 to see that the next key is beyond the range would read the giant's block.
+        Assert.InRange(read, bodies.Sum(body => (long)body.Body.Length), 1L << 20);
+    }
+
+    [Fact]
     public async Task WaitForCompactions_AfterALoad_ReturnsWhenNothingRunsOrIsPending()
     {
         using var temp = new TempStore();
