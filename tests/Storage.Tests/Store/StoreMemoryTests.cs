@@ -72,7 +72,7 @@ public sealed class StoreMemoryTests
     }
 
     [Fact]
-    public void SnapshotReadRange_OfAFewDocuments_ReadsFromTheFilesAboutWhatTheRangeHolds()
+    public async Task SnapshotReadRange_OfAFewDocuments_ReadsFromTheFilesAboutWhatTheRangeHolds()
     {
         using var temp = new TempStore();
         // About 6 MB that does not compress, in one file per family: a readahead of 2 MiB stays
@@ -80,16 +80,10 @@ public sealed class StoreMemoryTests
         var random = new Random(7);
         temp.Store.PutMany(Enumerable.Range(1, 3000).Select(i => new DocumentWrite(
             $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, 1500))}}"}"""))));
-        Flush(temp.Store);
-        var before = temp.Store.GetMemory().FileBytesRead;
+        await SettleAsync(temp.Store);
 
-        var bodies = new List<DocumentBody>();
-        using (var snapshot = temp.Store.CreateSnapshot())
-        {
-            snapshot.ReadRange("orders/00001000", "orders/00001031", bodies);
-        }
+        var (bodies, read) = ReadRangeFromFiles(temp.Store, "orders/00001000", "orders/00001031");
 
-        var read = temp.Store.GetMemory().FileBytesRead - before;
         var returned = bodies.Sum(body => (long)body.Body.Length);
         Assert.Equal(32, bodies.Count);
         Assert.InRange(returned, 60_000, 70_000);
@@ -99,7 +93,7 @@ public sealed class StoreMemoryTests
     }
 
     [Fact]
-    public void SnapshotReadRange_EndingBeforeAGiant_DoesNotReadTheGiant()
+    public async Task SnapshotReadRange_EndingBeforeAGiant_DoesNotReadTheGiant()
     {
         using var temp = new TempStore();
         var random = new Random(11);
@@ -107,16 +101,10 @@ public sealed class StoreMemoryTests
         // block of its own: the range's last block ends with 41.
         temp.Store.PutMany(Enumerable.Range(1, 60).Select(i => new DocumentWrite(
             $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, i switch { 41 => 20_000, 42 => 3 << 20, _ => 1500 }))}}"}"""))));
-        Flush(temp.Store);
-        var before = temp.Store.GetMemory().FileBytesRead;
+        await SettleAsync(temp.Store);
 
-        var bodies = new List<DocumentBody>();
-        using (var snapshot = temp.Store.CreateSnapshot())
-        {
-            snapshot.ReadRange("orders/00000031", "orders/00000041", bodies);
-        }
+        var (bodies, read) = ReadRangeFromFiles(temp.Store, "orders/00000031", "orders/00000041");
 
-        var read = temp.Store.GetMemory().FileBytesRead - before;
         Assert.Equal(11, bodies.Count);
         // Stepping past 41 to see that the next key is beyond the range would read the giant's block.
         Assert.InRange(read, bodies.Sum(body => (long)body.Body.Length), 1L << 20);
@@ -180,6 +168,37 @@ public sealed class StoreMemoryTests
         var bytes = new byte[count];
         random.NextBytes(bytes);
         return bytes;
+    }
+
+    // A range read and the bytes it took from the files: the least of three reads, each on a
+    // snapshot of its own (fill_cache off: each reads the files alike). The counters are
+    // store-wide, and a busy machine once added a background job's 4 MB to a single read.
+    private static (List<DocumentBody> Bodies, long FileBytes) ReadRangeFromFiles(DocumentStore store, string firstId, string lastId)
+    {
+        List<DocumentBody> bodies = [];
+        var least = long.MaxValue;
+        for (var attempt = 0; attempt < 3; attempt++)
+        {
+            bodies = [];
+            var before = store.GetMemory().FileBytesRead;
+            using (var snapshot = store.CreateSnapshot())
+            {
+                snapshot.ReadRange(firstId, lastId, bodies);
+            }
+
+            least = Math.Min(least, store.GetMemory().FileBytesRead - before);
+        }
+
+        return (bodies, least);
+    }
+
+    // The files the reads will use, compacted and opened, so that the file reads measured next
+    // are the reads' own: the counters are store-wide, and opening a file reads its index.
+    private static async Task SettleAsync(DocumentStore store)
+    {
+        Flush(store);
+        Assert.True(await store.WaitForCompactionsAsync(TimeSpan.FromMinutes(1)));
+        Assert.NotNull(store.Get("orders/00000001"));
     }
 
     // Compacting the whole key range flushes the memtables first, so reads go to SST files (and the block cache).
