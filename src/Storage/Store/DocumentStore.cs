@@ -193,6 +193,7 @@ public sealed partial class DocumentStore : IDisposable
     /// </summary>
     public async Task<bool> WaitForCompactionsAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
     {
+        ArgumentOutOfRangeException.ThrowIfLessThan(timeout, TimeSpan.Zero);
         var deadline = DateTime.UtcNow + timeout;
         while (BackgroundWorkPending())
         {
@@ -253,14 +254,15 @@ public sealed partial class DocumentStore : IDisposable
 
     internal IEnumerable<OpenIterator> IteratorsOf(StoreSnapshot owner) => _iterators.Keys.Where(i => ReferenceEquals(i.Owner, owner));
 
+    /// <summary>Whether a flush or compaction is running, or pending in any column family.</summary>
     internal bool BackgroundWorkPending()
     {
         _gate.Enter(this);
         try
         {
             ColumnFamilyHandle[] families = [_docs, _meta, _changes];
-            return long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0
-                || long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0
+            return (long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0)
+                || (long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0)
                 || families.Any(family => PropertyLong("rocksdb.compaction-pending", family) > 0 || PropertyLong("rocksdb.mem-table-flush-pending", family) > 0);
         }
         finally
