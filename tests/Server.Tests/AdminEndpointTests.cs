@@ -259,6 +259,8 @@ public sealed class AdminEndpointTests
 
         Assert.True(exposition.Samples.Single(s => s.Name == "indexing_process_resident_bytes").Value > 10 << 20);
         Assert.Equal("gauge", exposition.Types["indexing_rocksdb_foreground_block_cache_hits"]);
+        Assert.Empty(Assert.Single(exposition.Samples, s => s.Name == "indexing_rocksdb_file_read_bytes").Labels);
+        Assert.Equal("gauge", exposition.Types["indexing_rocksdb_file_read_bytes"]);
     }
 
     [Fact]

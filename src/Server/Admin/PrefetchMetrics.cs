@@ -104,6 +104,11 @@ internal sealed class PrefetchMetrics : IDisposable
         Counter("rocksdb.foreground_block_cache_misses", "Block cache misses of foreground Gets.", s => s.Store.ForegroundBlockCache.Misses);
         Counter("rocksdb.row_cache_hits", "Row cache hits of point reads.", s => s.Store.RowCache.Hits);
         Counter("rocksdb.row_cache_misses", "Row cache misses of point reads.", s => s.Store.RowCache.Misses);
+        _meter.CreateObservableCounter(
+            "rocksdb.file_read_bytes",
+            () => memory.Latest.Store.FileBytesRead,
+            "By",
+            "Bytes RocksDB read from its SST files, readahead included; over the bytes the reads returned, their read amplification.");
     }
 
     private void AddGauge(string name, string unit, string description, Func<PrefetchPressure, double> read) =>
