@@ -83,8 +83,8 @@ internal sealed class PrefetchMetrics : IDisposable
     {
         void Gauge(string name, string unit, string description, Func<MemorySample, long> read) =>
             _meter.CreateObservableGauge(name, () => read(memory.Latest), unit, description);
-        void Counter(string name, string description, Func<MemorySample, long> read) =>
-            _meter.CreateObservableCounter(name, () => read(memory.Latest), "{lookup}", description);
+        void Counter(string name, string unit, string description, Func<MemorySample, long> read) =>
+            _meter.CreateObservableCounter(name, () => read(memory.Latest), unit, description);
 
         Gauge("process.resident_bytes", "By", "Resident set size of the process (VmRSS).", s => s.ResidentBytes);
         Gauge("process.private_bytes", "By", "The resident memory the process alone owns (RssAnon + RssShmem); what the memory bound is about.", s => s.PrivateBytes);
@@ -100,15 +100,11 @@ internal sealed class PrefetchMetrics : IDisposable
         Gauge("rocksdb.table_readers_bytes", "By", "Memory of RocksDB's SST readers outside the block cache.", s => s.Store.TableReadersBytes);
         Gauge("lucene.ram_buffer_bytes", "By", "Bytes the index writers buffer in RAM.", s => s.LuceneRamBufferBytes);
         Gauge("prefetch.held_bytes", "By", "Document bytes every running prefetch holds (in flight + buffered).", s => s.PrefetchHeldBytes);
-        Counter("rocksdb.foreground_block_cache_hits", "Block cache hits of foreground Gets.", s => s.Store.ForegroundBlockCache.Hits);
-        Counter("rocksdb.foreground_block_cache_misses", "Block cache misses of foreground Gets.", s => s.Store.ForegroundBlockCache.Misses);
-        Counter("rocksdb.row_cache_hits", "Row cache hits of point reads.", s => s.Store.RowCache.Hits);
-        Counter("rocksdb.row_cache_misses", "Row cache misses of point reads.", s => s.Store.RowCache.Misses);
-        _meter.CreateObservableCounter(
-            "rocksdb.file_read_bytes",
-            () => memory.Latest.Store.FileBytesRead,
-            "By",
-            "Bytes RocksDB read from its SST files, readahead included; over the bytes the reads returned, their read amplification.");
+        Counter("rocksdb.foreground_block_cache_hits", "{lookup}", "Block cache hits of foreground Gets.", s => s.Store.ForegroundBlockCache.Hits);
+        Counter("rocksdb.foreground_block_cache_misses", "{lookup}", "Block cache misses of foreground Gets.", s => s.Store.ForegroundBlockCache.Misses);
+        Counter("rocksdb.row_cache_hits", "{lookup}", "Row cache hits of point reads.", s => s.Store.RowCache.Hits);
+        Counter("rocksdb.row_cache_misses", "{lookup}", "Row cache misses of point reads.", s => s.Store.RowCache.Misses);
+        Counter("rocksdb.file_read_bytes", "By", "Bytes RocksDB read from its SST files, readahead included; over the bytes the reads returned, their read amplification.", s => s.Store.FileBytesRead);
     }
 
     private void AddGauge(string name, string unit, string description, Func<PrefetchPressure, double> read) =>

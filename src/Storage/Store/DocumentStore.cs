@@ -168,9 +168,9 @@ public sealed partial class DocumentStore : IDisposable
                 Path,
                 LastEtag,
                 EstimatedDocuments: PropertyLong("rocksdb.estimate-num-keys", _docs),
-                EstimatedLiveDataBytes: PropertyLong("rocksdb.estimate-live-data-size", _docs) + PropertyLong("rocksdb.estimate-live-data-size", _meta) + PropertyLong("rocksdb.estimate-live-data-size", _changes),
-                LiveSstFilesBytes: PropertyLong("rocksdb.live-sst-files-size", _docs) + PropertyLong("rocksdb.live-sst-files-size", _meta) + PropertyLong("rocksdb.live-sst-files-size", _changes),
-                MemtableBytes: PropertyLong("rocksdb.cur-size-all-mem-tables", _docs) + PropertyLong("rocksdb.cur-size-all-mem-tables", _meta) + PropertyLong("rocksdb.cur-size-all-mem-tables", _changes),
+                EstimatedLiveDataBytes: SumOverFamilies("rocksdb.estimate-live-data-size"),
+                LiveSstFilesBytes: SumOverFamilies("rocksdb.live-sst-files-size"),
+                MemtableBytes: SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
                 BlockCacheUsageBytes: _tuning.BlockCache is { } cache ? (long)cache.GetUsage() : 0,
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
                 OpenSnapshots: _snapshots.Count,
@@ -260,10 +260,10 @@ public sealed partial class DocumentStore : IDisposable
         _gate.Enter(this);
         try
         {
-            ColumnFamilyHandle[] families = [_docs, _meta, _changes];
             return (long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0)
                 || (long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0)
-                || families.Any(family => PropertyLong("rocksdb.compaction-pending", family) > 0 || PropertyLong("rocksdb.mem-table-flush-pending", family) > 0);
+                || SumOverFamilies("rocksdb.compaction-pending") > 0
+                || SumOverFamilies("rocksdb.mem-table-flush-pending") > 0;
         }
         finally
         {
