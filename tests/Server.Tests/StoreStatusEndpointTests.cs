@@ -34,6 +34,9 @@ public sealed class StoreStatusEndpointTests
         Assert.Equal(5, tombstones.GetProperty("purgedThroughEtag").GetInt64());
         Assert.Equal(JsonValueKind.Number, tombstones.GetProperty("lowWatermark").ValueKind);
         Assert.Equal(JsonValueKind.Null, tombstones.GetProperty("error").ValueKind);
+        // Small documents only, and nothing flushed: no blob file yet.
+        Assert.Equal(0, store.GetProperty("liveBlobFilesBytes").GetInt64());
+        Assert.Equal(0, store.GetProperty("blobGarbageBytes").GetInt64());
         Assert.Contains("TombstonePurgeInterval=1 s", store.GetProperty("options").GetString(), StringComparison.Ordinal);
         // Reads never show where the data lives on this machine.
         Assert.Equal("<data>/store", store.GetProperty("path").GetString());

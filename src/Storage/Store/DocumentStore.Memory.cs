@@ -117,9 +117,10 @@ public readonly record struct CacheCounts(long Hits, long Misses)
 /// <param name="AllReadsBlockCache">Block cache hits and misses of every read (statistics tickers), rebuild scans included.</param>
 /// <param name="RowCache">Row cache hits and misses (statistics tickers; point reads only).</param>
 /// <param name="FileBytesRead">
-/// Bytes read from SST files since the store opened, readahead included (the statistics tickers
-/// of the last level and the levels above it): what reads cost the device. Over the bytes the
-/// reads returned, it is their read amplification.
+/// Bytes read from SST and blob files since the store opened, readahead included (the statistics
+/// tickers of the last level and the levels above it, which count the blob files too, where
+/// documents of <see cref="DocumentStore.MinBlobBytes"/> and more live): what reads cost the
+/// device. Over the bytes the reads returned, it is their read amplification.
 /// </param>
 public sealed record StoreMemory(
     long BlockCacheUsageBytes,

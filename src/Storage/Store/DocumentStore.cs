@@ -36,6 +36,12 @@ public sealed partial class DocumentStore : IDisposable
     internal const string MetaFamily = "meta";
     internal const string ChangesFamily = "changes";
 
+    /// <summary>
+    /// Document bodies of this size and more live in blob files apart from the SST files (RocksDB's
+    /// integrated BlobDB), so reading the small documents beside a giant does not read the giant.
+    /// </summary>
+    public const long MinBlobBytes = 256 << 10;
+
     // Read-once scans: do not fill the block cache with data nobody reads again; read ahead in
     // large sequential chunks (2 MiB: a few blocks is too little on network disks).
     internal const ulong ScanReadaheadBytes = 2 << 20;
@@ -170,6 +176,8 @@ public sealed partial class DocumentStore : IDisposable
                 EstimatedDocuments: PropertyLong("rocksdb.estimate-num-keys", _docs),
                 EstimatedLiveDataBytes: SumOverFamilies("rocksdb.estimate-live-data-size"),
                 LiveSstFilesBytes: SumOverFamilies("rocksdb.live-sst-files-size"),
+                LiveBlobFilesBytes: SumOverFamilies("rocksdb.live-blob-file-size"),
+                BlobGarbageBytes: SumOverFamilies("rocksdb.live-blob-file-garbage-size"),
                 MemtableBytes: SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
                 BlockCacheUsageBytes: _tuning.BlockCache is { } cache ? (long)cache.GetUsage() : 0,
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
@@ -288,6 +296,8 @@ public sealed partial class DocumentStore : IDisposable
 /// <param name="EstimatedDocuments">RocksDB's estimate of keys in <c>docs</c> (rocksdb.estimate-num-keys; approximate).</param>
 /// <param name="EstimatedLiveDataBytes">RocksDB's estimate of live data over all column families.</param>
 /// <param name="LiveSstFilesBytes">Size of the SST files in use.</param>
+/// <param name="LiveBlobFilesBytes">Size of the blob files in use: the documents of <see cref="DocumentStore.MinBlobBytes"/> and more, stored apart from the SST files.</param>
+/// <param name="BlobGarbageBytes">Bytes of those blob files that no document uses any more (deleted or replaced), until compaction's blob garbage collection reclaims them.</param>
 /// <param name="MemtableBytes">Bytes in memtables (written, not yet flushed).</param>
 /// <param name="BlockCacheUsageBytes">Bytes the block cache holds now.</param>
 /// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
@@ -302,6 +312,8 @@ public sealed record StoreStatus(
     long EstimatedDocuments,
     long EstimatedLiveDataBytes,
     long LiveSstFilesBytes,
+    long LiveBlobFilesBytes,
+    long BlobGarbageBytes,
     long MemtableBytes,
     long BlockCacheUsageBytes,
     long BlockCacheCapacityBytes,

@@ -6,7 +6,7 @@ namespace Indexing.Storage.Tests.Store;
 /// <summary>
 /// GetMemory's figures on a real RocksDB: memtables before a flush, block cache after; foreground Gets
 /// count their own block cache hits and misses (a snapshot scan with fill_cache off does not); the
-/// row cache serves a repeated Get.
+/// row cache serves a repeated Get; file reads count what range reads and giants in blob files cost.
 /// </summary>
 public sealed class StoreMemoryTests
 {
@@ -108,6 +108,69 @@ public sealed class StoreMemoryTests
         Assert.Equal(11, bodies.Count);
         // Stepping past 41 to see that the next key is beyond the range would read the giant's block.
         Assert.InRange(read, bodies.Sum(body => (long)body.Body.Length), 1L << 20);
+    }
+
+    [Fact]
+    public async Task SnapshotReadRange_EndingJustBeforeAGiant_DoesNotReadTheGiantThatWouldShareItsBlock()
+    {
+        using var temp = new TempStore();
+        var random = new Random(13);
+        // Every document about 2 KB, so 41 does not fill its block: inline, the giant after it
+        // (4 MB as base64) would close the same block, and reading 41 would read the giant.
+        temp.Store.PutMany(Enumerable.Range(1, 60).Select(i => new DocumentWrite(
+            $"orders/{i:D8}", TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, i == 42 ? 3 << 20 : 1500))}}"}"""))));
+        await SettleAsync(temp.Store);
+
+        var (bodies, read) = ReadRangeFromFiles(temp.Store, "orders/00000031", "orders/00000041");
+
+        Assert.Equal(11, bodies.Count);
+        Assert.InRange(read, bodies.Sum(body => (long)body.Body.Length), 1L << 20);
+    }
+
+    [Fact]
+    public async Task Giants_LiveInBlobFiles_ReadBackWholeByEveryReadCountedInFileBytesAndTheirSpaceComesBackAfterDelete()
+    {
+        using var temp = new TempStore();
+        var random = new Random(17);
+        // Two giants in blob files; a document just under the blob size stays inline.
+        var pads = new Dictionary<int, int> { [20] = 1 << 20, [40] = 3 << 20, [50] = (int)(DocumentStore.MinBlobBytes * 3 / 4) - 2_000 };
+        var written = Enumerable.Range(1, 60).ToDictionary(
+            i => $"orders/{i:D8}",
+            i => TempStore.Json($$"""{"n": {{i}}, "pad": "{{Convert.ToBase64String(RandomBytes(random, pads.GetValueOrDefault(i, 1500)))}}"}"""));
+        Assert.InRange(written["orders/00000050"].Length, DocumentStore.MinBlobBytes - 10_000, DocumentStore.MinBlobBytes - 1);
+        temp.Store.PutMany(written.Select(pair => new DocumentWrite(pair.Key, pair.Value)));
+        await SettleAsync(temp.Store);
+
+        var giants = written["orders/00000020"].Length + written["orders/00000040"].Length;
+        var status = temp.Store.GetStatus();
+        // Base64 of random bytes does not compress: the blob files hold the giants, and only them.
+        Assert.InRange(status.LiveBlobFilesBytes, giants, giants + (DocumentStore.MinBlobBytes / 2));
+        Assert.Equal(0, status.BlobGarbageBytes);
+        // RocksDB's live data estimate counts them too (the demo's progress bar is sized by it).
+        Assert.True(status.EstimatedLiveDataBytes >= giants, status.ToString());
+
+        var before = temp.Store.GetMemory().FileBytesRead;
+        Assert.Equal(written["orders/00000040"], temp.Store.Get("orders/00000040")!.Value.Body);
+        // RocksDB counts a blob file's reads with the levels above the last: once, the giant and its pointer's block.
+        Assert.InRange(temp.Store.GetMemory().FileBytesRead - before, written["orders/00000040"].Length, 2L * written["orders/00000040"].Length);
+        using (var snapshot = temp.Store.CreateSnapshot())
+        {
+            var ranged = new List<DocumentBody>();
+            snapshot.ReadRange("orders/00000001", "orders/00000060", ranged);
+            var multi = new List<DocumentBody>();
+            snapshot.MultiGet(["orders/00000019", "orders/00000020", "orders/00000040", "orders/00000050"], multi);
+            Assert.Equal(written.OrderBy(pair => pair.Key, StringComparer.Ordinal).Select(pair => pair.Value), ranged.Select(body => body.Body));
+            Assert.Equal([written["orders/00000019"], written["orders/00000020"], written["orders/00000040"], written["orders/00000050"]], multi.Select(body => body.Body));
+            Assert.Equal(written["orders/00000020"], snapshot.Get("orders/00000020"));
+        }
+
+        Assert.NotNull(temp.Store.Delete("orders/00000020"));
+        Assert.NotNull(temp.Store.Delete("orders/00000040"));
+        await SettleAsync(temp.Store);
+
+        // Compaction dropped the deleted giants' pointers; a blob file nothing points to is deleted.
+        Assert.Equal(0, temp.Store.GetStatus().LiveBlobFilesBytes);
+        Assert.Null(temp.Store.Get("orders/00000040"));
     }
 
     [Fact]
