@@ -104,7 +104,7 @@ internal sealed class PrefetchMetrics : IDisposable
         Counter("rocksdb.foreground_block_cache_misses", "{lookup}", "Block cache misses of foreground Gets.", s => s.Store.ForegroundBlockCache.Misses);
         Counter("rocksdb.row_cache_hits", "{lookup}", "Row cache hits of point reads.", s => s.Store.RowCache.Hits);
         Counter("rocksdb.row_cache_misses", "{lookup}", "Row cache misses of point reads.", s => s.Store.RowCache.Misses);
-        Counter("rocksdb.file_read_bytes", "By", "Bytes RocksDB read from its SST files, readahead included; over the bytes the reads returned, their read amplification.", s => s.Store.FileBytesRead);
+        Counter("rocksdb.file_read_bytes", "By", "Bytes RocksDB read from its SST and blob files, readahead included; over the bytes the reads returned, their read amplification.", s => s.Store.FileBytesRead);
     }
 
     private void AddGauge(string name, string unit, string description, Func<PrefetchPressure, double> read) =>
