@@ -16,7 +16,7 @@ internal static class StatusTables
         table.AddRow("documents (RocksDB estimate)", $"{status.EstimatedDocuments:N0}");
         table.AddRow("live data (estimate)", ByteSize.Format(status.EstimatedLiveDataBytes));
         table.AddRow("live SST files", ByteSize.Format(status.LiveSstFilesBytes));
-        table.AddRow($"live blob files (documents of {ByteSize.Format(DocumentStore.MinBlobBytes)} and more)", $"{ByteSize.Format(status.LiveBlobFilesBytes)}, {ByteSize.Format(status.BlobGarbageBytes)} of it garbage");
+        table.AddRow($"live blob files (bodies >= {ByteSize.Format(DocumentStore.MinBlobBytes)})", $"{ByteSize.Format(status.LiveBlobFilesBytes)}, {ByteSize.Format(status.BlobGarbageBytes)} garbage");
         table.AddRow("memtables", ByteSize.Format(status.MemtableBytes));
         table.AddRow("block cache used / size", $"{ByteSize.Format(status.BlockCacheUsageBytes)} / {ByteSize.Format(status.BlockCacheCapacityBytes)}");
         table.AddRow("open snapshots / iterators", $"{status.OpenSnapshots} / {status.OpenIterators}");
