@@ -81,7 +81,7 @@ public sealed class StoreOptions
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
     /// <param name="syncWrites">Whether each write waits for the write-ahead log to reach disk.</param>
     /// <param name="blockCacheBytes">Block cache size; 0 for none, else 1 MiB to 1 TiB.</param>
-    /// <param name="directReads">Whether the store reads SST files with direct I/O (DB-wide), bypassing the OS page cache.</param>
+    /// <param name="directReads">Whether the store reads SST and blob files with direct I/O (DB-wide), bypassing the OS page cache.</param>
     /// <param name="tombstonePurgeInterval">How often the tombstone purger asks for the low watermark; 10 ms to 1 h (default 1 s).</param>
     /// <param name="rowCacheBytes">Row cache size for point reads; 0 for none (the default), else 1 MiB to 1 TiB.</param>
     /// <param name="nativeLibrary">The RocksDB build the process runs (chosen by the first store opened).</param>
