@@ -95,9 +95,9 @@ public sealed class StoreSnapshot : IDisposable
                     destination.Add(new DocumentBody(DocumentIds.FromKey(key), iterator.Native.Value()));
                     if (order == 0)
                     {
-                        // Stepping past the last id would load the next block only to read its key,
-                        // and the next document may be a giant in a block of its own (20 MB read
-                        // for nothing).
+                        // Stepping past the last id would position the iterator on the next key,
+                        // which loads that document's value, and the next document may be a giant
+                        // (its blob file read, 20 MB, for nothing).
                         break;
                     }
                 }
