@@ -60,7 +60,7 @@ internal sealed class ConcurrencyController
         limit = Math.Min(limit, sizeCeiling);
         var before = Concurrency;
         var queueing = _latency.Judge(signals.Now);
-        _climber.Observe(signals.ConsumerWaitFraction, _foreground.Learning(signals.Now, signals.ForegroundP99), firstTick: _lastNow is null);
+        _climber.Observe(signals.ConsumerWaitFraction, _foreground.Learning(signals.Now, signals.ForegroundP99));
         ControllerStep step;
         if (_rules.Apply(signals, before, limit, sizeLimited, _changedAt, queueing) is { } rule)
         {

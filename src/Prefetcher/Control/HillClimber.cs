@@ -56,16 +56,15 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>A first step taken at the first tick multiplies L by this: the initial L is low for the foreground's sake, not measured.</summary>
     public const int FirstStepFactor = 4;
 
-    /// <summary>The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.</summary>
-    public const double ReadBoundWaitFraction = 0.9;
-
     /// <summary>
-    /// <see cref="ReadBoundWaitFraction"/> on the first tick, which also holds the indexer's own
-    /// start and its first batch: on the slow disk (8 MB/s a stream) it waited 84% of it, and the
-    /// first step waited a second for a measurement at L=2. A step taken wrongly is undone by the
-    /// indexer hold that follows.
+    /// The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.
+    /// Half, not all of it: while reads starve the indexer, a batch that lands (giants on a slow disk)
+    /// keeps it busy for part of a tick, and the first tick also holds its own start and first batch
+    /// (on the slow disk it waited 84% of it). At 90% such ticks stalled the climb: L=8 waited three
+    /// to five ticks for a full measurement while the indexer starved. A step taken wrongly is undone
+    /// by the indexer hold that follows.
     /// </summary>
-    public const double FirstTickWaitFraction = 0.5;
+    public const double ReadBoundWaitFraction = 0.5;
 
     /// <summary>A plateau's L delivering this much more than when it began ends the plateau with a new slow start.</summary>
     public const double PlateauRise = 0.25;
@@ -124,9 +123,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
     public bool InSlowStart { get; private set; } = true;
 
     /// <summary>Sets <see cref="Fast"/> from one tick's signals; call every tick, before the rules.</summary>
-    public void Observe(double consumerWaitFraction, bool foregroundLearning, bool firstTick)
+    public void Observe(double consumerWaitFraction, bool foregroundLearning)
     {
-        _readBound = consumerWaitFraction >= (firstTick ? FirstTickWaitFraction : ReadBoundWaitFraction);
+        _readBound = consumerWaitFraction >= ReadBoundWaitFraction;
         Fast = _readBound && !foregroundLearning;
     }
 
@@ -183,7 +182,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         if (!Fast)
         {
             var why = !_readBound
-                ? $"the indexer waited {ControlText.Percent(s.ConsumerWaitFraction)} of the tick, not {ControlText.Percent(FirstTickWaitFraction)}"
+                ? $"the indexer waited {ControlText.Percent(s.ConsumerWaitFraction)} of the tick, not {ControlText.Percent(ReadBoundWaitFraction)}"
                 : "the foreground's idle p99 is being learned";
             return Stay(l, $"measuring L={l} before growing: {why}", DecisionCause.Start);
         }

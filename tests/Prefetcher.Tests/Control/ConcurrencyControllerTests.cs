@@ -59,7 +59,7 @@ public sealed class ConcurrencyControllerTests
     }
 
     [Fact]
-    public void Decide_FirstTick_IndexerWaitedMostOfIt_StepsFourTimes_ThoughLaterTicksAskMore()
+    public void Decide_FirstTick_IndexerWaitedMostOfIt_StepsFourTimes()
     {
         // The first tick holds the indexer's own start: waiting 84% of it (the slow disk) is read-bound.
         var driver = Driver();
@@ -67,6 +67,28 @@ public sealed class ConcurrencyControllerTests
         var decision = driver.Tick(s => s with { ConsumerWaitFraction = 0.84, ReadsInFlightTime = 2 * s.TickDuration });
 
         Assert.Equal((8, Start), (decision.Concurrency, decision.Kind));
+    }
+
+    [Fact]
+    public void Decide_IndexerWaitsMostOfEachTickNotAll_DoublesAsFastAsWhenItWaitsAll()
+    {
+        // Reads starve the indexer, but each tick a batch lands and keeps it busy 40% of the tick
+        // (giants on a slow disk). That is still reading's bottleneck: a doubling is judged on its
+        // first tick, as when the indexer waits the whole tick, not after a second of measuring.
+        ControllerDriver Climb(double wait)
+        {
+            var driver = Driver(max: 64);
+            driver.Run(TimeSpan.FromSeconds(1), s => s with { ConsumerWaitFraction = wait, ReadsInFlightTime = driver.Controller.Concurrency * s.TickDuration });
+            return driver;
+        }
+
+        var starved = Climb(1.0);
+        var busyAtTimes = Climb(0.6);
+
+        Assert.Equal(64, starved.Controller.Concurrency);
+        Assert.Equal(
+            starved.Decisions.Select(d => (d.At, d.Decision.Concurrency)),
+            busyAtTimes.Decisions.Select(d => (d.At, d.Decision.Concurrency)));
     }
 
     [Fact]
