@@ -71,7 +71,7 @@ public sealed class GiantsScenarioTests(ITestOutputHelper output)
             return (Adaptive: adaptive.ConsumerWaited.TotalSeconds, Pinned: pinned.ConsumerWaited.TotalSeconds);
         }).ToList();
 
-        static double Median(IEnumerable<double> values) => values.Order().ElementAt(4);
+        static double Median(IEnumerable<double> values) => values.Order().ElementAt(values.Count() / 2);
         var adaptiveWait = Median(waits.Select(w => w.Adaptive));
         var pinnedWait = Median(waits.Select(w => w.Pinned));
         output.WriteLine($"median wait: adaptive {adaptiveWait:0.00} s, L=32 {pinnedWait:0.00} s");
