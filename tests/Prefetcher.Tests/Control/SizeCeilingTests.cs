@@ -28,6 +28,23 @@ public sealed class SizeCeilingTests
     }
 
     [Fact]
+    public void Decide_GiantsCutSlowStartToTheCeiling_HoldsThereInsteadOfProbingDown()
+    {
+        // Every L delivers in proportion, so each doubling pays and nothing points below the ceiling.
+        var driver = new ControllerDriver(new ControllerOptions { MaxConcurrency = 64 });
+        while (driver.Tick(s => s with { BudgetBytes = 256 * MiB }).Concurrency < 16)
+        {
+        }
+
+        // 2 x 256 MiB / 40 MiB: the ceiling of twelve cuts the doubling to 16.
+        var giants = driver.Run(TimeSpan.FromSeconds(8), s => s with { BudgetBytes = 256 * MiB, LargestRecentDocumentBytes = 40 * MiB });
+
+        Assert.Contains("recent documents up to 40 MiB", giants[0].Decision.Reason, StringComparison.Ordinal);
+        Assert.All(giants, d => Assert.True(d.Decision.Concurrency == 12, $"{d.At}: L={d.Decision.Concurrency} '{d.Decision.Reason}'"));
+        Assert.Contains(giants, d => d.Decision.Reason.StartsWith("hold: L=12 at limit 12, slow start still paying", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Decide_GiantsGone_ClimbsAgainPastTheOldCeiling()
     {
         var driver = new ControllerDriver(new ControllerOptions { InitialConcurrency = 20 });
