@@ -32,5 +32,5 @@ public class ReadingAloneBenchmarks : RebuildBenchmarkBase
     public long BestFixed() => Run(RebuildMode.BestFixed).Documents;
 
     [GlobalCleanup]
-    public void WriteRuns() => WriteMedianRuns(RebuildMode.ReadOnly, RebuildMode.BestFixed);
+    public void WriteRuns() => WriteMedianRuns(nameof(ReadOnly), nameof(BestFixed));
 }

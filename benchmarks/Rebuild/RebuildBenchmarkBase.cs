@@ -3,6 +3,7 @@ using BenchmarkDotNet.Attributes;
 using Indexing.Datasets;
 using Indexing.Indexer;
 using Indexing.Measurement;
+using Indexing.Prefetcher;
 using Indexing.Storage;
 
 namespace Indexing.Benchmarks.Rebuild;
@@ -41,6 +42,14 @@ public abstract class RebuildBenchmarkBase
     /// <summary>The indexer's options (default: the product's own).</summary>
     protected virtual IndexOptions IndexOptions => new();
 
+    /// <summary>
+    /// The L at which <see cref="RunPinned"/> runs an Adaptive rebuild pinned from the first tick
+    /// (the controller's part taken out), loaded beside the main workload; null (the default) for none.
+    /// </summary>
+    protected virtual int? PinnedConcurrency => null;
+
+    private RebuildWorkload? _pinned;
+
     // The benchmark class's own name: the in-process toolchain runs a type it emits deriving from
     // it, so GetType() alone would name the emitted type.
     private string TableName
@@ -65,34 +74,46 @@ public abstract class RebuildBenchmarkBase
         // The collection's size (and, within the in-memory limit, IndexOnly's copy and the
         // foreground ids) are read before any timing.
         Workload.LoadIntoMemoryAsync().GetAwaiter().GetResult();
-    }
-
-    protected RebuildFigures Run(RebuildMode mode, int foregroundReaders = 0)
-    {
-        var figures = Workload.RunAsync(mode, CurrentCase.Device, foregroundReaders, TimeSpan.FromSeconds(3)).WaitAsync(TimeSpan.FromMinutes(20)).GetAwaiter().GetResult();
-        if (figures.Documents != Workload.Documents)
+        if (PinnedConcurrency is { } pinned)
         {
-            throw new InvalidOperationException($"{mode} on {CurrentCase} handed over {figures.Documents} documents; the store holds {Workload.Documents}.");
+            var controller = new ControllerOptions { InitialConcurrency = pinned, MaxConcurrency = pinned, FixedConcurrency = pinned };
+            _pinned = loaded.Workload(Definition, IndexOptions, new PrefetchOptions { Controller = controller });
+            _pinned.LoadIntoMemoryAsync().GetAwaiter().GetResult();
         }
-
-        RebuildResults.Add(TableName, CurrentCase, mode, figures);
-        return figures;
     }
 
-    /// <summary>Writes the median run (by wall time) of each adaptive mode of this case: its timeline as CSV and SVG, its decisions as text.</summary>
-    protected void WriteMedianRuns(params RebuildMode[] modes)
+    protected RebuildFigures Run(RebuildMode mode, int foregroundReaders = 0) => Run(Workload, mode, mode.ToString(), foregroundReaders);
+
+    /// <summary>An Adaptive rebuild with L pinned at <see cref="PinnedConcurrency"/>, recorded as <paramref name="name"/> (the benchmark method's).</summary>
+    protected RebuildFigures RunPinned(string name) =>
+        Run(_pinned ?? throw new InvalidOperationException($"{TableName} sets no {nameof(PinnedConcurrency)}."), RebuildMode.Adaptive, name, foregroundReaders: 0);
+
+    /// <summary>Writes the median run (by wall time) of each named benchmark (a mode's name, or a pinned run's) of this case: its timeline as CSV and SVG, its decisions as text.</summary>
+    protected void WriteMedianRuns(params string[] names)
     {
-        foreach (var mode in modes)
+        foreach (var name in names)
         {
-            var runs = RebuildResults.Get(TableName, CurrentCase.ToString(), mode.ToString());
+            var runs = RebuildResults.Get(TableName, CurrentCase.ToString(), name);
             if (runs.Count == 0)
             {
                 continue;
             }
 
             var run = runs.OrderBy(r => r.Elapsed).ElementAt((runs.Count - 1) / 2);
-            RebuildResults.WriteRun(TableName, CurrentCase, run, $"{mode} of {CurrentCase}, median of {runs.Count} ({CurrentCase.Device})");
+            RebuildResults.WriteRun(TableName, CurrentCase, run, name, $"{name} of {CurrentCase}, median of {runs.Count} ({CurrentCase.Device})");
         }
+    }
+
+    private RebuildFigures Run(RebuildWorkload workload, RebuildMode mode, string name, int foregroundReaders)
+    {
+        var figures = workload.RunAsync(mode, CurrentCase.Device, foregroundReaders, TimeSpan.FromSeconds(3)).WaitAsync(TimeSpan.FromMinutes(20)).GetAwaiter().GetResult();
+        if (figures.Documents != workload.Documents)
+        {
+            throw new InvalidOperationException($"{name} on {CurrentCase} handed over {figures.Documents} documents; the store holds {workload.Documents}.");
+        }
+
+        RebuildResults.Add(TableName, CurrentCase, name, figures);
+        return figures;
     }
 
     // A generated shape in a store of its own: loaded with buffered writes, then closed and reopened
@@ -100,7 +121,7 @@ public abstract class RebuildBenchmarkBase
     // replayed from the log) rather than from memtables or the page cache, once its compactions are done.
     private sealed class LoadedStore
     {
-        private readonly ConcurrentDictionary<(IndexDefinition, IndexOptions), RebuildWorkload> _workloads = new();
+        private readonly ConcurrentDictionary<(IndexDefinition, IndexOptions, PrefetchOptions?), RebuildWorkload> _workloads = new();
 
         private LoadedStore(string root, DocumentStore store)
         {
@@ -113,8 +134,8 @@ public abstract class RebuildBenchmarkBase
 
         public DocumentStore Store { get; }
 
-        public RebuildWorkload Workload(IndexDefinition definition, IndexOptions indexOptions) =>
-            _workloads.GetOrAdd((definition, indexOptions), key => new RebuildWorkload(Store, key.Item1, Path.Combine(Root, "indexes"), key.Item2));
+        public RebuildWorkload Workload(IndexDefinition definition, IndexOptions indexOptions, PrefetchOptions? prefetchOptions = null) =>
+            _workloads.GetOrAdd((definition, indexOptions, prefetchOptions), key => new RebuildWorkload(Store, key.Item1, Path.Combine(Root, "indexes"), key.Item2, key.Item3));
 
         public static LoadedStore Create(DatasetShape shape, long targetBytes)
         {

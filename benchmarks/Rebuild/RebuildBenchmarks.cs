@@ -44,5 +44,5 @@ public class RebuildBenchmarks : RebuildBenchmarkBase
 
     /// <summary>The median Adaptive and ReadOnly runs of this case: timelines and the controller's decisions.</summary>
     [GlobalCleanup]
-    public void WriteRuns() => WriteMedianRuns(RebuildMode.Adaptive, RebuildMode.ReadOnly, RebuildMode.BestFixed);
+    public void WriteRuns() => WriteMedianRuns(nameof(Adaptive), nameof(ReadOnly), nameof(BestFixed));
 }

@@ -15,8 +15,9 @@ internal static class RebuildResults
     /// <summary>Where the median runs' timelines and decisions go, beside BenchmarkDotNet's own results.</summary>
     public static string RunsDirectory => Path.Combine("BenchmarkDotNet.Artifacts", "runs");
 
-    public static void Add(string benchmark, RebuildCase rebuildCase, RebuildMode mode, RebuildFigures figures) =>
-        _figures.GetOrAdd(Key(benchmark, rebuildCase.ToString(), mode.ToString()), _ => new()).Enqueue(figures);
+    /// <summary>Records a run under <paramref name="name"/>: its benchmark method's name (the mode's, or a pinned run's).</summary>
+    public static void Add(string benchmark, RebuildCase rebuildCase, string name, RebuildFigures figures) =>
+        _figures.GetOrAdd(Key(benchmark, rebuildCase.ToString(), name), _ => new()).Enqueue(figures);
 
     public static IReadOnlyList<RebuildFigures> Get(string benchmark, string rebuildCase, string mode) =>
         _figures.TryGetValue(Key(benchmark, rebuildCase, mode), out var runs) ? [.. runs] : [];
@@ -26,14 +27,14 @@ internal static class RebuildResults
         RebuildFigures.Median(runs.Select(figure));
 
     /// <summary>
-    /// Writes one run as <c>{table}/{case}-{mode}</c>: its timeline (.csv, .svg) and, for the
+    /// Writes one run as <c>{table}/{case}-{name}</c>: its timeline (.csv, .svg) and, for the
     /// prefetcher's modes, its controller's decisions and the BestFixed sweep (.txt).
     /// </summary>
-    public static void WriteRun(string table, RebuildCase rebuildCase, RebuildFigures run, string title)
+    public static void WriteRun(string table, RebuildCase rebuildCase, RebuildFigures run, string runName, string title)
     {
         var directory = Path.Combine(RunsDirectory, table);
         Directory.CreateDirectory(directory);
-        var name = $"{rebuildCase.Shape.ToString().ToLowerInvariant()}-{rebuildCase.TargetBytes / 1_000_000}mb-{rebuildCase.Device.Name}-{run.Mode.ToString().ToLowerInvariant()}";
+        var name = $"{rebuildCase.Shape.ToString().ToLowerInvariant()}-{rebuildCase.TargetBytes / 1_000_000}mb-{rebuildCase.Device.Name}-{runName.ToLowerInvariant()}";
         RebuildTimelineFiles.WriteCsv(Path.Combine(directory, name + ".csv"), run.Timeline);
         RebuildTimelineFiles.WriteSvg(Path.Combine(directory, name + ".svg"), title, run.Timeline);
         var text = new StringBuilder();
