@@ -29,7 +29,8 @@ internal class RebuildConfig : ManualConfig
         // sweep over 2 GiB on a slow disk takes longer than that.
         AddJob(Job.Default.WithToolchain(new InProcessEmitToolchain(TimeSpan.FromHours(2), logOutput: true)).AsMutator());
         AddColumn(RebuildColumns.DocumentsPerSecond, RebuildColumns.MegabytesPerSecond, RebuildColumns.StallPercent,
-            RebuildColumns.PeakInFlightAndBuffered, RebuildColumns.MeanConcurrency, RebuildColumns.RampSeconds, RebuildColumns.PeakRss);
+            RebuildColumns.PeakInFlightAndBuffered, RebuildColumns.MeanConcurrency, RebuildColumns.RampSeconds, RebuildColumns.PeakRss,
+            RebuildColumns.ProcessorSeconds, RebuildColumns.CoresBusy);
         AddColumn(StatisticColumn.Median);
         HideColumns(Column.Error, Column.StdDev, Column.StdErr, Column.RatioSD);
         // The case labels ("rare-giants 60 MB, network-disk") are longer than the default 20 characters.

@@ -39,7 +39,8 @@ internal static class RebuildResults
         RebuildTimelineFiles.WriteSvg(Path.Combine(directory, name + ".svg"), title, run.Timeline);
         var text = new StringBuilder();
         text.AppendLine(CultureInfo.InvariantCulture, $"{title}: {run.Elapsed.TotalSeconds:0.00} s, {run.MegabytesPerSecond:0.0} MB/s, mean L {run.MeanConcurrency:0.00}" +
-            $"{(run.IndexerStallPercent is { } stall ? $", stall {stall:0.0}%" : "")}{(run.TimeTo80PercentOfFinalRate is { } ramp ? $", 80% of final MB/s at {ramp.TotalSeconds:0.0} s" : "")}");
+            $"{(run.IndexerStallPercent is { } stall ? $", stall {stall:0.0}%" : "")}{(run.TimeTo80PercentOfFinalRate is { } ramp ? $", 80% of final MB/s at {ramp.TotalSeconds:0.0} s" : "")}" +
+            $"{(run.MeanCoresBusy is { } cores ? $", {cores:0.00} cores busy" : "")}");
         foreach (var fixedRun in run.BestFixedSweep)
         {
             text.AppendLine(CultureInfo.InvariantCulture, $"  fixed L={fixedRun.Concurrency}: {fixedRun.Elapsed.TotalSeconds:0.00} s, {fixedRun.MegabytesPerSecond:0.0} MB/s");

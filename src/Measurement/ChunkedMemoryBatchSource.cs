@@ -35,6 +35,7 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
     private bool _scanEnded;
     private string? _handedOutThrough;
     private long _loadingTicks;
+    private long _loadingProcessorTicks;
     private int _chunksLoaded;
     private long _peakHeldBytes;
     private int _disposed;
@@ -68,6 +69,9 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
 
     /// <summary>Time the takes spent loading chunks (the consumer waited for it).</summary>
     public TimeSpan LoadingTime => Stopwatch.GetElapsedTime(0, Volatile.Read(ref _loadingTicks));
+
+    /// <summary>Processor time the whole process used while the takes loaded chunks (their own reading and anything running beside it).</summary>
+    public TimeSpan LoadingProcessorTime => TimeSpan.FromTicks(Volatile.Read(ref _loadingProcessorTicks));
 
     /// <summary>Chunks loaded so far (one more each time a take found the previous one used up).</summary>
     public int ChunksLoaded => Volatile.Read(ref _chunksLoaded);
@@ -132,6 +136,7 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
         }
 
         var started = Stopwatch.GetTimestamp();
+        var processorStarted = Environment.CpuUsage.TotalTime;
         try
         {
             // Dropped before the next is read, so that the two are never held together.
@@ -197,6 +202,7 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
         finally
         {
             Interlocked.Add(ref _loadingTicks, Stopwatch.GetTimestamp() - started);
+            Interlocked.Add(ref _loadingProcessorTicks, (Environment.CpuUsage.TotalTime - processorStarted).Ticks);
         }
     }
 }

@@ -28,6 +28,14 @@ namespace Indexing.Measurement;
 /// <param name="FixedConcurrency">
 /// <see cref="RebuildMode.BestFixed"/> only (null for the other modes): the fixed L that won.
 /// </param>
+/// <param name="ProcessorTime">
+/// The processor time the whole process used over the run's clock (every thread: readers, indexing
+/// threads, Lucene's merges, the runtime, a foreground load's readers), with chunk loads taken out
+/// as they are from <see cref="Elapsed"/>; for <see cref="RebuildMode.BestFixed"/>, the winning
+/// run's. On a machine of few cores it says whether reading and indexing can overlap: two runs
+/// whose processor times add up to more than the cores give in the longer one's wall time cannot.
+/// Null when not measured.
+/// </param>
 /// <param name="BestFixedSweep">
 /// <see cref="RebuildMode.BestFixed"/> only (empty for the other modes): every fixed L run, in the
 /// order run, with its wall time and MB/s.
@@ -52,7 +60,8 @@ public sealed record RebuildFigures(
     TimeSpan? IndexOnlyLoadingTime = null,
     int? FixedConcurrency = null,
     ImmutableArray<FixedConcurrencyRun> BestFixedSweep = default,
-    GarbageCollections? CollectionsDuringRun = null)
+    GarbageCollections? CollectionsDuringRun = null,
+    TimeSpan? ProcessorTime = null)
 {
     /// <summary>Every fixed L the BestFixed sweep ran (empty for the other modes).</summary>
     public ImmutableArray<FixedConcurrencyRun> BestFixedSweep { get; init; } = BestFixedSweep.IsDefault ? [] : BestFixedSweep;
@@ -71,6 +80,9 @@ public sealed record RebuildFigures(
 
     /// <summary>Share of the wall time the indexing threads waited for input, in percent; null without an indexer.</summary>
     public double? IndexerStallPercent => IndexerStall is { } stall ? stall / Elapsed * 100 : null;
+
+    /// <summary>Cores busy on average over the run (<see cref="ProcessorTime"/> over <see cref="Elapsed"/>); null when not measured.</summary>
+    public double? MeanCoresBusy => ProcessorTime is { } cpu ? cpu / Elapsed : null;
 
     /// <summary>Share of the wall time the runtime held every managed thread in a garbage collection pause, in percent.</summary>
     public double? GcPausePercent => CollectionsDuringRun is { } gc ? gc.PauseTime / Elapsed * 100 : null;

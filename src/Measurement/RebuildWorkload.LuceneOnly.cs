@@ -23,19 +23,24 @@ public sealed partial class RebuildWorkload
             await using var sampler = new RunSampler(null, readers);
             var runStarted = Stopwatch.GetTimestamp();
             long timed = 0;
+            var processorTime = TimeSpan.Zero;
             var pieces = 0;
             while (await NextPieceAsync(chunked, pieces, cancellationToken).ConfigureAwait(false) is { } documents)
             {
                 var extracted = ExtractedDocuments.Extract(Definition, documents, cancellationToken);
                 pieces++;
                 var started = Stopwatch.GetTimestamp();
+                var processorStarted = Environment.CpuUsage.TotalTime;
                 await build.AddAsync(extracted, cancellationToken).ConfigureAwait(false);
                 timed += Stopwatch.GetTimestamp() - started;
+                processorTime += Environment.CpuUsage.TotalTime - processorStarted;
             }
 
             var committing = Stopwatch.GetTimestamp();
+            var processorCommitting = Environment.CpuUsage.TotalTime;
             build.Commit();
             timed += Stopwatch.GetTimestamp() - committing;
+            processorTime += Environment.CpuUsage.TotalTime - processorCommitting;
             var elapsed = Stopwatch.GetElapsedTime(0, timed);
             var untimed = Stopwatch.GetElapsedTime(runStarted) - elapsed;
             var timeline = await sampler.StopAsync().ConfigureAwait(false);
@@ -57,7 +62,8 @@ public sealed partial class RebuildWorkload
                 sampler.ForegroundDuringRun,
                 IndexOnlyChunks: pieces,
                 IndexOnlyLoadingTime: untimed,
-                CollectionsDuringRun: sampler.CollectionsDuringRun);
+                CollectionsDuringRun: sampler.CollectionsDuringRun,
+                ProcessorTime: processorTime);
         }
         finally
         {

@@ -307,6 +307,7 @@ public sealed partial class RebuildWorkload
             using var index = mode == RebuildMode.ReadOnly ? null : DocumentIndex.Open(indexDirectory, Definition, IndexOptions);
             await using var sampler = new RunSampler(pressure, readers);
             var started = Stopwatch.GetTimestamp();
+            var processorStarted = Environment.CpuUsage.TotalTime;
             long documents;
             long bytes;
             TimeSpan? stall = null;
@@ -321,6 +322,7 @@ public sealed partial class RebuildWorkload
             }
 
             var elapsed = Stopwatch.GetElapsedTime(started);
+            var processorTime = Environment.CpuUsage.TotalTime - processorStarted;
             int? indexOnlyChunks = mode == RebuildMode.IndexOnly ? 1 : null;
             TimeSpan? indexOnlyLoading = mode == RebuildMode.IndexOnly ? TimeSpan.Zero : null;
             if (chunked is not null)
@@ -334,6 +336,7 @@ public sealed partial class RebuildWorkload
                 // of the stall too, which is why the stall clamps at zero).
                 var loading = chunked.LoadingTime;
                 elapsed -= loading;
+                processorTime = processorTime > chunked.LoadingProcessorTime ? processorTime - chunked.LoadingProcessorTime : TimeSpan.Zero;
                 stall = stall is { } waited ? (waited > loading ? waited - loading : TimeSpan.Zero) : null;
                 indexOnlyChunks = chunked.ChunksLoaded;
                 indexOnlyLoading = loading;
@@ -359,7 +362,8 @@ public sealed partial class RebuildWorkload
                 sampler.ForegroundDuringRun,
                 indexOnlyChunks,
                 indexOnlyLoading,
-                CollectionsDuringRun: sampler.CollectionsDuringRun);
+                CollectionsDuringRun: sampler.CollectionsDuringRun,
+                ProcessorTime: processorTime);
         }
     }
 

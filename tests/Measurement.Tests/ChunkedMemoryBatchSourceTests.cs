@@ -129,6 +129,32 @@ public sealed class ChunkedMemoryBatchSourceTests
     }
 
     [Fact]
+    public async Task Loads_CountTheProcessorTimeTheyUse()
+    {
+        // Each chunk's load keeps a core busy for 20 ms (the hook runs inside the load), so the
+        // loads' processor time is at least that per chunk, and no more than the cores give over their wall time.
+        var busyPerLoad = TimeSpan.FromMilliseconds(20);
+        using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 200_000);
+        await using var source = new ChunkedMemoryBatchSource(environment.Store, MeasurementEnvironment.Orders.Collection, 64 << 10)
+        {
+            BeforeRangeRead = (_, _) =>
+            {
+                var until = Environment.CpuUsage.TotalTime + busyPerLoad;
+                while (Environment.CpuUsage.TotalTime < until)
+                {
+                }
+            },
+        };
+
+        while (await source.TakeAsync(16, 64 << 10) is not null)
+        {
+        }
+
+        Assert.True(source.ChunksLoaded > 1, $"{source.ChunksLoaded} chunks");
+        Assert.InRange(source.LoadingProcessorTime, busyPerLoad * source.ChunksLoaded, (source.LoadingTime * Environment.ProcessorCount) + RebuildWorkloadTests.ProcessorTimeSlack);
+    }
+
+    [Fact]
     public async Task LastChunksReadFails_TheRetriedTakeLoadsItAgainRatherThanEnding()
     {
         using var environment = new MeasurementEnvironment(DatasetShape.Uniform, 200_000);

@@ -39,6 +39,10 @@ public sealed class InMemoryLimitTests
         var loading = Assert.NotNull(figures.IndexOnlyLoadingTime);
         Assert.True(loading > TimeSpan.Zero, $"loading {loading}");
         Assert.True(figures.Elapsed + loading <= wall.Elapsed, $"elapsed {figures.Elapsed}, loading {loading}, wall {wall.Elapsed}");
+        // The processor time leaves the loads' own out with them (ChunkedMemoryBatchSourceTests
+        // checks what a load counts): what is left fits the cores over the indexing's wall time.
+        var processor = Assert.NotNull(figures.ProcessorTime);
+        Assert.InRange(processor, TimeSpan.FromTicks(1), (figures.Elapsed * Environment.ProcessorCount) + RebuildWorkloadTests.ProcessorTimeSlack);
         var stall = Assert.NotNull(figures.IndexerStall);
         Assert.InRange(stall, TimeSpan.Zero, figures.Elapsed);
         Assert.Null(figures.PeakInFlightAndBufferedBytes);
@@ -66,6 +70,10 @@ public sealed class InMemoryLimitTests
         // The run's clock is inside the wall measured here and counted the loads: an Elapsed that
         // still held them would pass the wall by about the loading time.
         Assert.True(figures.Elapsed + loading <= wall.Elapsed, $"elapsed {figures.Elapsed}, loading {loading}, wall {wall.Elapsed}");
+        // The processor time leaves the loads' own out with them (ChunkedMemoryBatchSourceTests
+        // checks what a load counts): what is left fits the cores over the indexing's wall time.
+        var processor = Assert.NotNull(figures.ProcessorTime);
+        Assert.InRange(processor, TimeSpan.FromTicks(1), (figures.Elapsed * Environment.ProcessorCount) + RebuildWorkloadTests.ProcessorTimeSlack);
         var stall = Assert.NotNull(figures.IndexerStall);
         Assert.InRange(stall, TimeSpan.Zero, figures.Elapsed);
         environment.AssertNoOpenHandles();

@@ -17,6 +17,9 @@ public sealed class RebuildWorkloadTests
     /// </summary>
     internal static readonly TimeSpan IdleWindow = TimeSpan.FromSeconds(2);
 
+    /// <summary>What the kernel's processor accounting may be off by over a short run: a few scheduler ticks.</summary>
+    internal static readonly TimeSpan ProcessorTimeSlack = TimeSpan.FromMilliseconds(50);
+
     public static TheoryData<RebuildMode, bool> ModesAndDevices()
     {
         var data = new TheoryData<RebuildMode, bool>();
@@ -65,6 +68,10 @@ public sealed class RebuildWorkloadTests
         }
 
         Assert.True(figures.PeakWorkingSetBytes > 0);
+        // Every mode did work on the run's clock, and no more than the machine's cores can do in it.
+        var processor = Assert.NotNull(figures.ProcessorTime);
+        Assert.InRange(processor, TimeSpan.FromTicks(1), (figures.Elapsed * Environment.ProcessorCount) + ProcessorTimeSlack);
+        Assert.Equal(processor / figures.Elapsed, figures.MeanCoresBusy);
         var collections = Assert.NotNull(figures.CollectionsDuringRun);
         Assert.True(collections.Gen0 >= collections.Gen1 && collections.Gen1 >= collections.Gen2 && collections.PauseTime >= TimeSpan.Zero, $"{collections}");
         Assert.NotEmpty(figures.Timeline);

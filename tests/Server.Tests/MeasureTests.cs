@@ -121,6 +121,14 @@ public sealed partial class MeasureTests : IDisposable
         Assert.Equal(Indexing.Indexer.IndexOptions.DefaultIndexingThreads, root.GetProperty("settings").GetProperty("indexingThreads").GetInt32());
         Assert.True(results["Adaptive"].GetProperty("peakInFlightAndBufferedBytes").GetInt64() > 0);
         Assert.True(results["Adaptive"].GetProperty("meanConcurrency").GetDouble() >= 1);
+        // Cores busy: each run's processor seconds over its wall seconds, the mode's the median of two.
+        foreach (var (mode, result) in results)
+        {
+            var cores = result.GetProperty("runs").EnumerateArray()
+                .Select(r => r.GetProperty("processorSeconds").GetDouble() / r.GetProperty("wallSeconds").GetDouble()).ToList();
+            Assert.All(cores, c => Assert.True(c > 0, $"{mode}: {c} cores busy"));
+            Assert.Equal(cores.Average(), result.GetProperty("meanCoresBusy").GetDouble(), 6);
+        }
         // A run of a second or two may end before the controller's first decision, so the list can be empty.
         Assert.Equal(JsonValueKind.Array, root.GetProperty("adaptiveDecisions").ValueKind);
         Assert.All(root.GetProperty("adaptiveDecisions").EnumerateArray(), d => Assert.False(string.IsNullOrEmpty(d.GetProperty("reason").GetString())));

@@ -133,11 +133,12 @@ internal sealed class MeasureReport(
     {
         var table = new Table()
             .Title($"{Markup.Escape(collection.Name)}: {workload.Documents:N0} documents, {ByteSize.Format(workload.Bytes)}, on {settings.Device.Name}; medians of {settings.Repeat}")
-            .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "wall range s")
+            .AddColumns("run", "wall s", "x FixedBatch", "x bound", "docs/s", "MB/s", "stall", "peak held", "mean L", "cores", "wall range s")
             .Caption("x bound: wall time over max(BestFixed, IndexOnly). BestFixed: reading alone at the fastest fixed L (in mean L); " +
                 "ReadOnly: reading alone, the controller choosing L. stall: time the indexer waited for documents. " +
                 "LuceneOnly: Lucene.Net alone on the field values extracted beforehand (IndexOnly over it is the indexer's own overhead). " +
-                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. Bounds, ReadOnly and LuceneOnly in grey.");
+                "peak held: most bytes in flight + buffered. mean L: mean read concurrency. cores: processor time over wall time (the whole process). " +
+                "Bounds, ReadOnly and LuceneOnly in grey.");
         foreach (var column in table.Columns.Skip(1))
         {
             column.RightAligned();
@@ -155,6 +156,7 @@ internal sealed class MeasureReport(
                 s.IndexerStallPercent is { } stall ? $"{stall:0.0}%" : "-",
                 s.PeakInFlightAndBufferedBytes is { } peak ? ByteSize.Format(peak) : "-",
                 s.FixedConcurrency is { } fixedL ? $"{fixedL} fixed" : s.MeanConcurrency is { } mean ? $"{mean:0.0}" : "-",
+                s.MeanCoresBusy is { } cores ? $"{cores:0.00}" : "-",
                 $"{s.MinWallSeconds:0.00}-{s.MaxWallSeconds:0.00}");
         }
 
@@ -196,10 +198,11 @@ internal sealed class MeasureReport(
                 s.PeakInFlightAndBufferedBytes,
                 s.MeanConcurrency,
                 s.PeakWorkingSetBytes,
+                s.MeanCoresBusy,
                 [.. s.Runs.Select(r => new RunJson(
                     r.Elapsed.TotalSeconds, r.DocumentsPerSecond, r.MegabytesPerSecond, r.IndexerStallPercent, r.PeakInFlightAndBufferedBytes,
                     r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks, r.IndexOnlyLoadingTime?.TotalSeconds,
-                    r.TimeTo80PercentOfFinalRate?.TotalSeconds, r.FixedConcurrency,
+                    r.TimeTo80PercentOfFinalRate?.TotalSeconds, r.FixedConcurrency, r.ProcessorTime?.TotalSeconds,
                     r.BestFixedSweep.IsEmpty ? null : [.. r.BestFixedSweep.Select(f => new FixedRunJson(f.Concurrency, f.Elapsed.TotalSeconds, f.MegabytesPerSecond))]))]))]);
     }
 
@@ -258,12 +261,12 @@ internal sealed class MeasureReport(
     private sealed record ModeJson(
         RebuildMode Mode, bool IsBound, int? FixedConcurrency, double WallSeconds, double? RatioToFixedBatch, double? RatioToBound, double DocumentsPerSecond,
         double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes, double? MeanConcurrency,
-        long PeakWorkingSetBytes, IReadOnlyList<RunJson> Runs);
+        long PeakWorkingSetBytes, double? MeanCoresBusy, IReadOnlyList<RunJson> Runs);
 
     private sealed record RunJson(
         double WallSeconds, double DocumentsPerSecond, double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes,
         double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks, double? IndexOnlyLoadingSeconds,
-        double? SecondsTo80PercentOfFinalRate, int? FixedConcurrency, IReadOnlyList<FixedRunJson>? BestFixedSweep);
+        double? SecondsTo80PercentOfFinalRate, int? FixedConcurrency, double? ProcessorSeconds, IReadOnlyList<FixedRunJson>? BestFixedSweep);
 
     private sealed record FixedRunJson(int Concurrency, double WallSeconds, double MegabytesPerSecond);
 }

@@ -21,7 +21,8 @@ internal sealed record ModeSummary(
     double? IndexerStallPercent,
     long? PeakInFlightAndBufferedBytes,
     double? MeanConcurrency,
-    long PeakWorkingSetBytes)
+    long PeakWorkingSetBytes,
+    double? MeanCoresBusy = null)
 {
     /// <summary>The bounds are not strategies: they are what reading alone (at the best fixed L) and indexing alone take.</summary>
     public bool IsBound => Mode is RebuildMode.BestFixed or RebuildMode.IndexOnly;
@@ -83,7 +84,8 @@ internal static class MeasureResults
                 RebuildFigures.Median(list.Select(r => r.IndexerStallPercent)),
                 RebuildFigures.Median(list.Select(r => (double?)r.PeakInFlightAndBufferedBytes)) is { } peak ? (long)Math.Round(peak) : null,
                 RebuildFigures.Median(list.Select(r => r.MeanConcurrency)),
-                (long)Math.Round(Median(list.Select(r => (double)r.PeakWorkingSetBytes))));
+                (long)Math.Round(Median(list.Select(r => (double)r.PeakWorkingSetBytes))),
+                RebuildFigures.Median(list.Select(r => r.MeanCoresBusy)));
         })];
     }
 
