@@ -32,9 +32,11 @@ namespace Indexing.Measurement;
 /// The processor time the whole process used over the run's clock (every thread: readers, indexing
 /// threads, Lucene's merges, the runtime, a foreground load's readers), with chunk loads taken out
 /// as they are from <see cref="Elapsed"/>; for <see cref="RebuildMode.BestFixed"/>, the winning
-/// run's. On a machine of few cores it says whether reading and indexing can overlap: two runs
-/// whose processor times add up to more than the cores give in the longer one's wall time cannot.
-/// Null when not measured.
+/// run's. For <see cref="RebuildMode.LuceneOnly"/>, only its timed parts: the processor time spent
+/// during the untimed extraction of field values, background merges that ran then included, is
+/// left out with it. On a machine of few cores it says whether reading and indexing can overlap:
+/// two runs whose processor times add up to more than the cores give in the longer one's wall time
+/// cannot. Null when not measured.
 /// </param>
 /// <param name="BestFixedSweep">
 /// <see cref="RebuildMode.BestFixed"/> only (empty for the other modes): every fixed L run, in the

@@ -38,7 +38,7 @@ internal sealed partial class HillClimber
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(InSlowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
-        if (l > 1 && InSlowStart && l >= limit)
+        if (l > 1 && InSlowStart && _slowStartPaid && l >= limit)
         {
             // Slow start ran into the limit (a size ceiling, a live limit) with its steps still
             // paying: nothing says the device bends below, so L holds a plateau first, as when a
@@ -91,6 +91,7 @@ internal sealed partial class HillClimber
         if (_payingSteps >= PayingStepsForSlowStart || proportional)
         {
             InSlowStart = true;
+            _slowStartPaid = true;
             var next = Math.Min(limit, 2 * l);
             var why = proportional ? $"at least {ControlText.Percent(SlowStartEfficiency)} of the proportional gain" : $"{_payingSteps} steps paid";
             return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {why}: slow start, probing {next}", DecisionCause.Probe);
@@ -107,8 +108,12 @@ internal sealed partial class HillClimber
         if (gain >= SlowStartGain(l))
         {
             SetBase(l, throughput);
+            _slowStartPaid = true;
             if (l >= limit)
             {
+                // The plateau is the hold at the limit: after it L looks down, not for a second plateau.
+                InSlowStart = false;
+                _uncutSinceSlowStart = false;
                 return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {gained}, at limit {limit}");
             }
             var next = Math.Min(limit, 2 * l);

@@ -99,6 +99,12 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// proportion doubles again. After a cut they stay fine: the foreground's limit shows only as cuts.
     /// </summary>
     private bool _uncutSinceSlowStart;
+
+    /// <summary>
+    /// A step of this slow start paid: a limit that stops it then says nothing about the device, so L
+    /// holds there. Not at the start, where the initial L at the limit has shown nothing yet.
+    /// </summary>
+    private bool _slowStartPaid;
     private TimeSpan _settle = options.SettleTime;
 
     private enum Phase
@@ -149,6 +155,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
                 return back;
             case ClimbEffect.RestartInSlowStart:
                 InSlowStart = true;
+                _slowStartPaid = false;
                 break;
             case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
                 InSlowStart = false;
@@ -239,6 +246,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
             // far away, which waiting out the plateau would not see.
             var rise = $"{ControlText.Change(Gain(delivered, _baseThroughput))} MB/s at L={l}{(delivered > throughput ? " over the last second" : "")} since its plateau began";
             InSlowStart = true;
+            _slowStartPaid = true;
             _probeUpNext = true;
             _plateauUntil = now;
             var probe = StartProbe(now, delivered, l, limit, queueing);

@@ -28,7 +28,7 @@ public sealed class SizeCeilingTests
     }
 
     [Fact]
-    public void Decide_GiantsCutSlowStartToTheCeiling_HoldsThereInsteadOfProbingDown()
+    public void Decide_GiantsCutSlowStartToTheCeiling_HoldsOnePlateauThereBeforeProbingDown()
     {
         // Every L delivers in proportion, so each doubling pays and nothing points below the ceiling.
         var driver = new ControllerDriver(new ControllerOptions { MaxConcurrency = 64 });
@@ -36,12 +36,45 @@ public sealed class SizeCeilingTests
         {
         }
 
-        // 2 x 256 MiB / 40 MiB: the ceiling of twelve cuts the doubling to 16.
-        var giants = driver.Run(TimeSpan.FromSeconds(8), s => s with { BudgetBytes = 256 * MiB, LargestRecentDocumentBytes = 40 * MiB });
+        // 2 x 256 MiB / 40 MiB: the ceiling of twelve cuts the doubling to 16 back to 12.
+        var giants = driver.Run(TimeSpan.FromSeconds(25), s => s with { BudgetBytes = 256 * MiB, LargestRecentDocumentBytes = 40 * MiB });
 
         Assert.Contains("recent documents up to 40 MiB", giants[0].Decision.Reason, StringComparison.Ordinal);
-        Assert.All(giants, d => Assert.True(d.Decision.Concurrency == 12, $"{d.At}: L={d.Decision.Concurrency} '{d.Decision.Reason}'"));
-        Assert.Contains(giants, d => d.Decision.Reason.StartsWith("hold: L=12 at limit 12, slow start still paying", StringComparison.Ordinal));
+        var holds = giants.Where(d => d.Decision.Reason.StartsWith("hold: L=12 at limit 12, slow start still paying", StringComparison.Ordinal)).ToList();
+        var hold = Assert.Single(holds);
+        var firstProbeDown = giants.First(d => d.Decision.Concurrency < 12);
+        var plateau = new ControllerOptions().PlateauTime;
+        Assert.True(firstProbeDown.At - hold.At >= plateau, $"probed down at {firstProbeDown.At}, {firstProbeDown.At - hold.At} after the hold: '{firstProbeDown.Decision.Reason}'");
+        Assert.True(firstProbeDown.At - hold.At < 2 * plateau, $"a second plateau: probed down only at {firstProbeDown.At}, hold at {hold.At}");
+        Assert.StartsWith("cut: probing", firstProbeDown.Decision.Reason, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Decide_DoublingLandsOnTheLimitAndPays_HoldsOnePlateauThenProbesDown()
+    {
+        var driver = new ControllerDriver(new ControllerOptions { MaxConcurrency = 16 });
+
+        var run = driver.Run(TimeSpan.FromSeconds(30), s => s with { BudgetBytes = 256 * MiB });
+
+        var reached = run.First(d => d.Decision.Reason.StartsWith("hold:", StringComparison.Ordinal) && d.Decision.Reason.Contains("at limit 16", StringComparison.Ordinal));
+        Assert.Equal(16, reached.Decision.Concurrency);
+        var firstProbeDown = run.First(d => d.At > reached.At && d.Decision.Concurrency < 16);
+        var plateau = new ControllerOptions().PlateauTime;
+        Assert.True(firstProbeDown.At - reached.At < 2 * plateau,
+            $"held at 16 from {reached.At} ('{reached.Decision.Reason}') to {firstProbeDown.At}: a second plateau");
+        Assert.DoesNotContain(run, d => d.Decision.Reason.Contains("slow start still paying", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Decide_InitialLAtTheLimit_ProbesDownWithoutClaimingSlowStartPaid()
+    {
+        // The ceiling (2 x 64 MiB / 40 MiB = 3) is at the initial L before any step was measured.
+        var driver = new ControllerDriver(new ControllerOptions { InitialConcurrency = 3 });
+
+        var run = driver.Run(TimeSpan.FromSeconds(5), s => s with { BudgetBytes = 64 * MiB, LargestRecentDocumentBytes = 40 * MiB });
+
+        Assert.DoesNotContain(run, d => d.Decision.Reason.Contains("slow start still paying", StringComparison.Ordinal));
+        Assert.Contains(run, d => d.Decision.Concurrency < 3 && d.Decision.Reason.StartsWith("cut: probing", StringComparison.Ordinal));
     }
 
     [Fact]
