@@ -37,11 +37,13 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
     /// <summary>
     /// Each of <paramref name="shapes"/> (every shape when none) at <paramref name="megabytes"/>, on
     /// each device; REBUILD_BENCH_SHAPES (comma-separated names, e.g. "rare-giants,uniform") keeps
-    /// only those shapes, to rerun part of a table.
+    /// only those shapes, and REBUILD_BENCH_DEVICES (e.g. "network-disk") only those devices, to
+    /// rerun part of a table.
     /// </summary>
     public static IEnumerable<RebuildCase> Grid(long megabytes, IEnumerable<RebuildDevice> devices, params DatasetShape[] shapes)
     {
-        var deviceList = devices.ToList();
+        var onlyDevices = DevicesToRun(Environment.GetEnvironmentVariable("REBUILD_BENCH_DEVICES"));
+        var deviceList = devices.Where(d => onlyDevices is null || onlyDevices.Contains(d.Name)).ToList();
         var only = Environment.GetEnvironmentVariable("REBUILD_BENCH_SHAPES") is { Length: > 0 } names
             ? names.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(DatasetShapeNames.Parse).ToHashSet()
             : null;
@@ -52,6 +54,28 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
                 yield return new RebuildCase(shape, Megabytes(megabytes) * 1_000_000, device);
             }
         }
+    }
+
+    /// <summary>The device names REBUILD_BENCH_DEVICES may keep: every device a table runs on.</summary>
+    public static IReadOnlyList<string> DeviceNames { get; } =
+        [RebuildDevice.Local.Name, RebuildDevice.ModelledNetworkDisk().Name, SlowDisk.Name, CappedDisk.Name];
+
+    /// <summary>
+    /// The device names in <paramref name="names"/> (comma-separated), or null for every device when
+    /// it is empty. A name no table runs on is a mistake that would silently run nothing, so it throws.
+    /// </summary>
+    public static IReadOnlySet<string>? DevicesToRun(string? names)
+    {
+        if (string.IsNullOrWhiteSpace(names))
+        {
+            return null;
+        }
+        var kept = names.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).ToHashSet(StringComparer.Ordinal);
+        if (kept.FirstOrDefault(n => !DeviceNames.Contains(n)) is { } unknown)
+        {
+            throw new ArgumentException($"REBUILD_BENCH_DEVICES: unknown device '{unknown}'; the tables run on {string.Join(", ", DeviceNames)}.", nameof(names));
+        }
+        return kept;
     }
 
     public override string ToString() => string.Create(
