@@ -38,10 +38,14 @@ internal class RebuildConfig : ManualConfig
     }
 }
 
-/// <summary>The rebuild table: <see cref="RebuildConfig"/> plus the ratios to the bound max(BestFixed, IndexOnly) and to BestFixed's MB/s.</summary>
+/// <summary>
+/// The rebuild table: <see cref="RebuildConfig"/> plus the ratios to the bound max(BestFixed,
+/// IndexOnly) and to BestFixed's MB/s, and the garbage collector's pauses (a rebuild allocates its
+/// documents during the run; IndexOnly holds them from before its clock starts).
+/// </summary>
 internal sealed class RebuildTableConfig : RebuildConfig
 {
-    public RebuildTableConfig() => AddColumn(new RatioToBoundColumn(), RebuildColumns.VersusBestFixed);
+    public RebuildTableConfig() => AddColumn(new RatioToBoundColumn(), RebuildColumns.VersusBestFixed, RebuildColumns.GcPausePercent, RebuildColumns.GcMeanPause);
 }
 
 /// <summary>The live-traffic table: <see cref="RebuildConfig"/> plus foreground Get latency idle and during the rebuild.</summary>
