@@ -11,7 +11,7 @@ namespace Indexing.Benchmarks.Controller;
 /// that the indexer parses quickly and reading through the default modelled network disk is the
 /// larger half. Issue 26's target: Adaptive at most 1.2x the bound max(BestFixed, IndexOnly) and at
 /// most 0.6x FixedBatch. <see cref="Pinned64"/> is the same rebuild with L pinned at 64 from the
-/// first tick (where BestFixed's sweep starts; on this data L=32 won, with 64 1-3% slower): what is
+/// first tick (where BestFixed's sweep starts; on this data L=32 won, with 64 0.5-2.4% slower): what is
 /// left of the gap to the bound without the controller's ramp, as reading and indexing share the
 /// machine's cores. A pinned L also leaves out the size ceiling (25 here), which only the
 /// controller applies.

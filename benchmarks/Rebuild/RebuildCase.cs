@@ -62,7 +62,8 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
 
     /// <summary>
     /// The device names in <paramref name="names"/> (comma-separated), or null for every device when
-    /// it is empty. A name no table runs on is a mistake that would silently run nothing, so it throws.
+    /// it is empty. A name no table runs on (a typo) throws; a device that one table does not run on
+    /// leaves that table without cases.
     /// </summary>
     public static IReadOnlySet<string>? DevicesToRun(string? names)
     {

@@ -101,8 +101,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
     private bool _uncutSinceSlowStart;
 
     /// <summary>
-    /// A step of this slow start paid: a limit that stops it then says nothing about the device, so L
-    /// holds there. Not at the start, where the initial L at the limit has shown nothing yet.
+    /// Something in this slow start showed the device delivering more (a doubling or the fine steps
+    /// that restarted it paid, or L delivered more over a plateau): a limit that stops it then says
+    /// nothing about where the device bends, so L holds there. Not when the limit is reached before
+    /// any of that (the initial L, or a first step not yet judged): then L probes down as usual.
     /// </summary>
     private bool _slowStartPaid;
     private TimeSpan _settle = options.SettleTime;
@@ -166,10 +168,14 @@ internal sealed partial class HillClimber(ControllerOptions options)
         _knee = null;
         _unjudgedFrom = null;
         _probeUpNext = effect != ClimbEffect.RestartProbingDown;
+        // A limit that cuts L during a plateau says nothing about the device: the plateau goes on
+        // at the limit. Dropping it probed down from the limit at once, what a plateau at the limit
+        // is there to prevent.
+        var plateau = effect == ClimbEffect.Restart && _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero;
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
         // undone by the hold that follows (Pause).
-        BeginMeasuring(Phase.Baseline, now, plateau: TimeSpan.Zero, grew: effect == ClimbEffect.RestartInSlowStart);
+        BeginMeasuring(Phase.Baseline, now, plateau, grew: effect == ClimbEffect.RestartInSlowStart);
         return null;
     }
 

@@ -56,13 +56,34 @@ public sealed class SizeCeilingTests
 
         var run = driver.Run(TimeSpan.FromSeconds(30), s => s with { BudgetBytes = 256 * MiB });
 
-        var reached = run.First(d => d.Decision.Reason.StartsWith("hold:", StringComparison.Ordinal) && d.Decision.Reason.Contains("at limit 16", StringComparison.Ordinal));
+        // The doubling from 8 pays in full (every L delivers in proportion): the hold of a paying step.
+        var reached = run.First(d => d.Decision.Reason.StartsWith("hold: +100% MB/s at L=16 over 8", StringComparison.Ordinal));
+        Assert.EndsWith("at limit 16", reached.Decision.Reason, StringComparison.Ordinal);
         Assert.Equal(16, reached.Decision.Concurrency);
         var firstProbeDown = run.First(d => d.At > reached.At && d.Decision.Concurrency < 16);
         var plateau = new ControllerOptions().PlateauTime;
         Assert.True(firstProbeDown.At - reached.At < 2 * plateau,
             $"held at 16 from {reached.At} ('{reached.Decision.Reason}') to {firstProbeDown.At}: a second plateau");
         Assert.DoesNotContain(run, d => d.Decision.Reason.Contains("slow start still paying", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Decide_CeilingCutsLDuringThePlateauAtTheLimit_HoldsTheRestOfThePlateauBeforeProbingDown()
+    {
+        var driver = new ControllerDriver(new ControllerOptions { MaxConcurrency = 16 });
+        while (!driver.Tick(s => s with { BudgetBytes = 256 * MiB }).Reason.StartsWith("hold: +100% MB/s at L=16 over 8", StringComparison.Ordinal))
+        {
+        }
+        var plateauEnds = driver.Now + new ControllerOptions().PlateauTime;
+        driver.Run(TimeSpan.FromSeconds(3), s => s with { BudgetBytes = 256 * MiB });
+
+        // 2 x 256 MiB / 40 MiB: the ceiling of twelve cuts L in the middle of the plateau.
+        var giants = driver.Run(TimeSpan.FromSeconds(15), s => s with { BudgetBytes = 256 * MiB, LargestRecentDocumentBytes = 40 * MiB });
+
+        Assert.Contains("recent documents up to 40 MiB", giants[0].Decision.Reason, StringComparison.Ordinal);
+        var firstProbeDown = giants.First(d => d.Decision.Concurrency < 12);
+        Assert.True(firstProbeDown.At >= plateauEnds, $"probed down at {firstProbeDown.At}, before the plateau's end at {plateauEnds}: '{firstProbeDown.Decision.Reason}'");
+        Assert.StartsWith("cut: probing", firstProbeDown.Decision.Reason, StringComparison.Ordinal);
     }
 
     [Fact]

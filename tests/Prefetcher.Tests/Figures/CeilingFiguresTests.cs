@@ -26,8 +26,8 @@ public sealed class CeilingFiguresTests(ITestOutputHelper output)
     public async Task Measure_FastConsumerOnModelledDisk_AdaptiveAgainstFixedL()
     {
         output.WriteLine($"{new NetworkDiskModelOptions()}; 64 KiB documents; consumer only counts; {Environment.ProcessorCount} cores");
-        var fixed16 = await RunAsync("fixed L=16", new ControllerOptions { InitialConcurrency = 16, MaxConcurrency = 16 }, AdaptiveRun / 3);
-        var fixed8 = await RunAsync("fixed L=8 (old ceiling)", new ControllerOptions { InitialConcurrency = 8, MaxConcurrency = 8 }, AdaptiveRun / 3);
+        var fixed16 = await RunAsync("fixed L=16", new ControllerOptions { InitialConcurrency = 16, MaxConcurrency = 16, FixedConcurrency = 16 }, AdaptiveRun / 3);
+        var fixed8 = await RunAsync("fixed L=8 (old ceiling)", new ControllerOptions { InitialConcurrency = 8, MaxConcurrency = 8, FixedConcurrency = 8 }, AdaptiveRun / 3);
         var adaptive = await RunAsync("adaptive, default ceiling 64", new ControllerOptions(), AdaptiveRun);
 
         Assert.True(fixed16 > 0 && fixed8 > 0 && adaptive > 0, "A run delivered nothing.");
