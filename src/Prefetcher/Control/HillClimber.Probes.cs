@@ -38,21 +38,19 @@ internal sealed partial class HillClimber
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
             return new ControllerStep(next, Grow, $"grow: {(InSlowStart ? "slow start, " : "")}probing L={next} ({delivers})", DecisionCause.Probe);
         }
-        if (l > 1 && InSlowStart && _slowStartPaid && l >= limit)
-        {
-            // Slow start ran into the limit (a size ceiling, a live limit) with its steps still
-            // paying: nothing says the device bends below, so L holds a plateau first, as when a
-            // doubling lands on the limit. Probing down at once cost rare giants on the network disk
-            // a second at L=19 of a 3 s read whose best fixed L is past the limit of 25.
-            InSlowStart = false;
-            _uncutSinceSlowStart = false;
-            return HoldOnPlateau(now, probeUpNext: false, l, $"hold: L={l} at limit {limit}, slow start still paying ({delivers})");
-        }
         if (l > 1)
         {
             // Looking down means L is at a knee (or a limit held it there): no more doubling.
-            InSlowStart = false;
-            _uncutSinceSlowStart = false;
+            var paidIntoLimit = InSlowStart && _slowStartPaid && l >= limit;
+            LeaveSlowStart();
+            if (paidIntoLimit)
+            {
+                // Slow start ran into the limit (a size ceiling, a live limit) with its steps still
+                // paying: nothing says the device bends below, so L holds a plateau first, as when a
+                // doubling lands on the limit. Probing down at once cost rare giants on the network
+                // disk a second at L=19 of a 3 s read whose best fixed L is past the limit of 25.
+                return HoldOnPlateau(now, probeUpNext: false, l, $"hold: L={l} at limit {limit}, slow start still paying ({delivers})");
+            }
             var (down, note) = ProbeDownTo(l, now, queueing);
             if (_knee < down)
             {
@@ -112,8 +110,7 @@ internal sealed partial class HillClimber
             if (l >= limit)
             {
                 // The plateau is the hold at the limit: after it L looks down, not for a second plateau.
-                InSlowStart = false;
-                _uncutSinceSlowStart = false;
+                LeaveSlowStart();
                 return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {gained}, at limit {limit}");
             }
             var next = Math.Min(limit, 2 * l);

@@ -153,15 +153,14 @@ internal sealed partial class HillClimber(ControllerOptions options)
                 _unjudgedFrom = null;
                 // What is measured now says nothing about L, so measuring starts over. L stays, so a
                 // plateau in progress does too, or an intermittent hold would start a probe each time.
-                BeginMeasuring(Phase.Baseline, now, _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero);
+                BeginMeasuring(Phase.Baseline, now, RemainingPlateau(now));
                 return back;
             case ClimbEffect.RestartInSlowStart:
                 InSlowStart = true;
                 _slowStartPaid = false;
                 break;
             case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
-                InSlowStart = false;
-                _uncutSinceSlowStart = false;
+                LeaveSlowStart();
                 break;
         }
         _payingSteps = 0;
@@ -171,7 +170,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         // A limit that cuts L during a plateau says nothing about the device: the plateau goes on
         // at the limit. Dropping it probed down from the limit at once, what a plateau at the limit
         // is there to prevent.
-        var plateau = effect == ClimbEffect.Restart && _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero;
+        var plateau = effect == ClimbEffect.Restart ? RemainingPlateau(now) : TimeSpan.Zero;
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
         // undone by the hold that follows (Pause).
@@ -446,6 +445,15 @@ internal sealed partial class HillClimber(ControllerOptions options)
         _probeUpNext = probeUpNext;
         BeginMeasuring(Phase.Baseline, now, _options.PlateauTime);
         return new ControllerStep(l, Hold, reason, DecisionCause.Plateau);
+    }
+
+    private TimeSpan RemainingPlateau(TimeSpan now) => _plateauUntil > now ? _plateauUntil - now : TimeSpan.Zero;
+
+    /// <summary>Growth is in fine steps from here, and a proportional fine step does not restart slow start.</summary>
+    private void LeaveSlowStart()
+    {
+        InSlowStart = false;
+        _uncutSinceSlowStart = false;
     }
 
     private void BeginMeasuring(Phase phase, TimeSpan now, TimeSpan plateau, bool grew = false)
