@@ -118,8 +118,7 @@ internal sealed partial class HillClimber
             return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
         }
 
-        // Slow start that three paying fine steps restarted has seen the device bend gradually below.
-        var bendsGradually = _payingSteps >= PayingStepsForSlowStart;
+        var knee = SharpKneeFarBelow(l, gain);
         InSlowStart = false;
         _uncutSinceSlowStart = true;
         _payingSteps = 0;
@@ -136,8 +135,7 @@ internal sealed partial class HillClimber
         {
             return HoldOnPlateau(now, probeUpNext: false, l, $"hold: {share}: L={l} stays, at limit {limit}");
         }
-        var knee = (int)Math.Ceiling(from * (1 + gain));
-        if (l > KneeOvershoot * knee && !bendsGradually)
+        if (knee is not null)
         {
             // Far past where a sharp knee would be (200 MB/s shared by all streams: 2 -> 8 gains +91%,
             // the knee is 4): look below first. L is measured again before, as in the first second
@@ -150,6 +148,18 @@ internal sealed partial class HillClimber
         _probeUpNext = true;
         var probe = StartProbe(now, throughput, l, limit, queueing: null);
         return probe with { Reason = $"grow: {share}: L={l} stays, probing {probe.Concurrency}" };
+    }
+
+    /// <summary>
+    /// The knee a slow-start step from the base to <paramref name="l"/> that gained <paramref name="gain"/>
+    /// points to (where linear scaling would have delivered as much), when L is more than
+    /// <see cref="KneeOvershoot"/> times it; null when not, or when slow start was restarted by
+    /// paying fine steps, which have seen the device bend gradually below.
+    /// </summary>
+    private int? SharpKneeFarBelow(int l, double gain)
+    {
+        var knee = (int)Math.Ceiling(_baseConcurrency * (1 + gain));
+        return l > KneeOvershoot * knee && _payingSteps < PayingStepsForSlowStart ? knee : null;
     }
 
     private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)

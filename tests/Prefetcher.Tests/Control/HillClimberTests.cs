@@ -66,6 +66,38 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_DoublingPaysShortOfSlowStartsShare_EndsSlowStartOnAQuickCallAndStepsOnUp()
+    {
+        // L / (1 + L / 10): 2 -> 4 gains +71%, short of 75% of +100% but far above the minimum.
+        // The call only turns doublings into fine steps that go on up at once, so it need not
+        // wait the full second a call that stops growth does (uniform documents on the network
+        // disk sat at L=16 for 1.2 s of a 6.4 s read waiting for it).
+        var climb = new ClimbDriver(l => 60e6 * l / (1 + (l / 10.0))) { ReadsPerTick = 40 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(4));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: slow start, probing L=4", StringComparison.Ordinal));
+        var verdict = steps.First(s => s.Step.Reason == "grow: +71% MB/s at L=4 over 2, short of 75% of the proportional gain: L=4 stays, probing 5");
+        Assert.True(verdict.At - doubled.At < new ControllerOptions().MeasureTime, $"judged {verdict.At - doubled.At} after the step");
+        Assert.DoesNotContain(steps.Where(s => s.At < verdict.At), s => s.Step.Reason.EndsWith("growth stops only on a full measurement", StringComparison.Ordinal));
+    }
+
+    [Fact]
+    public void Climb_DoublingFarPastASharpKnee_WaitsForAFullMeasurementBeforeLookingDown()
+    {
+        // Linear to 9: 8 -> 16 gains +13%, which points to a sharp knee at 9 or 10, far below 16.
+        // That call sends L down, so it waits for a full measurement.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 9)) { ReadsPerTick = 40 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(8));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: +100% MB/s at L=8 over 4, slow start: probing 16", StringComparison.Ordinal));
+        var verdict = steps.First(s => s.Step.Reason.Contains("MB/s at L=16 over 8, short of 75% of the proportional gain, far past a sharp knee's", StringComparison.Ordinal));
+        Assert.Contains(steps, s => s.At > doubled.At && s.At < verdict.At && s.Step.Reason.EndsWith("growth stops only on a full measurement", StringComparison.Ordinal));
+        Assert.True(verdict.At - doubled.At >= new ControllerOptions().MeasureTime, $"judged {verdict.At - doubled.At} after the step");
+    }
+
+    [Fact]
     public void Climb_EveryDoublingStillGainsAFifth_GrowsOnInFineStepsWithoutAPlateau()
     {
         // L / (1 + L / 10): no knee, each doubling past 8 gains 13-40% (the real machine read
