@@ -118,7 +118,8 @@ internal sealed partial class HillClimber
             return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
         }
 
-        var knee = SharpKneeFarBelow(l, gain);
+        // Before the paying steps are reset: they tell whether slow start saw the device bend gradually.
+        var knee = KneeToLookDownTo(gain, l, limit);
         InSlowStart = false;
         _uncutSinceSlowStart = true;
         _payingSteps = 0;
@@ -152,14 +153,20 @@ internal sealed partial class HillClimber
 
     /// <summary>
     /// The knee a slow-start step from the base to <paramref name="l"/> that gained <paramref name="gain"/>
-    /// points to (where linear scaling would have delivered as much), when L is more than
-    /// <see cref="KneeOvershoot"/> times it; null when not, or when slow start was restarted by
-    /// paying fine steps, which have seen the device bend gradually below.
+    /// points to (where linear scaling would have delivered as much), when the step ends slow start
+    /// keeping L (it paid the minimum, short of slow start's share, below the limit) and L is more
+    /// than <see cref="KneeOvershoot"/> times that knee; null otherwise, and when slow start was
+    /// restarted by paying fine steps, which have seen the device bend gradually below.
     /// </summary>
-    private int? SharpKneeFarBelow(int l, double gain)
+    private int? KneeToLookDownTo(double gain, int l, int limit)
     {
+        if (!InSlowStart || gain >= SlowStartGain(l) || gain < _options.GrowthMinGain || l >= limit
+            || _payingSteps >= PayingStepsForSlowStart)
+        {
+            return null;
+        }
         var knee = (int)Math.Ceiling(_baseConcurrency * (1 + gain));
-        return l > KneeOvershoot * knee && _payingSteps < PayingStepsForSlowStart ? knee : null;
+        return l > KneeOvershoot * knee ? knee : null;
     }
 
     private ControllerStep AfterProbeDown(TimeSpan now, double throughput, int l, int limit, QueueingEvidence? queueing)

@@ -12,7 +12,8 @@ namespace Indexing.Prefetcher;
 /// <see cref="SlowStartEfficiency"/> of the proportional gain, so a device 16 deep is reached
 /// from 2 in three steps instead of fourteen. The first step that pays less ends
 /// it; one that still gains <see cref="ControllerOptions.GrowthMinGain"/> stays, and the climb goes
-/// on at once, first down to the knee its gain points to if L is far past it. <b>Fine steps</b>
+/// on at once (at the limit: a plateau there), or, if L is far past the knee its gain points to,
+/// measures L again and probes down to that knee. <b>Fine steps</b>
 /// from then on, and after any cut: keep a step up only if it gains the minimum, and go on up; after
 /// one that does not, go back and probe alternately down and up after each plateau.
 /// </para>
@@ -37,7 +38,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>
     /// A step that ends slow start leaving L more than this multiple of the knee its gain points to
-    /// (where linear scaling would have delivered as much) probes that knee at once.
+    /// (where linear scaling would have delivered as much) probes down to that knee, after measuring
+    /// L once more.
     /// </summary>
     public const double KneeOvershoot = 1.5;
 
@@ -264,10 +266,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, not yet decisive", DecisionCause.Measure);
         }
         if (_phase == Phase.ProbeUp && !FullyMeasured(s.TickDuration) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)
-            && StopsGrowth(Gain(throughput, _baseThroughput), l))
+            && StopsGrowth(Gain(throughput, _baseThroughput), l, limit))
         {
-            // A quick call may only keep growing. One that stops growth (a step back and a plateau,
-            // or a probe down to a knee far below) costs seconds at a low L when it is wrong, and
+            // A quick call may only keep growing (or hold at the limit). One that stops growth (a step
+            // back and a plateau, or a probe down to a knee far below) costs seconds at a low L when it is wrong, and
             // calls on a tick or two of reads were: on growing documents one tick at L=13 read 90
             // MB/s by its bytes and 143 by its reads, whose own error said 3.7%.
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, growth stops only on a full measurement", DecisionCause.Measure);
@@ -416,14 +418,17 @@ internal sealed partial class HillClimber(ControllerOptions options)
     }
 
     /// <summary>
-    /// Whether a probe up that gained <paramref name="gain"/>, taken as final, stops growth: a step
-    /// back to the base, or a probe down to a sharp knee far below. A doubling that pays less than
-    /// slow start's share but more than the minimum does not: L stays and fine steps go on up at
-    /// once, and if the call was low, the first of them pays in proportion and slow start resumes.
-    /// Waiting a full second for that call held uniform documents at L=16 for 1.2 s of a 6.4 s read.
+    /// Whether a probe up to <paramref name="l"/> that gained <paramref name="gain"/>, taken as final,
+    /// stops growth: a step back to the base, or a probe down to a sharp knee far below. A doubling
+    /// that pays slow start's share does not, nor one that pays less but more than the minimum: L
+    /// stays and fine steps go on up at once (at the limit: a plateau there), and if the call was
+    /// low, the first of them pays in proportion and slow start resumes. Waiting a full second for
+    /// that call held uniform documents at L=16 for 1.2 s of a 6.4 s read. The same verdicts as
+    /// <see cref="AfterProbeUp"/>, which <see cref="KneeToLookDownTo"/> keeps in step.
     /// </summary>
-    private bool StopsGrowth(double gain, int l) =>
-        gain < _options.GrowthMinGain || (InSlowStart && gain < SlowStartGain(l) && SharpKneeFarBelow(l, gain) is not null);
+    private bool StopsGrowth(double gain, int l, int limit) =>
+        !(InSlowStart && gain >= SlowStartGain(l))
+        && (gain < _options.GrowthMinGain || KneeToLookDownTo(gain, l, limit) is not null);
 
     /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
     private double SlowStartGain(int l) => SlowStartEfficiency * (((double)l / _baseConcurrency) - 1);

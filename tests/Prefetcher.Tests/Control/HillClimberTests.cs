@@ -98,6 +98,24 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_DoublingFarPastASharpKneeOntoTheLimit_HoldsThereOnAQuickCall()
+    {
+        // The same device with a limit of 16: 8 -> 16 lands on it, so the +13% call cannot send L
+        // down to a knee, only hold a plateau at the limit. It is the largest L the climb may use
+        // either way, so a wrong call costs nothing and need not wait for a full measurement.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 9)) { ReadsPerTick = 40, Limit = 16 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(8));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: +100% MB/s at L=8 over 4, slow start: probing 16", StringComparison.Ordinal));
+        var verdict = steps.First(s => s.Step.Reason.StartsWith("hold: +1", StringComparison.Ordinal)
+            && s.Step.Reason.EndsWith("MB/s at L=16 over 8, short of 75% of the proportional gain: L=16 stays, at limit 16", StringComparison.Ordinal));
+        Assert.True(verdict.At - doubled.At < new ControllerOptions().MeasureTime, $"judged {verdict.At - doubled.At} after the step");
+        Assert.DoesNotContain(steps.Where(s => s.At < verdict.At), s => s.Step.Reason.EndsWith("growth stops only on a full measurement", StringComparison.Ordinal));
+        Assert.DoesNotContain(steps, s => s.Step.Reason.Contains("far past a sharp knee", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Climb_EveryDoublingStillGainsAFifth_GrowsOnInFineStepsWithoutAPlateau()
     {
         // L / (1 + L / 10): no knee, each doubling past 8 gains 13-40% (the real machine read
@@ -366,6 +384,9 @@ public sealed class HillClimberTests
 
         public int L { get; set; } = 2;
 
+        /// <summary>The most readers the climb may use (a size ceiling or a live limit).</summary>
+        public int Limit { get; init; } = ControllerOptions.AbsoluteMaxConcurrency;
+
         /// <summary>
         /// Reads completed each tick (none: the climb sees only bytes per tick), all of one size and
         /// latency, with every reader busy: by Little's law they deliver <see cref="Device"/>(L).
@@ -400,7 +421,7 @@ public sealed class HillClimberTests
             QueueingEvidence? lastSecond = ReportsLastSecond
                 ? new QueueingEvidence(1, 0, null, TimeSpan.Zero, TimeSpan.Zero, _lastSecond.Sum() / (_lastSecond.Count * TickDuration.TotalSeconds))
                 : null;
-            var step = Climber.Climb(signals, L, ControllerOptions.AbsoluteMaxConcurrency, lastSecond);
+            var step = Climber.Climb(signals, L, Limit, lastSecond);
             L = step.Concurrency;
             return step;
         }
