@@ -156,7 +156,8 @@ internal sealed partial class HillClimber
     /// points to (where linear scaling would have delivered as much), when the step ends slow start
     /// keeping L (it paid the minimum, short of slow start's share, below the limit) and L is more
     /// than <see cref="KneeOvershoot"/> times that knee; null otherwise, and when slow start was
-    /// restarted by paying fine steps, which have seen the device bend gradually below.
+    /// restarted by <see cref="PayingStepsForSlowStart"/> paying fine steps in a row, which have seen
+    /// the device bend gradually below (one fine step that paid in proportion has not).
     /// </summary>
     private int? KneeToLookDownTo(double gain, int l, int limit)
     {

@@ -37,9 +37,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
     public const double FineStepFactor = 1.25;
 
     /// <summary>
-    /// A step that ends slow start leaving L more than this multiple of the knee its gain points to
-    /// (where linear scaling would have delivered as much) probes down to that knee, after measuring
-    /// L once more.
+    /// A step that ends slow start leaving L below the limit and more than this multiple of the knee
+    /// its gain points to (where linear scaling would have delivered as much) measures L once more,
+    /// then probes down to that knee (lower if reads queue), unless paying fine steps restarted slow
+    /// start: they have seen the device bend gradually below.
     /// </summary>
     public const double KneeOvershoot = 1.5;
 
@@ -420,10 +421,11 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>
     /// Whether a probe up to <paramref name="l"/> that gained <paramref name="gain"/>, taken as final,
     /// stops growth: a step back to the base, or a probe down to a sharp knee far below. A doubling
-    /// that pays slow start's share does not, nor one that pays less but more than the minimum: L
-    /// stays and fine steps go on up at once (at the limit: a plateau there), and if the call was
-    /// low, the first of them pays in proportion and slow start resumes. Waiting a full second for
-    /// that call held uniform documents at L=16 for 1.2 s of a 6.4 s read. The same verdicts as
+    /// that pays slow start's share does not (L doubles again, or holds a plateau at the limit), nor
+    /// one that pays less but more than the minimum and is not far past its knee: L stays and fine
+    /// steps go on up at once (at the limit: a plateau there), and if the call was low, the first of
+    /// them pays in proportion and slow start resumes. Waiting a full second for that call held
+    /// uniform documents at L=16 for 1.2 s of a 6.4 s read. The same verdicts as
     /// <see cref="AfterProbeUp"/>, which <see cref="KneeToLookDownTo"/> keeps in step.
     /// </summary>
     private bool StopsGrowth(double gain, int l, int limit) =>

@@ -116,6 +116,26 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_DoublingCutShortByTheLimitPaysItsShareUnderFivePercent_HoldsThereOnAQuickCall()
+    {
+        // Linear to 32, then 0.96 of a reader's worth for one more, with a limit of 33: slow
+        // start's last step is 32 -> 33, whose share of the proportional gain is +2.3%. It gains
+        // +3%, under the 5% a fine step must gain, but it paid its share, so L holds at the limit:
+        // a call that does not stop growth, so it need not wait for a full measurement. The reads'
+        // jitter keeps the first tick's call from being clear, so the settled call decides.
+        var climb = new ClimbDriver(l => 60e6 * (l <= 32 ? l : 32 + ((l - 32) * 0.96))) { ReadsPerTick = 40, Limit = 33, ReadJitter = 0.025 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(6));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: +100% MB/s at L=32 over 16, slow start: probing 33", StringComparison.Ordinal));
+        var verdict = steps.First(s => s.Step.Reason.StartsWith("hold: +", StringComparison.Ordinal)
+            && s.Step.Reason.EndsWith("MB/s at L=33 over 32, at limit 33", StringComparison.Ordinal));
+        Assert.True(verdict.At - doubled.At < new ControllerOptions().MeasureTime, $"judged {verdict.At - doubled.At} after the step");
+        Assert.DoesNotContain(steps.Where(s => s.At < verdict.At), s => s.Step.Reason.EndsWith("growth stops only on a full measurement", StringComparison.Ordinal));
+        Assert.All(steps.Where(s => s.At >= verdict.At), s => Assert.Equal(33, s.Step.Concurrency));
+    }
+
+    [Fact]
     public void Climb_EveryDoublingStillGainsAFifth_GrowsOnInFineStepsWithoutAPlateau()
     {
         // L / (1 + L / 10): no knee, each doubling past 8 gains 13-40% (the real machine read
@@ -393,6 +413,12 @@ public sealed class HillClimberTests
         /// </summary>
         public int ReadsPerTick { get; init; }
 
+        /// <summary>
+        /// Reads alternate between this much more and this much less than their share of the bytes,
+        /// at the same latency: the rate over a tick is unchanged, but its estimate has an error.
+        /// </summary>
+        public double ReadJitter { get; init; }
+
         /// <summary>Whether each tick also reports what the last second delivered, as the queueing evidence does.</summary>
         public bool ReportsLastSecond { get; init; }
 
@@ -405,6 +431,10 @@ public sealed class HillClimberTests
             var reads = new ReadSample[ReadsPerTick];
             // Each reader completes ReadsPerTick / L reads a tick: one read's latency is L ticks / ReadsPerTick.
             Array.Fill(reads, new ReadSample(bytes / Math.Max(1, ReadsPerTick), 1, L * TickDuration / Math.Max(1, ReadsPerTick)));
+            for (var i = 0; i < reads.Length; i++)
+            {
+                reads[i] = reads[i] with { Bytes = (long)(reads[i].Bytes * (1 + (i % 2 == 0 ? ReadJitter : -ReadJitter))) };
+            }
             var signals = new ControllerSignals
             {
                 Now = Now,
