@@ -90,6 +90,7 @@ internal sealed partial class HillClimber
         {
             InSlowStart = true;
             _slowStartPaid = true;
+            _lastDoublingShare = 0;
             var next = Math.Min(limit, 2 * l);
             var why = proportional ? $"at least {ControlText.Percent(SlowStartEfficiency)} of the proportional gain" : $"{_payingSteps} steps paid";
             return new ControllerStep(next, Grow, $"grow: {gained} over {from}, {why}: slow start, probing {next}", DecisionCause.Probe);
@@ -98,13 +99,15 @@ internal sealed partial class HillClimber
         return new ControllerStep(up, Grow, $"grow: {gained} over {from}, probing {up}", DecisionCause.Probe);
     }
 
-    private ControllerStep AfterSlowStartStep(TimeSpan now, double throughput, int l, int limit)
+    private ControllerStep AfterSlowStartStep(TimeSpan now, double throughput, int l, int limit, bool paid = false)
     {
         var from = _baseConcurrency;
         var gain = Gain(throughput, _baseThroughput);
         var gained = $"{ControlText.Change(gain)} MB/s at L={l} over {from}";
-        if (gain >= SlowStartGain(l))
+        var shortOfShare = gain < SlowStartGain(l);
+        if (paid || !shortOfShare)
         {
+            _lastDoublingShare = gain / (((double)l / from) - 1);
             SetBase(l, throughput);
             _slowStartPaid = true;
             if (l >= limit)
@@ -115,7 +118,8 @@ internal sealed partial class HillClimber
             }
             var next = Math.Min(limit, 2 * l);
             BeginMeasuring(Phase.ProbeUp, now, plateau: TimeSpan.Zero, grew: true);
-            return new ControllerStep(next, Grow, $"grow: {gained}, slow start: probing {next}", DecisionCause.Probe);
+            var early = shortOfShare ? $" (on its first tick, within its error of {ControlText.Percent(SlowStartEfficiency)} of the proportional gain)" : "";
+            return new ControllerStep(next, Grow, $"grow: {gained}{early}, slow start: probing {next}", DecisionCause.Probe);
         }
 
         // Before the paying steps are reset: they tell whether slow start saw the device bend gradually.

@@ -110,6 +110,23 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// any of that (the initial L, or a first step not yet judged): then L probes down as usual.
     /// </summary>
     private bool _slowStartPaid;
+
+    /// <summary>
+    /// The share of its proportional gain the last doubling of this slow start paid (0: none yet).
+    /// At <see cref="ClearDoublingShare"/> or more, the next doubling's first tick needs only not to
+    /// fall clearly short (<see cref="EarlyDoubling"/>).
+    /// </summary>
+    private double _lastDoublingShare;
+
+    /// <summary>
+    /// A doubling that paid this share of its proportional gain (the device scaled almost linearly
+    /// up to it) lets the next one go on on its first tick unless clearly short.
+    /// </summary>
+    private const double ClearDoublingShare = 0.9;
+
+    /// <summary>How far short of slow start's share a first tick after such a doubling may fall and still go on.</summary>
+    private const double FirstTickShortfall = 0.15;
+
     private TimeSpan _settle = options.SettleTime;
 
     private enum Phase
@@ -161,6 +178,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
             case ClimbEffect.RestartInSlowStart:
                 InSlowStart = true;
                 _slowStartPaid = false;
+                _lastDoublingShare = 0;
                 break;
             case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
                 LeaveSlowStart();
@@ -255,6 +273,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
             var rise = $"{ControlText.Change(Gain(delivered, _baseThroughput))} MB/s at L={l}{(delivered > throughput ? " over the last second" : "")} since its plateau began";
             InSlowStart = true;
             _slowStartPaid = true;
+            _lastDoublingShare = 0;
             _probeUpNext = true;
             _plateauUntil = now;
             var probe = StartProbe(now, delivered, l, limit, queueing);
@@ -285,9 +304,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
     }
 
     /// <summary>
-    /// A doubling judged on its first, unsettled tick (the reads issued since the step). The reads
-    /// completing first after a step are those that did not queue, so it errs high: it may only
-    /// continue slow start on a clear pass (two standard errors), never end it. Null: settle.
+    /// A doubling judged on its first, unsettled tick (the reads issued since the step). Past a knee
+    /// the reads completing first after a step are those that did not queue, so it errs high: it
+    /// may continue slow start on a clear pass (two standard errors), or just short of one after a
+    /// doubling that scaled almost linearly, never end it. Null: settle.
     /// </summary>
     private ControllerStep? EarlyDoubling(in ControllerSignals s, int l, int limit)
     {
@@ -296,10 +316,25 @@ internal sealed partial class HillClimber(ControllerOptions options)
             return null;
         }
         _measurement.Add(s.BytesDelivered, s.TickDuration, s.Reads.Span, s.ReadsInFlightTime, issuedFrom: _phaseStart, tickEnd: s.Now, settled: false);
-        if (_measurement.FromReads && Gain(_measurement.BytesPerSecond, _baseThroughput) - SlowStartGain(l) >= CombinedError())
+        if (!_measurement.FromReads)
+        {
+            _measurement.Reset();
+            return null;
+        }
+        var gain = Gain(_measurement.BytesPerSecond, _baseThroughput);
+        var error = CombinedError();
+        var margin = gain - SlowStartGain(l);
+        // On skewed sizes the first tick errs low instead: only reads shorter than a tick complete
+        // in it, and those pay the per-request cost on fewer bytes (rare giants, 8 -> 16: +70-81%
+        // on the first tick, +88% by the fixed-L sweep). After a doubling that scaled almost
+        // linearly, one that falls short of slow start's share by less than half its error and
+        // by less than FirstTickShortfall goes on too.
+        var withinError = _lastDoublingShare >= ClearDoublingShare && double.IsFinite(error)
+            && margin >= -error / 2 && gain >= (SlowStartEfficiency - FirstTickShortfall) * (((double)l / _baseConcurrency) - 1);
+        if (margin >= error || withinError)
         {
             _throughputAt[l] = (_measurement.BytesPerSecond, s.Now);
-            return AfterSlowStartStep(s.Now, _measurement.BytesPerSecond, l, limit);
+            return AfterSlowStartStep(s.Now, _measurement.BytesPerSecond, l, limit, paid: true);
         }
         _measurement.Reset();
         return null;

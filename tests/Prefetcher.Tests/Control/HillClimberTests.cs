@@ -83,6 +83,41 @@ public sealed class HillClimberTests
     }
 
     [Fact]
+    public void Climb_FirstTickJustShortOfSlowStartsShareAfterALinearDoubling_GoesOnAtOnce()
+    {
+        // 4 -> 8 scales linearly; each reader past 8 adds 0.72 of one, so 8 -> 16 gains +72%,
+        // within its error of slow start's +75%. On skewed sizes the first tick errs low (rare
+        // giants: +70-81% on it, +88% by the fixed-L sweep), so after a doubling that scaled
+        // almost linearly such a tick goes on at once instead of settling for another tick or,
+        // the call unclear, for a second.
+        var climb = new ClimbDriver(l => 60e6 * (l <= 8 ? l : 8 + ((l - 8) * 0.72))) { ReadsPerTick = 40, ReadJitter = 0.3 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(3));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: +100% MB/s at L=8 over 4, slow start: probing 16", StringComparison.Ordinal));
+        var next = steps.First(s => s.At > doubled.At && s.Step.Kind != Hold);
+        Assert.Equal("grow: +72% MB/s at L=16 over 8 (on its first tick, within its error of 75% of the proportional gain), slow start: probing 32", next.Step.Reason);
+        Assert.Equal(doubled.At + Tick, next.At);
+    }
+
+    [Fact]
+    public void Climb_FirstTickFarShortOfSlowStartsShare_SettlesEvenAfterALinearDoubling()
+    {
+        // Linear to 12, then flat: 8 -> 16 gains +50%, far short of +75% however the first tick
+        // errs, so it settles and the slow start ends on the settled call. Few, jittery reads
+        // make half the error of that call (0.27) larger than the shortfall (0.25): the floor on
+        // the gain, not the error, keeps it from going on.
+        var climb = new ClimbDriver(l => 60e6 * Math.Min(l, 12)) { ReadsPerTick = 24, ReadJitter = 0.9 };
+
+        var steps = climb.Run(TimeSpan.FromSeconds(8));
+
+        var doubled = steps.First(s => s.Step.Reason.StartsWith("grow: +100% MB/s at L=8 over 4, slow start: probing 16", StringComparison.Ordinal));
+        Assert.Equal("hold: settling at L=16 (probe up from 8)", steps.First(s => s.At > doubled.At).Step.Reason);
+        Assert.DoesNotContain(steps, s => s.Step.Reason.Contains("on its first tick", StringComparison.Ordinal));
+        Assert.Contains(steps, s => s.Step.Reason.StartsWith("grow: +50% MB/s at L=16 over 8, short of 75% of the proportional gain", StringComparison.Ordinal));
+    }
+
+    [Fact]
     public void Climb_DoublingFarPastASharpKnee_WaitsForAFullMeasurementBeforeLookingDown()
     {
         // Linear to 9: 8 -> 16 gains +13%, which points to a sharp knee at 9 or 10, far below 16.
