@@ -107,7 +107,7 @@ internal sealed partial class HillClimber
         var shortOfShare = gain < SlowStartGain(l);
         if (paid || !shortOfShare)
         {
-            _lastDoublingShare = gain / (((double)l / from) - 1);
+            _lastDoublingShare = gain / ProportionalGain(l);
             SetBase(l, throughput);
             _slowStartPaid = true;
             if (l >= limit)

@@ -288,8 +288,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
         if (_phase == Phase.ProbeUp && !FullyMeasured(s.TickDuration) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)
             && StopsGrowth(Gain(throughput, _baseThroughput), l, limit))
         {
-            // A quick call may only keep growing (or hold at the limit). One that stops growth (a step
-            // back and a plateau, or a probe down to a knee far below) costs seconds at a low L when it is wrong, and
+            // A quick call may only keep growing (or hold at the limit). One that stops growth (a
+            // step back and a plateau, or a probe down to a knee far below) costs seconds at a low
+            // L when it is wrong, and
             // calls on a tick or two of reads were: on growing documents one tick at L=13 read 90
             // MB/s by its bytes and 143 by its reads, whose own error said 3.7%.
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, growth stops only on a full measurement", DecisionCause.Measure);
@@ -330,7 +331,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         // linearly, one that falls short of slow start's share by less than half its error and
         // by less than FirstTickShortfall goes on too.
         var withinError = _lastDoublingShare >= ClearDoublingShare && double.IsFinite(error)
-            && margin >= -error / 2 && gain >= (SlowStartEfficiency - FirstTickShortfall) * (((double)l / _baseConcurrency) - 1);
+            && margin >= -error / 2 && gain >= (SlowStartEfficiency - FirstTickShortfall) * ProportionalGain(l);
         if (margin >= error || withinError)
         {
             _throughputAt[l] = (_measurement.BytesPerSecond, s.Now);
@@ -468,7 +469,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
         && (gain < _options.GrowthMinGain || KneeToLookDownTo(gain, l, limit) is not null);
 
     /// <summary>The gain a step from the base to <paramref name="l"/> must show to keep slow start going.</summary>
-    private double SlowStartGain(int l) => SlowStartEfficiency * (((double)l / _baseConcurrency) - 1);
+    private double SlowStartGain(int l) => SlowStartEfficiency * ProportionalGain(l);
+
+    /// <summary>The gain a step from the base to <paramref name="l"/> would show if throughput scaled linearly.</summary>
+    private double ProportionalGain(int l) => ((double)l / _baseConcurrency) - 1;
 
     private double? CurrentThroughput(int l, TimeSpan now) =>
         _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
