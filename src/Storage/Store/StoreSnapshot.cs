@@ -1,3 +1,5 @@
+using System.Runtime.InteropServices;
+
 using RocksDbSharp;
 
 namespace Indexing.Storage;
@@ -165,7 +167,7 @@ public sealed class StoreSnapshot : IDisposable
         Enter();
         try
         {
-            return _store.Db.Get(key, _store.DocsHandle, _read);
+            return ReadPinned(key);
         }
         catch (RocksDbException e)
         {
@@ -174,6 +176,42 @@ public sealed class StoreSnapshot : IDisposable
         finally
         {
             Exit();
+        }
+    }
+
+    // The value straight from RocksDB's pinned slice into an uninitialized array: RocksDbSharp's
+    // Get goes through rocksdb_get_cf, which mallocs a copy of the value that is then copied again
+    // into a zeroed managed array. For a 20 MiB giant that is two extra passes over its bytes and a
+    // fresh 20 MiB the kernel faults in and clears; reading alone, they took about a tenth of the
+    // processor time of a rebuild's reads.
+    private byte[]? ReadPinned(byte[] key)
+    {
+        var native = Native.Instance;
+        var slice = native.rocksdb_get_pinned_cf(_store.Db.Handle, _read.Handle, _store.DocsHandle.Handle, key, (UIntPtr)key.Length, out var error);
+        if (error != IntPtr.Zero)
+        {
+            throw new RocksDbException(error);
+        }
+
+        if (slice == IntPtr.Zero)
+        {
+            return null; // not found
+        }
+
+        try
+        {
+            var value = native.rocksdb_pinnableslice_value(slice, out var length);
+            var body = GC.AllocateUninitializedArray<byte>(checked((int)length));
+            if (body.Length > 0)
+            {
+                Marshal.Copy(value, body, 0, body.Length);
+            }
+
+            return body;
+        }
+        finally
+        {
+            native.rocksdb_pinnableslice_destroy(slice);
         }
     }
 

@@ -110,6 +110,8 @@ public sealed class DocumentStoreReadTests
         snapshot.MultiGet(["c/2", "c/4"], many);
         Assert.Equal("""{"v":2}""", TempStore.Text(many[0].Body));
         Assert.Null(snapshot.Get("c/5"));
+        Assert.Equal("""{"v":1}""", TempStore.Text(snapshot.Get("c/1")!));
+        Assert.Equal("""{"v":2}""", TempStore.Text(snapshot.Get("c/2")!));
         Assert.Equal([6L, 7L, 8L], temp.Store.ReadChanges(snapshot.Etag).Select(c => c.Etag));
     }
 
