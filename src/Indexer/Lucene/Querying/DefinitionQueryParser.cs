@@ -74,7 +74,7 @@ internal sealed class DefinitionQueryParser : QueryParser
             IndexFieldType.Keyword => new TermQuery(new Term(field, queryText)),
             IndexFieldType.Bool => new TermQuery(new Term(field, ParseBool(field, queryText))),
             IndexFieldType.Long => LongRange(field, ParseLong(field, queryText), ParseLong(field, queryText), true, true),
-            _ => NumericRangeQuery.NewDoubleRange(field, ParseDouble(field, queryText), ParseDouble(field, queryText), true, true),
+            _ => DoubleRange(field, ParseDouble(field, queryText), ParseDouble(field, queryText), true, true),
         };
     }
 
@@ -86,7 +86,7 @@ internal sealed class DefinitionQueryParser : QueryParser
             case IndexFieldType.Long:
                 return LongRange(field, Open(part1) ? null : ParseLong(field, part1), Open(part2) ? null : ParseLong(field, part2), startInclusive, endInclusive);
             case IndexFieldType.Double:
-                return NumericRangeQuery.NewDoubleRange(
+                return DoubleRange(
                     field, Open(part1) ? null : ParseDouble(field, part1), Open(part2) ? null : ParseDouble(field, part2), startInclusive, endInclusive);
             case IndexFieldType.Keyword:
                 return TermRangeQuery.NewStringRange(field, Open(part1) ? null : part1, Open(part2) ? null : part2, startInclusive, endInclusive);
@@ -97,11 +97,14 @@ internal sealed class DefinitionQueryParser : QueryParser
         }
     }
 
-    // __etag is indexed with its own precision step; a range query must use the step the field was written with.
+    // A range query must use the step the field was written with (or a multiple of it): __etag has
+    // its own, long and double fields LuceneDocumentMapper.NumericPrecisionStep.
     private static NumericRangeQuery<long> LongRange(string field, long? min, long? max, bool minInclusive, bool maxInclusive) =>
-        field == IndexFieldNames.Etag
-            ? NumericRangeQuery.NewInt64Range(field, LuceneDocumentMapper.EtagPrecisionStep, min, max, minInclusive, maxInclusive)
-            : NumericRangeQuery.NewInt64Range(field, min, max, minInclusive, maxInclusive);
+        NumericRangeQuery.NewInt64Range(
+            field, field == IndexFieldNames.Etag ? LuceneDocumentMapper.EtagPrecisionStep : LuceneDocumentMapper.NumericPrecisionStep, min, max, minInclusive, maxInclusive);
+
+    private static NumericRangeQuery<double> DoubleRange(string field, double? min, double? max, bool minInclusive, bool maxInclusive) =>
+        NumericRangeQuery.NewDoubleRange(field, LuceneDocumentMapper.NumericPrecisionStep, min, max, minInclusive, maxInclusive);
 
     protected override Query GetPrefixQuery(string field, string termStr) =>
         base.GetPrefixQuery(field, ExpandableTerm(field, termStr, "a prefix query"));
