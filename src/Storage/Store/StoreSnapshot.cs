@@ -182,8 +182,8 @@ public sealed class StoreSnapshot : IDisposable
     // The value straight from RocksDB's pinned slice into an uninitialized array: RocksDbSharp's
     // Get goes through rocksdb_get_cf, which mallocs a copy of the value that is then copied again
     // into a zeroed managed array. For a 20 MiB giant that is two extra passes over its bytes and a
-    // fresh 20 MiB the kernel faults in and clears; reading alone, they took about a tenth of the
-    // processor time of a rebuild's reads.
+    // fresh 20 MiB the kernel faults in and clears: a quarter of the processor time of reading
+    // rare giants alone (2.72 s -> 2.07 s for 2 GB).
     private byte[]? ReadPinned(byte[] key)
     {
         var native = Native.Instance;

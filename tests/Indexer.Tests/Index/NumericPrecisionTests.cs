@@ -6,9 +6,9 @@ using Lucene.Net.Documents;
 using Lucene.Net.Index;
 using Lucene.Net.Search;
 using Lucene.Net.Store;
+using Lucene.Net.Util;
 
 using Directory = Lucene.Net.Store.Directory;
-using Lucene.Net.Util;
 
 namespace Indexing.Indexer.Tests.Index;
 
