@@ -44,7 +44,7 @@ internal sealed class LuceneDocumentMapper
     /// </summary>
     public const int NumericPrecisionStep = 16;
 
-    private static readonly FieldType _etagType = EtagType();
+    private static readonly FieldType _etagType = NumericType(Int64Field.TYPE_STORED, EtagPrecisionStep);
     private static readonly FieldType _long = NumericType(Int64Field.TYPE_NOT_STORED);
     private static readonly FieldType _storedLong = NumericType(Int64Field.TYPE_STORED);
     private static readonly FieldType _double = NumericType(DoubleField.TYPE_NOT_STORED);
@@ -78,16 +78,9 @@ internal sealed class LuceneDocumentMapper
         return new StreamReader(new MemoryStream(array.Array!, array.Offset, array.Count, writable: false), _utf8, detectEncodingFromByteOrderMarks: false, bufferSize: 16 << 10);
     }
 
-    private static FieldType NumericType(FieldType of)
+    private static FieldType NumericType(FieldType of, int precisionStep = NumericPrecisionStep)
     {
-        var type = new FieldType(of) { NumericPrecisionStep = NumericPrecisionStep };
-        type.Freeze();
-        return type;
-    }
-
-    private static FieldType EtagType()
-    {
-        var type = new FieldType(Int64Field.TYPE_STORED) { NumericPrecisionStep = EtagPrecisionStep };
+        var type = new FieldType(of) { NumericPrecisionStep = precisionStep };
         type.Freeze();
         return type;
     }
