@@ -10,6 +10,11 @@ public sealed partial class RebuildWorkload
     // wait, in flight + buffered), the process working set (its peak is the run's peak RSS: the
     // pressure record does not know the indexer's memory) and the foreground Gets completed in the
     // interval. Its own task, stopped before the figures are read; pressure is one field read.
+    // The prefetcher publishes its pressure at its own ticks (250 ms, jittered), so a point's rates
+    // are over the interval between the snapshots it compares, at the time the newer one was
+    // published, and a sample that finds no new snapshot adds no point. Against this loop's clock, a
+    // snapshot read twice showed an interval in which nothing moved and the next one two ticks'
+    // worth (0 MB/s and no wait, then 100% wait), which looked like the process stopping.
     private sealed class RunSampler : IAsyncDisposable
     {
         private readonly IBatchSource? _source;
@@ -23,6 +28,9 @@ public sealed partial class RebuildWorkload
         private long _lastBytesDone;
         private TimeSpan _lastWait;
         private TimeSpan _lastElapsed;
+
+        // The prefetcher's clock (PrefetchPressure.Elapsed) at the snapshot the last point came from.
+        private TimeSpan _lastPublished;
         private int _stopped;
 
         public RunSampler(IBatchSource? source, ForegroundReaders? readers)
@@ -81,9 +89,16 @@ public sealed partial class RebuildWorkload
         private void Sample()
         {
             PeakWorkingSetBytes = Math.Max(PeakWorkingSetBytes, Environment.WorkingSet);
+            var pressure = _source?.Pressure;
             var elapsed = Stopwatch.GetElapsedTime(_started);
-            var interval = elapsed - _lastElapsed;
-            if (interval <= TimeSpan.Zero)
+            if (pressure is not null)
+            {
+                // When the snapshot was published, on this clock (it is at most a tick old).
+                elapsed -= TimeSpan.FromTicks(Math.Max(0, (DateTimeOffset.UtcNow - pressure.Timestamp).Ticks));
+            }
+
+            var interval = pressure is null ? elapsed - _lastElapsed : pressure.Elapsed - _lastPublished;
+            if (interval <= TimeSpan.Zero || elapsed <= _lastElapsed)
             {
                 return;
             }
@@ -96,7 +111,6 @@ public sealed partial class RebuildWorkload
                 foregroundP99 = ForegroundReaders.Summarise(recent)?.P99;
             }
 
-            var pressure = _source?.Pressure;
             var bytesDone = pressure?.BytesDone ?? 0;
             var wait = pressure?.ConsumerWaitTime ?? TimeSpan.Zero;
             _points.Add(new RebuildTimelinePoint(
@@ -109,6 +123,7 @@ public sealed partial class RebuildWorkload
             _lastBytesDone = bytesDone;
             _lastWait = wait;
             _lastElapsed = elapsed;
+            _lastPublished = pressure?.Elapsed ?? TimeSpan.Zero;
         }
     }
 }

@@ -1,5 +1,6 @@
 using System.Xml.Linq;
 using Indexing.Datasets;
+using Indexing.Prefetcher;
 
 namespace Indexing.Measurement.Tests;
 
@@ -139,6 +140,29 @@ public sealed class RebuildWorkloadTests
         Assert.True(during.P50 >= device.NetworkDisk.RequestLatency, $"during p50 {during.P50}");
         Assert.Contains(figures.Timeline, p => p.ForegroundP99 is not null);
         environment.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public async Task RunAsync_ReadingAloneOnASlowDisk_TimelineShowsTheSinkWaitingInEveryInterval()
+    {
+        // A dropping sink waits for reads the whole run. Points come from the prefetcher's own
+        // snapshots (published at its ticks): sampled against the sampler's clock, a snapshot read
+        // twice made an interval with 0% wait and 0 MB/s and the next one two ticks' worth.
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 80_000_000);
+        var device = RebuildDevice.ModelledNetworkDisk(new NetworkDiskModelOptions
+        {
+            StreamBandwidthBytesPerSecond = 4_000_000,
+            RequestLatency = TimeSpan.FromMilliseconds(4),
+        });
+
+        var figures = await environment.Workload.RunAsync(RebuildMode.ReadOnly, device).WaitAsync(TimeSpan.FromMinutes(5));
+
+        var timeline = figures.Timeline;
+        var report = string.Join("; ", timeline.Select(p => FormattableString.Invariant($"{p.Elapsed.TotalSeconds:0.00} s {p.MegabytesPerSecond:0.0} MB/s {p.ConsumerWaitPercent:0}%")));
+        Assert.True(timeline.Length >= 5, $"only {timeline.Length} points: {report}");
+        Assert.True(timeline.Zip(timeline.Skip(1)).All(pair => pair.First.Elapsed < pair.Second.Elapsed), report);
+        Assert.All(timeline.SkipLast(1), p => Assert.True(p.ConsumerWaitPercent >= 50 && p.MegabytesPerSecond > 0, report));
+        Assert.Equal(environment.Written.Bytes, figures.Bytes);
     }
 
     [Fact]
