@@ -132,7 +132,11 @@ public sealed record RebuildFigures(
 /// <summary>One run of the BestFixed sweep: reading alone with L pinned.</summary>
 public readonly record struct FixedConcurrencyRun(int Concurrency, TimeSpan Elapsed, double MegabytesPerSecond);
 
-/// <summary>One sample of a run's timeline (every <see cref="RebuildWorkload.SampleInterval"/>).</summary>
+/// <summary>
+/// One point of a run's timeline: a pressure snapshot the prefetcher published (at its ticks), at
+/// the time it was published, its rates over the interval since the previous point; without a
+/// prefetcher, every <see cref="RebuildWorkload.SampleInterval"/>.
+/// </summary>
 /// <param name="ConsumerWaitPercent">Share of the interval the consumer (the indexer's feeder, or the dropping sink) waited for documents.</param>
 /// <param name="ForegroundP99">p99 of the foreground Gets that completed in the interval; null without load or Gets.</param>
 public readonly record struct RebuildTimelinePoint(
