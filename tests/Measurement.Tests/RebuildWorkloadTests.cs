@@ -148,7 +148,7 @@ public sealed class RebuildWorkloadTests
         // A dropping sink waits for reads the whole run. Points come from the prefetcher's own
         // snapshots (published at its ticks): sampled against the sampler's clock, a snapshot read
         // twice made an interval with 0% wait and 0 MB/s and the next one two ticks' worth; with
-        // that sampler this test failed three runs out of three.
+        // that sampler this test failed five runs out of five.
         using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 80_000_000);
         var device = RebuildDevice.ModelledNetworkDisk(new NetworkDiskModelOptions
         {
