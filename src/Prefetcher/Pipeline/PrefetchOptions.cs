@@ -22,6 +22,15 @@ public sealed record PrefetchOptions
     /// <summary>How often the controller decides; each interval is jittered by ± <see cref="TickJitterFraction"/>.</summary>
     public TimeSpan TickInterval { get; init; } = TimeSpan.FromMilliseconds(250);
 
+    /// <summary>
+    /// When the first tick comes (jittered too; never later than <see cref="TickInterval"/>). Sooner
+    /// than the others: until it, L is the initial 2, which on a slow device (8 MB/s a stream)
+    /// starves a rebuild's indexer for the whole tick. Not sooner than 150 ms: the first tick
+    /// measures the initial L on the run's first, shortest tasks, and measured on fewer of them
+    /// (100-125 ms) that rate came out low enough that a capped device's L ran past its knee of 4.
+    /// </summary>
+    public TimeSpan FirstTickInterval { get; init; } = TimeSpan.FromMilliseconds(150);
+
     /// <summary>Jitter keeps ticks from locking step with periodic work on the machine (0.1 = ±10%).</summary>
     public double TickJitterFraction { get; init; } = 0.1;
 
@@ -43,6 +52,9 @@ public sealed record PrefetchOptions
     /// <summary>Documents per batch of the two baselines (FixedBatch, Sequential), whatever their bytes; the adaptive prefetcher ignores it.</summary>
     public int BaselineBatchDocuments { get; init; } = DefaultBaselineBatchDocuments;
 
+    /// <summary>When the first tick comes, before jitter: <see cref="FirstTickInterval"/>, at most <see cref="TickInterval"/>.</summary>
+    public TimeSpan FirstTick => FirstTickInterval < TickInterval ? FirstTickInterval : TickInterval;
+
     /// <summary>The live limits a prefetcher starts with.</summary>
     public PrefetchLimits InitialLimits => new() { BudgetBytes = BudgetBytes, MaxBytesPerSecond = MaxBytesPerSecond };
 
@@ -52,7 +64,7 @@ public sealed record PrefetchOptions
     public override string ToString()
     {
         var foreground = ForegroundLatency is null ? "no foreground latency signal" : "foreground latency watched";
-        return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)}, " +
+        return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)} (the first at {ControlText.Duration(FirstTick)}), " +
             $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}, " +
             $"baselines read {BaselineBatchDocuments} documents per batch; {Controller}";
     }
@@ -67,6 +79,8 @@ public sealed class PrefetchOptionsValidator : IValidateOptions<PrefetchOptions>
         var problems = new OptionProblems(nameof(PrefetchOptions) + ".");
         problems.Require(options.TickInterval >= TimeSpan.FromMilliseconds(10) && options.TickInterval <= TimeSpan.FromSeconds(10),
             ControlText.Invariant($"{nameof(options.TickInterval)} must be in [10 ms, 10 s] (was {options.TickInterval})"));
+        problems.Require(options.FirstTickInterval >= TimeSpan.FromMilliseconds(10) && options.FirstTickInterval <= TimeSpan.FromSeconds(10),
+            ControlText.Invariant($"{nameof(options.FirstTickInterval)} must be in [10 ms, 10 s] (was {options.FirstTickInterval})"));
         problems.InRange(options.TickJitterFraction, 0, 0.5, nameof(options.TickJitterFraction));
         problems.Require(options.HistoryLength >= TimeSpan.FromSeconds(10) && options.HistoryLength <= TimeSpan.FromHours(1),
             ControlText.Invariant($"{nameof(options.HistoryLength)} must be in [10 s, 1 h] (was {options.HistoryLength})"));

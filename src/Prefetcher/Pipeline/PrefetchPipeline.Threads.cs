@@ -103,7 +103,7 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
-            _plan ??= ReadPlanner.Plan(_source.ScanMetadata(_token), _policy.Plan, () => Volatile.Read(ref _targetTaskBytes)).GetEnumerator();
+            _plan ??= ReadPlanner.Plan(_source.ScanMetadata(_token), _policy.Plan, () => Volatile.Read(ref _targetTaskBytes), () => Admission.ConcurrencyLimit).GetEnumerator();
             if (!_plan.MoveNext())
             {
                 _meter.PlanCompleted();

@@ -2,9 +2,10 @@ using System.Runtime.CompilerServices;
 
 namespace Indexing.Prefetcher;
 
-// The tick, jittered so that decisions do not lock step with other periodic work: the controller,
-// if any, decides, and the pressure view is published (also by the thread that ends the run). Ticks
-// run on the thread pool, as they never block; one that throws fails the run.
+// The tick, jittered so that decisions do not lock step with other periodic work (the first comes
+// sooner: PrefetchOptions.FirstTickInterval): the controller, if any, decides, and the pressure
+// view is published (also by the thread that ends the run). Ticks run on the thread pool, as they
+// never block; one that throws fails the run.
 public sealed partial class PrefetchPipeline
 {
     private readonly CancellationTokenSource _stopTicks = new();
@@ -22,11 +23,13 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
+            var interval = _options.FirstTick;
             while (true)
             {
                 var jitter = 1 + (_options.TickJitterFraction * ((2 * Random.Shared.NextDouble()) - 1));
-                await Task.Delay(_options.TickInterval * jitter, _stopTicks.Token).ConfigureAwait(false);
+                await Task.Delay(interval * jitter, _stopTicks.Token).ConfigureAwait(false);
                 Tick();
+                interval = _options.TickInterval;
             }
         }
         catch (OperationCanceledException) when (_stopTicks.IsCancellationRequested)

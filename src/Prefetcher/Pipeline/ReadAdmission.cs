@@ -54,6 +54,18 @@ internal sealed class ReadAdmission
     /// <summary>The live limits in force (an immutable record, replaced whole under the lock).</summary>
     public PrefetchLimits Limits => Volatile.Read(ref _limits);
 
+    /// <summary>The reads that may be in flight at once now: the controller's L, capped by the live limit.</summary>
+    public int ConcurrencyLimit
+    {
+        get
+        {
+            lock (_lock)
+            {
+                return ConcurrencyLimitLocked();
+            }
+        }
+    }
+
     public AdmissionSnapshot Snapshot()
     {
         lock (_lock)

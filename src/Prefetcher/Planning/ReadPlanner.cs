@@ -9,19 +9,20 @@ namespace Indexing.Prefetcher;
 // 20 MB, equal counts would make tasks differ by four orders of magnitude. A large document is a
 // task of its own, so it never holds back small ones; the others fill a task up to its target,
 // read when the task starts, as the controller changes it; the run's first ones ramp up to it
-// (TaskRamp). The scan must be in key order.
+// (TaskRamp), each size spread over the readers (L, also read when the task is cut). The scan must
+// be in key order.
 internal static class ReadPlanner
 {
     public static IEnumerable<ReadTask> Plan(
-        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes = null, Func<int>? readers = null)
     {
         ArgumentNullException.ThrowIfNull(keyOrdered);
         ArgumentNullException.ThrowIfNull(options);
-        return PlanLazily(keyOrdered, options, targetTaskBytes);
+        return PlanLazily(keyOrdered, options, targetTaskBytes, readers);
     }
 
     private static IEnumerable<ReadTask> PlanLazily(
-        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes)
+        IEnumerable<DocumentMetadata> keyOrdered, PlanOptions options, Func<long>? targetTaskBytes, Func<int>? readers)
     {
         var pending = new PendingTask(Math.Min(options.MaxDocumentsPerTask, 1024));
         var ramp = new TaskRamp(options.FirstTaskBytes);
@@ -53,7 +54,7 @@ internal static class ReadPlanner
             if (pending.Count == 0)
             {
                 var target = options.ClampTarget(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes);
-                pending.TargetBytes = options.ClampTarget(ramp.Next(target));
+                pending.TargetBytes = options.ClampTarget(ramp.Next(target, readers?.Invoke() ?? 1));
                 pending.Ramp = pending.TargetBytes < target;
             }
 

@@ -13,9 +13,10 @@ public sealed class PrefetchOptionsTests
 
         Assert.Equal(256L * 1024 * 1024, options.BudgetBytes);
         Assert.Equal(TimeSpan.FromMilliseconds(250), options.TickInterval);
+        Assert.Equal(TimeSpan.FromMilliseconds(150), options.FirstTick);
         Assert.Equal(TimeSpan.FromMinutes(5), options.HistoryLength);
         Assert.Null(options.MaxBytesPerSecond);
-        Assert.StartsWith("prefetch: budget 256 MiB, concurrency up to the controller's maximum, no MB/s cap; tick 250.0 ms ±10%", text);
+        Assert.StartsWith("prefetch: budget 256 MiB, concurrency up to the controller's maximum, no MB/s cap; tick 250.0 ms ±10% (the first at 150.0 ms)", text);
         Assert.Contains("history 5 min", text);
         Assert.Contains("controller: L 2..64,", text);
         Assert.Contains("baselines read 1024 documents per batch", text);
@@ -28,6 +29,7 @@ public sealed class PrefetchOptionsTests
         {
             BudgetBytes = 0,
             TickInterval = TimeSpan.Zero,
+            FirstTickInterval = TimeSpan.FromSeconds(11),
             TickJitterFraction = 0.9,
             HistoryLength = TimeSpan.FromSeconds(1),
             MaxBytesPerSecond = 0,
@@ -37,7 +39,7 @@ public sealed class PrefetchOptionsTests
         var problem = Assert.Throws<OptionsValidationException>(() => options.Validate());
 
         Assert.Equal(typeof(PrefetchOptions), problem.OptionsType);
-        foreach (var name in new[] { "BudgetBytes", "TickInterval", "TickJitterFraction", "HistoryLength", "MaxBytesPerSecond", "BaselineBatchDocuments" })
+        foreach (var name in new[] { "BudgetBytes", "TickInterval", "FirstTickInterval", "TickJitterFraction", "HistoryLength", "MaxBytesPerSecond", "BaselineBatchDocuments" })
         {
             Assert.Contains($"PrefetchOptions.{name} must", problem.Message);
         }

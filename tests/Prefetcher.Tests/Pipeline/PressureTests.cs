@@ -78,6 +78,25 @@ public sealed class PressureTests
     }
 
     [Fact]
+    public async Task Tick_FirstTickInterval_TheControllerDecidesLongBeforeTheFirstRegularTick()
+    {
+        var source = new InMemoryReadSourceDouble(TestCollections.Uniform(400, 64 * TestCollections.KiB)) { ReadDelay = TimeSpan.FromMilliseconds(50) };
+        var options = new PrefetchOptions { TickInterval = TimeSpan.FromSeconds(5), FirstTickInterval = TimeSpan.FromMilliseconds(100) };
+        var clock = Stopwatch.StartNew();
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
+
+        while (prefetcher.Pressure.LastDecision is null)
+        {
+            Assert.True(clock.Elapsed < TimeSpan.FromSeconds(30), "no decision within 30 s");
+            await Task.Delay(10);
+        }
+
+        // A first tick at the regular interval would come at 4.5 s or later.
+        Assert.True(clock.Elapsed < TimeSpan.FromSeconds(3), $"the first decision came at {clock.Elapsed.TotalSeconds:0.00} s");
+        Assert.StartsWith("start", prefetcher.Pressure.LastDecisionReason);
+    }
+
+    [Fact]
     public async Task Pressure_LongRun_KeepsOneHistoryPointPerSecond()
     {
         // 30 reads of one 64 KiB document each, one at a time, 50 ms apiece: about 1.5 s.

@@ -61,6 +61,21 @@ public sealed class ReadPlannerTests
     }
 
     [Fact]
+    public void Plan_FirstTaskBytesWithSeveralReaders_EachSizeGoesToAsManyTasksAsThereAreReaders()
+    {
+        var options = new PlanOptions(defaultTaskBytes: 1000, minTaskBytes: 10, maxTaskBytes: 10_000, maxDocumentsPerTask: 1000,
+            largeDocumentThresholdBytes: 5000, firstTaskBytes: 100);
+        // L is read at every cut: 3 readers for the first six tasks, then 4.
+        var cuts = 0;
+
+        var tasks = ReadPlanner.Plan(Documents([.. Enumerable.Repeat(10L, 1000)]), options, readers: () => cuts++ < 6 ? 3 : 4).ToList();
+
+        Assert.Equal([100L, 100, 100, 200, 200, 200, 400, 400, 400, 400, 800, 800, 800, 800, 1000], tasks.Take(15).Select(t => t.TargetBytes));
+        Assert.All(tasks.Skip(14), t => Assert.Equal(1000, t.TargetBytes));
+        Assert.All(tasks.Take(14), t => Assert.True(t.Ramp));
+    }
+
+    [Fact]
     public void Plan_FirstTaskBytesAboveTheTarget_EveryTaskIsCutAgainstTheTarget()
     {
         var options = new PlanOptions(defaultTaskBytes: 100, minTaskBytes: 10, maxTaskBytes: 10_000, maxDocumentsPerTask: 1000,

@@ -234,7 +234,7 @@ internal sealed class PrefetchSimulation
         long bytes = 0;
         long largest = 0;
         var documents = 0;
-        var target = NextSize() is { } first && first <= _largeDocumentBytes ? _ramp.Next(_taskBytes) : _taskBytes;
+        var target = NextSize() is { } first && first <= _largeDocumentBytes ? _ramp.Next(_taskBytes, _concurrency) : _taskBytes;
         var ramp = target < _taskBytes;
         while (documents < PlanOptions.DefaultMaxDocumentsPerTask && NextSize() is { } size)
         {
@@ -341,7 +341,7 @@ internal sealed class PrefetchSimulation
     private void ScheduleNextTick()
     {
         var jitter = 1 + (_setup.TickJitter * ((2 * _random.NextDouble()) - 1));
-        Schedule(_now + (_setup.Tick * jitter), new SimEvent(EventKind.Tick, _now, 0, 0));
+        Schedule(_now + ((_lastTick == TimeSpan.Zero && _setup.FirstTick < _setup.Tick ? _setup.FirstTick : _setup.Tick) * jitter), new SimEvent(EventKind.Tick, _now, 0, 0));
     }
 
     private void Schedule(TimeSpan at, SimEvent e) => _events.Enqueue(e, (at, _sequence++));

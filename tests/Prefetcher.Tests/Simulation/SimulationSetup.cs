@@ -68,6 +68,9 @@ internal sealed record SimulationSetup
     public double TickJitter { get; init; } = 0.1;
 
     public int Seed { get; init; } = 1;
+
+    /// <summary>The first tick's interval (at most <see cref="Tick"/>), the pipeline's by default.</summary>
+    public TimeSpan FirstTick { get; init; } = new PrefetchOptions().FirstTickInterval;
 }
 
 /// <summary>What a simulated run delivered, and how concurrency moved.</summary>
