@@ -54,7 +54,8 @@ internal static class ReadPlanner
             if (pending.Count == 0)
             {
                 var target = options.ClampTarget(targetTaskBytes?.Invoke() ?? options.DefaultTaskBytes);
-                pending.TargetBytes = options.ClampTarget(ramp.Next(target, readers?.Invoke() ?? 1));
+                // L is read (under the admission lock) only while the ramp lasts, not at every cut of the run.
+                pending.TargetBytes = ramp.Active ? options.ClampTarget(ramp.Next(target, readers?.Invoke() ?? 1)) : target;
                 pending.Ramp = pending.TargetBytes < target;
             }
 

@@ -16,6 +16,9 @@ internal sealed class TaskRamp(long? firstBytes)
     private long? _next = firstBytes is { } first ? Math.Max(1, first) : null;
     private int _cutAtThisSize;
 
+    /// <summary>Whether tasks are still cut below the target: once it ends, <see cref="Next"/> returns the target.</summary>
+    public bool Active => _next is not null;
+
     /// <summary>
     /// The target of the next task of small documents: <paramref name="target"/>, or less while
     /// ramping. The ramp doubles after <paramref name="readers"/> tasks (L when the task is cut) at a size.
