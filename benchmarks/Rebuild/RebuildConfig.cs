@@ -45,7 +45,8 @@ internal class RebuildConfig : ManualConfig
 /// </summary>
 internal sealed class RebuildTableConfig : RebuildConfig
 {
-    public RebuildTableConfig() => AddColumn(new RatioToBoundColumn(), RebuildColumns.VersusBestFixed, RebuildColumns.GcPausePercent, RebuildColumns.GcMeanPause);
+    public RebuildTableConfig() => AddColumn(
+        new RatioToBoundColumn(), RebuildColumns.VersusBestFixed, RebuildColumns.GcPausePercent, RebuildColumns.GcMeanPause, RebuildColumns.Commits);
 }
 
 /// <summary>The live-traffic table: <see cref="RebuildConfig"/> plus foreground Get latency idle and during the rebuild.</summary>

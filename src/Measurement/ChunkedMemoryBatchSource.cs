@@ -41,7 +41,12 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
     private int _disposed;
 
     /// <summary>Takes a snapshot of <paramref name="store"/> now; reading starts with the first take.</summary>
-    public ChunkedMemoryBatchSource(DocumentStore store, string collection, long chunkLimitBytes)
+    /// <param name="total">
+    /// The collection's documents and bytes when the caller knows them (the workload's metadata scan):
+    /// <see cref="Pressure"/> reports them from the start, as the prefetcher does within its first
+    /// second, and a build's commit cadence (a share of its estimated duration) scales with them.
+    /// </param>
+    public ChunkedMemoryBatchSource(DocumentStore store, string collection, long chunkLimitBytes, (long Documents, long Bytes)? total = null)
     {
         ArgumentNullException.ThrowIfNull(store);
         ArgumentException.ThrowIfNullOrEmpty(collection);
@@ -53,11 +58,12 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
 
         _collection = collection;
         ChunkLimitBytes = chunkLimitBytes;
+        Pressure = new PrefetchPressure { Strategy = StrategyName, DocumentsTotal = total?.Documents, BytesTotal = total?.Bytes };
         _snapshot = store.CreateSnapshot();
         SnapshotEtag = _snapshot.Etag;
     }
 
-    public PrefetchPressure Pressure { get; } = new() { Strategy = StrategyName };
+    public PrefetchPressure Pressure { get; }
 
     public long SnapshotEtag { get; }
 
@@ -120,10 +126,9 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
                 ?? throw new UnreachableException("a chunk just loaded holds at least one document.");
         }
 
-        // Stamped here: the documents go out in key order, which MemoryBatchSource does not assume.
-        var through = batch.Documents[^1].Id;
-        Volatile.Write(ref _handedOutThrough, through);
-        return new PrefetchBatch(batch.Documents, batch.TotalBytes, waited: false, handedOutThrough: through);
+        // Kept here as well: the chunk's source is replaced by the next one's.
+        Volatile.Write(ref _handedOutThrough, batch.HandedOutThrough);
+        return batch;
     }
 
     // Drops the used-up chunk and loads the next; false once every document was loaded.
@@ -189,7 +194,8 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
                 held += bodies[i].Body.Length;
             }
 
-            _chunk = new MemoryBatchSource(chunk, SnapshotEtag);
+            // A chunk is a run of the collection's documents in key order, so its batches say how far they reach.
+            _chunk = new MemoryBatchSource(chunk, SnapshotEtag, inKeyOrder: true);
             _lastLoadedId = planned[^1].Id;
             // A scan that was not cut reached the end of the collection: no chunk follows this one.
             // Marked only now that its bodies are held: a take retried after a failed read of the

@@ -38,6 +38,12 @@ namespace Indexing.Measurement;
 /// two runs whose processor times add up to more than the cores give in the longer one's wall time
 /// cannot. Null when not measured.
 /// </param>
+/// <param name="Commits">
+/// The commits the build made: the marker at its start, its bulk commits (checkpoints, on the cadence
+/// <see cref="Indexing.Indexer.IndexOptions.BulkCommitShare"/> sets) and the last one. Null when
+/// nothing was indexed (<see cref="RebuildMode.ReadOnly"/>, <see cref="RebuildMode.BestFixed"/>) and
+/// for <see cref="RebuildMode.LuceneOnly"/>, which commits once, at the end.
+/// </param>
 /// <param name="BestFixedSweep">
 /// <see cref="RebuildMode.BestFixed"/> only (empty for the other modes): every fixed L run, in the
 /// order run, with its wall time and MB/s.
@@ -63,7 +69,8 @@ public sealed record RebuildFigures(
     int? FixedConcurrency = null,
     ImmutableArray<FixedConcurrencyRun> BestFixedSweep = default,
     GarbageCollections? CollectionsDuringRun = null,
-    TimeSpan? ProcessorTime = null)
+    TimeSpan? ProcessorTime = null,
+    long? Commits = null)
 {
     /// <summary>Every fixed L the BestFixed sweep ran (empty for the other modes).</summary>
     public ImmutableArray<FixedConcurrencyRun> BestFixedSweep { get; init; } = BestFixedSweep.IsDefault ? [] : BestFixedSweep;

@@ -18,7 +18,12 @@ namespace Indexing.Measurement;
 /// the clock stops, so every run times the build with its final commit, and no open or close.
 /// </para>
 /// <para>
-/// The IndexOnly bound indexes with input costing nothing. A collection of at most
+/// The IndexOnly bound indexes with input costing nothing, and commits as a rebuild does: its
+/// source hands the documents out in key order, saying how far each batch reaches, with the
+/// collection's totals known, so the build makes the bulk commits (checkpoints) a build from the
+/// prefetcher makes, on the same cadence. Without them the bound would leave out their flushes and
+/// the merges of the smaller segments they make, work every rebuild does (benchmarks/results/
+/// controller.md, "The IndexOnly bound commits as a rebuild does", measures it). A collection of at most
 /// <see cref="InMemoryLimitBytes"/> of bodies is read into memory once, before any clock starts.
 /// A larger one is read during each IndexOnly run in chunks of at most the limit (a document
 /// larger than the limit is a chunk of its own), one held at a time, each loaded when the previous
@@ -290,11 +295,13 @@ public sealed partial class RebuildWorkload
     {
         // IndexOnly over the in-memory limit: no whole copy was made, the run loads chunks.
         var chunked = mode == RebuildMode.IndexOnly && _documents is null
-            ? new ChunkedMemoryBatchSource(_store, Definition.Collection, InMemoryLimitBytes)
+            ? new ChunkedMemoryBatchSource(_store, Definition.Collection, InMemoryLimitBytes, (Documents, Bytes))
             : null;
         IBatchSource source = mode switch
         {
-            RebuildMode.IndexOnly => chunked ?? (IBatchSource)new MemoryBatchSource(_documents!, _snapshotEtag),
+            // In key order (a sequential prefetch read them) with the totals known: the build commits
+            // on the cadence a rebuild from the prefetcher does (see the class remarks).
+            RebuildMode.IndexOnly => chunked ?? (IBatchSource)new MemoryBatchSource(_documents!, _snapshotEtag, inKeyOrder: true),
             RebuildMode.Sequential => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Sequential, options, disk, cancellationToken: cancellationToken),
             RebuildMode.FixedBatch => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.FixedBatch, options, disk, cancellationToken: cancellationToken),
             _ => Prefetch.Start(_store, Definition.Collection, PrefetchStrategy.Adaptive, options, disk, cancellationToken: cancellationToken),
@@ -311,6 +318,7 @@ public sealed partial class RebuildWorkload
             long documents;
             long bytes;
             TimeSpan? stall = null;
+            long? commits = null;
             if (mode == RebuildMode.ReadOnly)
             {
                 (documents, bytes) = await DropAllAsync(source, cancellationToken).ConfigureAwait(false);
@@ -318,7 +326,7 @@ public sealed partial class RebuildWorkload
             else
             {
                 var metrics = await index!.BuildAsync(source, cancellationToken).ConfigureAwait(false);
-                (documents, bytes, stall) = (metrics.Documents, metrics.Bytes, metrics.StallTime);
+                (documents, bytes, stall, commits) = (metrics.Documents, metrics.Bytes, metrics.StallTime, metrics.Commits);
             }
 
             var elapsed = Stopwatch.GetElapsedTime(started);
@@ -363,7 +371,8 @@ public sealed partial class RebuildWorkload
                 indexOnlyChunks,
                 indexOnlyLoading,
                 CollectionsDuringRun: sampler.CollectionsDuringRun,
-                ProcessorTime: processorTime);
+                ProcessorTime: processorTime,
+                Commits: commits);
         }
     }
 

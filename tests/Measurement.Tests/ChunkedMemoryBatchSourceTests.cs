@@ -115,6 +115,20 @@ public sealed class ChunkedMemoryBatchSourceTests
     }
 
     [Fact]
+    public async Task TotalsGiven_PressureReportsThemFromTheStart()
+    {
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 500_000);
+        var total = (environment.Written.Documents, environment.Written.Bytes);
+        await using var given = new ChunkedMemoryBatchSource(environment.Store, MeasurementEnvironment.Orders.Collection, 64 << 10, total);
+        await using var unknown = new ChunkedMemoryBatchSource(environment.Store, MeasurementEnvironment.Orders.Collection, 64 << 10);
+
+        Assert.Equal(environment.Written.Documents, given.Pressure.DocumentsTotal);
+        Assert.Equal(environment.Written.Bytes, given.Pressure.BytesKnown);
+        Assert.Null(unknown.Pressure.BytesTotal);
+        Assert.Equal(0, unknown.Pressure.BytesKnown);
+    }
+
+    [Fact]
     public async Task DisposedBeforeTheEnd_ReleasesItsSnapshotAndRefusesTakes()
     {
         using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 500_000);

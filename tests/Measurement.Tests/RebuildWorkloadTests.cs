@@ -1,5 +1,6 @@
 using System.Xml.Linq;
 using Indexing.Datasets;
+using Indexing.Indexer;
 using Indexing.Prefetcher;
 
 namespace Indexing.Measurement.Tests;
@@ -90,6 +91,34 @@ public sealed class RebuildWorkloadTests
         Assert.True(during.Gen2 >= 1 && during.Gen1 >= during.Gen2 && during.Gen0 >= during.Gen1, $"{during}");
         Assert.True(during.PauseTime > TimeSpan.Zero, $"{during}");
         Assert.Equal(during.PauseTime / during.Gen0, during.MeanPause);
+    }
+
+    [Fact]
+    public async Task RunAsync_IndexOnly_MakesBulkCommitsAsARebuildFromThePrefetcherDoes()
+    {
+        // A cadence of 100 ms (the cap wins over the 1 s floor), so that a build of a second or so
+        // makes several bulk commits: the descriptions as text, on one thread, make it last that
+        // long (about 1.5 s on a 2-core machine).
+        using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 8_000_000);
+        var definition = IndexDefinition.Parse($$"""
+            { "name": "orders-descriptions", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
+              { "name": "description", "path": "description", "type": "text" }
+            ] }
+            """);
+        var options = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), IndexingThreads = 1 };
+        var workload = new RebuildWorkload(environment.Store, definition, environment.IndexesDirectory, options);
+
+        var indexOnly = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+        var adaptive = await workload.RunAsync(RebuildMode.Adaptive, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+        var readOnly = await workload.RunAsync(RebuildMode.ReadOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
+
+        // The marker at the start and the last commit are 2; a bound that skipped the bulk commits
+        // (its source saying nothing about how far it had handed out) made exactly those.
+        Assert.Equal(1, indexOnly.IndexOnlyChunks);
+        Assert.True(indexOnly.Commits > 2, $"IndexOnly made {indexOnly.Commits} commits in {indexOnly.Elapsed}");
+        Assert.True(adaptive.Commits > 2, $"Adaptive made {adaptive.Commits} commits in {adaptive.Elapsed}");
+        Assert.Null(readOnly.Commits);
+        environment.AssertNoOpenHandles();
     }
 
     [Fact]

@@ -129,6 +129,13 @@ public sealed partial class MeasureTests : IDisposable
             Assert.All(cores, c => Assert.True(c > 0, $"{mode}: {c} cores busy"));
             Assert.Equal(cores.Average(), result.GetProperty("meanCoresBusy").GetDouble(), 6);
         }
+        // Every mode that indexes counts its commits (at least the marker at the start and the last one); reading alone has none.
+        foreach (var mode in new[] { "Sequential", "FixedBatch", "Adaptive", "IndexOnly" })
+        {
+            Assert.All(results[mode].GetProperty("runs").EnumerateArray(), r => Assert.True(r.GetProperty("commits").GetInt64() >= 2, $"{mode}: {r}"));
+        }
+
+        Assert.All(results["ReadOnly"].GetProperty("runs").EnumerateArray(), r => Assert.Equal(JsonValueKind.Null, r.GetProperty("commits").ValueKind));
         // A run of a second or two may end before the controller's first decision, so the list can be empty.
         Assert.Equal(JsonValueKind.Array, root.GetProperty("adaptiveDecisions").ValueKind);
         Assert.All(root.GetProperty("adaptiveDecisions").EnumerateArray(), d => Assert.False(string.IsNullOrEmpty(d.GetProperty("reason").GetString())));

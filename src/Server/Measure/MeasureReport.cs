@@ -202,7 +202,7 @@ internal sealed class MeasureReport(
                 [.. s.Runs.Select(r => new RunJson(
                     r.Elapsed.TotalSeconds, r.DocumentsPerSecond, r.MegabytesPerSecond, r.IndexerStallPercent, r.PeakInFlightAndBufferedBytes,
                     r.MeanConcurrency, r.PeakWorkingSetBytes, r.IndexOnlyChunks, r.IndexOnlyLoadingTime?.TotalSeconds,
-                    r.TimeTo80PercentOfFinalRate?.TotalSeconds, r.FixedConcurrency, r.ProcessorTime?.TotalSeconds,
+                    r.TimeTo80PercentOfFinalRate?.TotalSeconds, r.FixedConcurrency, r.ProcessorTime?.TotalSeconds, r.Commits,
                     r.BestFixedSweep.IsEmpty ? null : [.. r.BestFixedSweep.Select(f => new FixedRunJson(f.Concurrency, f.Elapsed.TotalSeconds, f.MegabytesPerSecond))]))]))]);
     }
 
@@ -266,7 +266,7 @@ internal sealed class MeasureReport(
     private sealed record RunJson(
         double WallSeconds, double DocumentsPerSecond, double MegabytesPerSecond, double? IndexerStallPercent, long? PeakInFlightAndBufferedBytes,
         double? MeanConcurrency, long PeakWorkingSetBytes, int? IndexOnlyChunks, double? IndexOnlyLoadingSeconds,
-        double? SecondsTo80PercentOfFinalRate, int? FixedConcurrency, double? ProcessorSeconds, IReadOnlyList<FixedRunJson>? BestFixedSweep);
+        double? SecondsTo80PercentOfFinalRate, int? FixedConcurrency, double? ProcessorSeconds, long? Commits, IReadOnlyList<FixedRunJson>? BestFixedSweep);
 
     private sealed record FixedRunJson(int Concurrency, double WallSeconds, double MegabytesPerSecond);
 }
