@@ -1,0 +1,128 @@
+#:project ../src/Measurement/Indexing.Measurement.csproj
+#:project ../src/Datasets/Indexing.Datasets.csproj
+#:property TreatWarningsAsErrors=false
+#:property PublishAot=false
+
+// The rebuild on the read-bound device against its bound, in pairs: Adaptive and IndexOnly run
+// alternately on one store (ABBA order, after a warm-up pair that is not counted), so that a change
+// of the shared machine's load moves both halves of a pair alike. BenchmarkDotNet's table runs each
+// method's three iterations back to back, minutes apart from the other's, and on a noisy machine
+// that moved IndexOnly's median by up to 50% between two runs of the same commit
+// (benchmarks/results/controller.md, "The IndexOnly bound commits as a rebuild does").
+//
+//   dotnet run tools/paired-rebuild.cs -- [--shapes growing,lognormal,rare-giants,uniform] [--size 256MB]
+//       [--pairs 5] [--directory DIR]
+//
+// The device is the rebuild table's slow disk (the modelled disk at 8 MB/s per stream, 4 ms per
+// request, 16 deep), where reading alone at the best fixed L takes 2.4-3.4 s for 256 MB and
+// indexing alone 6-13 s: the bound max(BestFixed, IndexOnly) is IndexOnly. The index is the rebuild
+// benchmarks' (six fields), with the product's default options. Prints one line per run, then per
+// shape the median of the pairs' ratios (Adaptive's wall over IndexOnly's), Adaptive's median stall
+// and the commits, with /proc/loadavg before and after: quote figures with the load average.
+using System.Globalization;
+using Indexing;
+using Indexing.Datasets;
+using Indexing.Indexer;
+using Indexing.Measurement;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+var settings = new Dictionary<string, string>();
+for (var i = 0; i + 1 < args.Length; i += 2)
+{
+    settings[args[i].TrimStart('-')] = args[i + 1];
+}
+
+var shapes = settings.GetValueOrDefault("shapes", "growing,lognormal,rare-giants,uniform").Split(',')
+    .Select(name => Enum.Parse<DatasetShape>(name.Replace("-", ""), ignoreCase: true)).ToList();
+if (!ByteSize.TryParse(settings.GetValueOrDefault("size", "256MB"), out var size))
+{
+    Console.Error.WriteLine($"--size {settings["size"]} is not a size such as 256MB");
+    return 2;
+}
+
+var pairs = int.Parse(settings.GetValueOrDefault("pairs", "5"), CultureInfo.InvariantCulture);
+var root = Path.Combine(settings.GetValueOrDefault("directory", Path.GetTempPath()), $"paired-rebuild-{Guid.NewGuid():N}");
+var device = RebuildDevice.ModelledNetworkDisk(
+    new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) }, "slow-disk");
+var definition = IndexDefinition.Parse($$"""
+    { "name": "orders-bench", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
+      { "name": "customer", "path": "customer.name", "type": "text" },
+      { "name": "description", "path": "description", "type": "text" },
+      { "name": "status", "path": "status", "type": "keyword", "sortable": true },
+      { "name": "tags", "path": "tags[]", "type": "keyword" },
+      { "name": "total", "path": "total", "type": "double", "sortable": true },
+      { "name": "itemCount", "path": "itemCount", "type": "long", "sortable": true }
+    ] }
+    """);
+
+Console.WriteLine($"load average before: {File.ReadAllText("/proc/loadavg").Trim()}");
+var summaries = new List<string>();
+try
+{
+    foreach (var shape in shapes)
+    {
+        // Loaded as the rebuild benchmarks load theirs: buffered writes, then reopened with direct
+        // reads once compactions are done, so the rebuilds read SST files from the disk.
+        var storePath = Path.Combine(root, shape.ToName(), "store");
+        using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
+        {
+            writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: size)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+        }
+
+        using var store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
+        await store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5));
+        var workload = new RebuildWorkload(store, definition, Path.Combine(root, shape.ToName(), "indexes"));
+        await workload.LoadIntoMemoryAsync();
+
+        var ratios = new List<double>();
+        var stalls = new List<double>();
+        var commits = new List<string>();
+        for (var pair = 0; pair <= pairs; pair++)
+        {
+            // ABBA: the first of a pair alternates, so that neither half always runs first.
+            var order = pair % 2 == 0 ? new[] { RebuildMode.IndexOnly, RebuildMode.Adaptive } : [RebuildMode.Adaptive, RebuildMode.IndexOnly];
+            var figures = new Dictionary<RebuildMode, RebuildFigures>();
+            foreach (var mode in order)
+            {
+                var run = await workload.RunAsync(mode, device);
+                figures[mode] = run;
+                Console.WriteLine(string.Create(CultureInfo.InvariantCulture,
+                    $"{shape.ToName()} pair {pair}{(pair == 0 ? " (warm-up)" : "")} {mode}: {run.Elapsed.TotalSeconds:0.00} s, CPU {run.ProcessorTime?.TotalSeconds:0.00} s, " +
+                    $"stall {run.IndexerStallPercent:0.0}%, mean L {run.MeanConcurrency:0.0}, commits {run.Commits}"));
+            }
+
+            if (pair > 0)
+            {
+                ratios.Add(figures[RebuildMode.Adaptive].Elapsed / figures[RebuildMode.IndexOnly].Elapsed);
+                stalls.Add(figures[RebuildMode.Adaptive].IndexerStallPercent ?? 0);
+                commits.Add($"{figures[RebuildMode.Adaptive].Commits}/{figures[RebuildMode.IndexOnly].Commits}");
+            }
+        }
+
+        var summary = string.Create(CultureInfo.InvariantCulture,
+            $"{shape.ToName()} {size / 1_000_000} MB on {device.Name}: Adaptive / IndexOnly median {Median(ratios):0.00} " +
+            $"(pairs {string.Join(", ", ratios.Select(r => r.ToString("0.00", CultureInfo.InvariantCulture)))}); " +
+            $"Adaptive's stall median {Median(stalls):0.0}% (max {stalls.Max():0.0}%); commits Adaptive/IndexOnly {string.Join(", ", commits)}");
+        summaries.Add(summary);
+        Console.WriteLine(summary);
+    }
+}
+finally
+{
+    if (Directory.Exists(root))
+    {
+        Directory.Delete(root, recursive: true);
+    }
+}
+
+Console.WriteLine();
+summaries.ForEach(Console.WriteLine);
+Console.WriteLine($"load average after: {File.ReadAllText("/proc/loadavg").Trim()}");
+return 0;
+
+static double Median(List<double> values)
+{
+    var sorted = values.Order().ToList();
+    return sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[sorted.Count / 2 - 1] + sorted[sorted.Count / 2]) / 2;
+}
