@@ -1,5 +1,4 @@
-#:project ../src/Measurement/Indexing.Measurement.csproj
-#:project ../src/Datasets/Indexing.Datasets.csproj
+#:project ../benchmarks/Indexing.Benchmarks.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 
@@ -16,13 +15,14 @@
 // The device is the rebuild table's slow disk (the modelled disk at 8 MB/s per stream, 4 ms per
 // request, 16 deep), where reading alone at the best fixed L takes 2.4-3.4 s for 256 MB and
 // indexing alone 6-13 s: the bound max(BestFixed, IndexOnly) is IndexOnly. The index is the rebuild
-// benchmarks' (six fields), with the product's default options. Prints one line per run, then per
-// shape the median of the pairs' ratios (Adaptive's wall over IndexOnly's), Adaptive's median stall
-// and the commits, with /proc/loadavg before and after: quote figures with the load average.
+// benchmarks' (six fields), with the product's default options; both come from the benchmarks
+// project. Prints one line per run, then per shape the median of the pairs' ratios (Adaptive's
+// wall over IndexOnly's), Adaptive's median stall and the commits, with /proc/loadavg before and
+// after: quote figures with the load average.
 using System.Globalization;
 using Indexing;
+using Indexing.Benchmarks.Rebuild;
 using Indexing.Datasets;
-using Indexing.Indexer;
 using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Storage;
@@ -43,18 +43,9 @@ if (!ByteSize.TryParse(settings.GetValueOrDefault("size", "256MB"), out var size
 
 var pairs = int.Parse(settings.GetValueOrDefault("pairs", "5"), CultureInfo.InvariantCulture);
 var root = Path.Combine(settings.GetValueOrDefault("directory", Path.GetTempPath()), $"paired-rebuild-{Guid.NewGuid():N}");
-var device = RebuildDevice.ModelledNetworkDisk(
-    new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) }, "slow-disk");
-var definition = IndexDefinition.Parse($$"""
-    { "name": "orders-bench", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
-      { "name": "customer", "path": "customer.name", "type": "text" },
-      { "name": "description", "path": "description", "type": "text" },
-      { "name": "status", "path": "status", "type": "keyword", "sortable": true },
-      { "name": "tags", "path": "tags[]", "type": "keyword" },
-      { "name": "total", "path": "total", "type": "double", "sortable": true },
-      { "name": "itemCount", "path": "itemCount", "type": "long", "sortable": true }
-    ] }
-    """);
+// The rebuild table's device and index.
+var device = RebuildCase.SlowDisk;
+var definition = RebuildBenchmarkBase.Orders;
 
 Console.WriteLine($"load average before: {File.ReadAllText("/proc/loadavg").Trim()}");
 var summaries = new List<string>();
