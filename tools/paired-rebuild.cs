@@ -42,6 +42,12 @@ if (!ByteSize.TryParse(settings.GetValueOrDefault("size", "256MB"), out var size
 }
 
 var pairs = int.Parse(settings.GetValueOrDefault("pairs", "5"), CultureInfo.InvariantCulture);
+if (pairs < 1)
+{
+    Console.Error.WriteLine($"--pairs {pairs}: at least 1 pair is needed (the warm-up pair is not counted)");
+    return 2;
+}
+
 var root = Path.Combine(settings.GetValueOrDefault("directory", Path.GetTempPath()), $"paired-rebuild-{Guid.NewGuid():N}");
 // The rebuild table's device and index.
 var device = RebuildCase.SlowDisk;
@@ -62,7 +68,12 @@ try
         }
 
         using var store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
-        await store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5));
+        if (!await store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5)))
+        {
+            Console.Error.WriteLine($"{shape.ToName()}: RocksDB still compacting after 5 minutes; the runs would share the disk with it.");
+            return 1;
+        }
+
         var workload = new RebuildWorkload(store, definition, Path.Combine(root, shape.ToName(), "indexes"));
         await workload.LoadIntoMemoryAsync();
 

@@ -23,7 +23,7 @@ internal static class RebuildColumns
     public static readonly IColumn ProcessorSeconds = new FigureColumn(
         "CPU s", "Processor seconds the whole process used over the run (every thread), chunk loads taken out as from the wall time", f => f.ProcessorTime?.TotalSeconds, "0.00");
     public static readonly IColumn Commits = new FigureColumn(
-        "Commits", "Commits the build made: the marker at its start, its bulk commits (checkpoints, the same cadence for every mode that indexes) and the last", f => f.Commits, "0");
+        "Commits", "Commits the build made: the marker at its start, its bulk commits (checkpoints, the same cadence for every mode that builds through the indexer) and the last; none shown for LuceneOnly, which commits once", f => f.Commits, "0");
     public static readonly IColumn CoresBusy = new FigureColumn("Cores busy", $"CPU s over the wall time: cores busy on average (this machine has {Environment.ProcessorCount})", f => f.MeanCoresBusy, "0.00");
     public static readonly IColumn PeakRss = new FigureColumn("Peak RSS MiB", "Peak working set of the benchmark process during the run (all loaded datasets included)", f => f.PeakWorkingSetBytes / 1048576.0, "0");
     public static readonly IColumn ForegroundP50Idle = new FigureColumn("Get p50 idle ms", "Foreground Get p50 before the rebuild (3 s, same readers)", f => f.ForegroundIdle?.P50.TotalMilliseconds, "0.000");

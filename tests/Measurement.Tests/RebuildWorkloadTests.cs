@@ -98,14 +98,15 @@ public sealed class RebuildWorkloadTests
     {
         // A cadence of 100 ms (the cap wins over the 1 s floor), so that a build of a second or so
         // makes several bulk commits: the descriptions as text, on one thread, make it last that
-        // long (about 1.5 s on a 2-core machine).
+        // long (about 1.5 s on a 2-core machine). Takes of 64 KiB, so that the key a commit records
+        // moves every few dozen documents (the default 4 MiB takes would hand out 8 MB in two).
         using var environment = new MeasurementEnvironment(DatasetShape.LogNormal, 8_000_000);
         var definition = IndexDefinition.Parse($$"""
             { "name": "orders-descriptions", "collection": "{{DatasetSpec.DefaultCollection}}", "fields": [
               { "name": "description", "path": "description", "type": "text" }
             ] }
             """);
-        var options = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), IndexingThreads = 1 };
+        var options = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), IndexingThreads = 1, TakeMaxBytes = 64 << 10 };
         var workload = new RebuildWorkload(environment.Store, definition, environment.IndexesDirectory, options);
 
         var indexOnly = await workload.RunAsync(RebuildMode.IndexOnly, RebuildDevice.Local).WaitAsync(TimeSpan.FromMinutes(5));
