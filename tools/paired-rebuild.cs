@@ -24,8 +24,6 @@ using Indexing;
 using Indexing.Benchmarks.Rebuild;
 using Indexing.Datasets;
 using Indexing.Measurement;
-using Indexing.Prefetcher;
-using Indexing.Storage;
 
 var settings = new Dictionary<string, string>();
 for (var i = 0; i + 1 < args.Length; i += 2)
@@ -59,16 +57,10 @@ try
 {
     foreach (var shape in shapes)
     {
-        // Loaded as the rebuild benchmarks load theirs: buffered writes, then reopened with direct
-        // reads once compactions are done, so the rebuilds read SST files from the disk.
-        var storePath = Path.Combine(root, shape.ToName(), "store");
-        using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
-        {
-            writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: size)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
-        }
-
-        using var store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
-        if (!await store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5)))
+        // Loaded as the rebuild benchmarks load theirs.
+        var (loaded, compacted) = RebuildBenchmarkBase.LoadStore(shape, size, Path.Combine(root, shape.ToName(), "store"));
+        using var store = loaded;
+        if (!compacted)
         {
             Console.Error.WriteLine($"{shape.ToName()}: RocksDB still compacting after 5 minutes; the runs would share the disk with it.");
             return 1;
@@ -77,8 +69,8 @@ try
         var workload = new RebuildWorkload(store, definition, Path.Combine(root, shape.ToName(), "indexes"));
         await workload.LoadIntoMemoryAsync();
 
-        var ratios = new List<double>();
-        var stalls = new List<double>();
+        var ratios = new List<double?>();
+        var stalls = new List<double?>();
         var commits = new List<string>();
         for (var pair = 0; pair <= pairs; pair++)
         {
@@ -97,15 +89,15 @@ try
             if (pair > 0)
             {
                 ratios.Add(figures[RebuildMode.Adaptive].Elapsed / figures[RebuildMode.IndexOnly].Elapsed);
-                stalls.Add(figures[RebuildMode.Adaptive].IndexerStallPercent ?? 0);
+                stalls.Add(figures[RebuildMode.Adaptive].IndexerStallPercent);
                 commits.Add($"{figures[RebuildMode.Adaptive].Commits}/{figures[RebuildMode.IndexOnly].Commits}");
             }
         }
 
         var summary = string.Create(CultureInfo.InvariantCulture,
-            $"{shape.ToName()} {size / 1_000_000} MB on {device.Name}: Adaptive / IndexOnly median {Median(ratios):0.00} " +
-            $"(pairs {string.Join(", ", ratios.Select(r => r.ToString("0.00", CultureInfo.InvariantCulture)))}); " +
-            $"Adaptive's stall median {Median(stalls):0.0}% (max {stalls.Max():0.0}%); commits Adaptive/IndexOnly {string.Join(", ", commits)}");
+            $"{shape.ToName()} {size / 1_000_000} MB on {device.Name}: Adaptive / IndexOnly median {RebuildFigures.Median(ratios):0.00} " +
+            $"(pairs {string.Join(", ", ratios.Select(r => r?.ToString("0.00", CultureInfo.InvariantCulture)))}); " +
+            $"Adaptive's stall median {RebuildFigures.Median(stalls):0.0}% (max {stalls.Max():0.0}%); commits Adaptive/IndexOnly {string.Join(", ", commits)}");
         summaries.Add(summary);
         Console.WriteLine(summary);
     }
@@ -122,9 +114,3 @@ Console.WriteLine();
 summaries.ForEach(Console.WriteLine);
 Console.WriteLine($"load average after: {File.ReadAllText("/proc/loadavg").Trim()}");
 return 0;
-
-static double Median(List<double> values)
-{
-    var sorted = values.Order().ToList();
-    return sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[sorted.Count / 2 - 1] + sorted[sorted.Count / 2]) / 2;
-}

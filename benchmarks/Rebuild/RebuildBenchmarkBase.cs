@@ -119,9 +119,26 @@ public abstract class RebuildBenchmarkBase
         return figures;
     }
 
-    // A generated shape in a store of its own: loaded with buffered writes, then closed and reopened
-    // with direct reads so the rebuilds read SST files from the disk (reopening flushes the memtables
-    // replayed from the log) rather than from memtables or the page cache, once its compactions are done.
+    /// <summary>
+    /// A generated shape in a new store at <paramref name="storePath"/>, as every rebuild benchmark
+    /// reads it: loaded with buffered writes, then closed and reopened with direct reads so the
+    /// rebuilds read SST files from the disk (reopening flushes the memtables replayed from the log)
+    /// rather than from memtables or the page cache, once its compactions are done (the load's
+    /// compactions would read and write beside the first runs). Compacted is false when they were
+    /// still running after 5 minutes; the caller owns the store.
+    /// </summary>
+    public static (DocumentStore Store, bool Compacted) LoadStore(DatasetShape shape, long targetBytes, string storePath)
+    {
+        using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
+        {
+            writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: targetBytes)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+        }
+
+        var store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
+        return (store, store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5)).GetAwaiter().GetResult());
+    }
+
+    // A generated shape in a store of its own (LoadStore), kept open with its workloads until the process exits.
     private sealed class LoadedStore
     {
         private readonly ConcurrentDictionary<(IndexDefinition, IndexOptions, PrefetchOptions?, long), RebuildWorkload> _workloads = new();
@@ -146,15 +163,8 @@ public abstract class RebuildBenchmarkBase
         {
             var parent = Environment.GetEnvironmentVariable("REBUILD_BENCH_DIR") is { Length: > 0 } configured ? configured : Path.GetTempPath();
             var root = Path.Combine(parent, "indexing-rebuild-bench", $"{shape.ToName()}-{targetBytes / 1_000_000}MB-{Guid.NewGuid():N}");
-            var storePath = Path.Combine(root, "store");
-            using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
-            {
-                writing.PutMany(DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: targetBytes)).Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
-            }
-
-            var store = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20, directReads: true));
-            // The load's compactions would read and write beside the first case's first runs.
-            if (!store.WaitForCompactionsAsync(TimeSpan.FromMinutes(5)).GetAwaiter().GetResult())
+            var (store, compacted) = LoadStore(shape, targetBytes, Path.Combine(root, "store"));
+            if (!compacted)
             {
                 Console.WriteLine($"// {shape.ToName()} {targetBytes / 1_000_000} MB: RocksDB still compacting after 5 minutes; the first runs share the disk with it.");
             }
