@@ -94,7 +94,7 @@ public sealed class StoreSnapshot : IDisposable
                         break;
                     }
 
-                    destination.Add(new DocumentBody(DocumentIds.FromKey(key), iterator.Native.Value()));
+                    destination.Add(new DocumentBody(DocumentIds.FromKey(key), CopyOut(iterator.Native.GetValueSpan())));
                     if (order == 0)
                     {
                         // Stepping past the last id would position the iterator on the next key,
@@ -126,37 +126,104 @@ public sealed class StoreSnapshot : IDisposable
     /// <see cref="InvalidOperationException"/> naming it: the ids are expected to come from this
     /// snapshot's metadata scan.
     /// </summary>
+    /// <remarks>
+    /// One batched MultiGet into pinned slices, each copied once into an uninitialized array, as
+    /// <see cref="Get"/> does: RocksDbSharp's MultiGet goes through rocksdb_multi_get_cf, which
+    /// mallocs a copy of every value that is then copied again into a zeroed managed array. Reading
+    /// 256 MB on the modelled slow disk, that zeroing and the extra copy were half of the reader
+    /// thread's processor time.
+    /// </remarks>
     public void MultiGet(IReadOnlyList<string> sortedIds, List<DocumentBody> destination)
     {
         ArgumentNullException.ThrowIfNull(sortedIds);
         ArgumentNullException.ThrowIfNull(destination);
-        if (sortedIds.Count == 0)
+        var count = sortedIds.Count;
+        if (count == 0)
         {
             return;
         }
 
-        var keys = new byte[sortedIds.Count][];
-        var families = new ColumnFamilyHandle[keys.Length];
-        for (var i = 0; i < keys.Length; i++)
+        // The keys side by side in one array, pinned once for the call.
+        var keys = new byte[count][];
+        var keySizes = new UIntPtr[count];
+        var total = 0;
+        for (var i = 0; i < count; i++)
         {
             keys[i] = DocumentIds.ToKey(sortedIds[i]);
-            families[i] = _store.DocsHandle;
+            keySizes[i] = (UIntPtr)keys[i].Length;
+            total += keys[i].Length;
         }
 
+        var keyBytes = new byte[total];
+        var keyOffsets = new int[count];
+        for (int i = 0, used = 0; i < count; used += keys[i].Length, i++)
+        {
+            keyOffsets[i] = used;
+            keys[i].CopyTo(keyBytes, used);
+        }
+
+        var slices = new IntPtr[count];
+        var errors = new IntPtr[count];
+        var bodies = new byte[count][];
         Enter();
+        var keysPin = GCHandle.Alloc(keyBytes, GCHandleType.Pinned);
+        var slicesPin = GCHandle.Alloc(slices, GCHandleType.Pinned);
+        var native = Native.Instance;
         try
         {
-            var values = _store.MultiGet(keys, families, sortedIds.Count, sortedIds[0], _read);
-            for (var i = 0; i < values.Length; i++)
+            var keyPointers = new IntPtr[count];
+            var keysAddress = keysPin.AddrOfPinnedObject();
+            for (var i = 0; i < count; i++)
             {
-                var body = values[i].Value ?? throw new InvalidOperationException(
-                    $"document {MessageText.Quote(sortedIds[i])} does not exist in the snapshot at etag {Etag}; read only ids from this snapshot's metadata scan.");
-                destination.Add(new DocumentBody(sortedIds[i], body));
+                keyPointers[i] = keysAddress + keyOffsets[i];
+            }
+
+            // sorted_input false: RocksDB sorts 32 keys for next to nothing, and a caller's order
+            // that differs from the comparator's then costs time, not wrong answers.
+            native.rocksdb_batched_multi_get_cf(
+                _store.Db.Handle, _read.Handle, _store.DocsHandle.Handle, (UIntPtr)count, keyPointers, keySizes, slicesPin.AddrOfPinnedObject(), errors, 0);
+            for (var i = 0; i < count; i++)
+            {
+                if (errors[i] != IntPtr.Zero)
+                {
+                    throw new DocumentStoreException(
+                        $"reading {count} document(s) from {MessageText.Quote(sortedIds[0])} failed in RocksDB at {MessageText.Quote(_store.Path)}: " +
+                        $"{Marshal.PtrToStringUTF8(errors[i])} (document {MessageText.Quote(sortedIds[i])})");
+                }
+
+                if (slices[i] == IntPtr.Zero)
+                {
+                    throw new InvalidOperationException(
+                        $"document {MessageText.Quote(sortedIds[i])} does not exist in the snapshot at etag {Etag}; read only ids from this snapshot's metadata scan.");
+                }
+
+                var value = native.rocksdb_pinnableslice_value(slices[i], out var length);
+                bodies[i] = CopyOut(value, length);
             }
         }
         finally
         {
+            for (var i = 0; i < count; i++)
+            {
+                if (slices[i] != IntPtr.Zero)
+                {
+                    native.rocksdb_pinnableslice_destroy(slices[i]);
+                }
+
+                if (errors[i] != IntPtr.Zero)
+                {
+                    native.rocksdb_free(errors[i]);
+                }
+            }
+
+            slicesPin.Free();
+            keysPin.Free();
             Exit();
+        }
+
+        for (var i = 0; i < count; i++)
+        {
+            destination.Add(new DocumentBody(sortedIds[i], bodies[i]));
         }
     }
 
@@ -201,18 +268,33 @@ public sealed class StoreSnapshot : IDisposable
         try
         {
             var value = native.rocksdb_pinnableslice_value(slice, out var length);
-            var body = GC.AllocateUninitializedArray<byte>(checked((int)length));
-            if (body.Length > 0)
-            {
-                Marshal.Copy(value, body, 0, body.Length);
-            }
-
-            return body;
+            return CopyOut(value, length);
         }
         finally
         {
             native.rocksdb_pinnableslice_destroy(slice);
         }
+    }
+
+    // A value RocksDB holds (pinned, or under an iterator) copied once into an uninitialized array:
+    // the copy overwrites every byte, so zeroing it first is a wasted pass (and, for a giant, fresh
+    // pages cleared twice).
+    private static byte[] CopyOut(IntPtr value, UIntPtr length)
+    {
+        var body = GC.AllocateUninitializedArray<byte>(checked((int)length));
+        if (body.Length > 0)
+        {
+            Marshal.Copy(value, body, 0, body.Length);
+        }
+
+        return body;
+    }
+
+    private static byte[] CopyOut(ReadOnlySpan<byte> value)
+    {
+        var body = GC.AllocateUninitializedArray<byte>(value.Length);
+        value.CopyTo(body);
+        return body;
     }
 
     /// <summary>Waits for reads in flight, frees open scans and releases the snapshot. Idempotent.</summary>

@@ -133,6 +133,37 @@ public sealed class DocumentStoreReadTests
     }
 
     [Fact]
+    public void Snapshot_MultiGet_ReturnsEveryBodyByteForByte_FromFilesAndMemtable_InTheCallersOrder()
+    {
+        using var temp = new TempStore();
+        var written = new Dictionary<string, byte[]>();
+        for (var i = 0; i < StoreSnapshotSourceMultiGetMax; i++)
+        {
+            var id = $"c/{i:D2}";
+            written[id] = TempStore.Json($$"""{"n":{{i}},"pad":"{{new string((char)('a' + (i % 26)), 40 * i)}}"}""");
+            temp.Store.Put(id, written[id]);
+            if (i == StoreSnapshotSourceMultiGetMax / 2)
+            {
+                // The first half in an SST file, the rest in the memtable.
+                temp.Store.Db.CompactRange((byte[]?)null, null, temp.Store.DocsHandle);
+            }
+        }
+
+        using var snapshot = temp.Store.CreateSnapshot();
+        temp.Store.Put("c/03", """{"changed":true}""");
+        var ids = written.Keys.Reverse().ToArray();
+        var bodies = new List<DocumentBody>();
+
+        snapshot.MultiGet(ids, bodies);
+
+        Assert.Equal(ids, bodies.Select(body => body.Id));
+        Assert.All(bodies, body => Assert.Equal(written[body.Id], body.Body));
+    }
+
+    // StoreSnapshotSource.MultiGetMaxDocuments: the most the prefetcher reads by one MultiGet.
+    private const int StoreSnapshotSourceMultiGetMax = 32;
+
+    [Fact]
     public void Snapshot_MultiGetOfAbsentId_ThrowsNamingIt()
     {
         using var temp = new TempStore();
