@@ -36,10 +36,14 @@ public sealed class TempStore : IDisposable
 
     public static string Text(byte[] body) => Encoding.UTF8.GetString(body);
 
-    /// <summary>Closes the store and opens it again over the same directory.</summary>
-    public void Reopen()
+    /// <summary>
+    /// Closes the store and opens it again over the same directory; <paramref name="whileClosed"/>
+    /// runs in between (e.g. to damage a file).
+    /// </summary>
+    public void Reopen(Action? whileClosed = null)
     {
         Store.Dispose();
+        whileClosed?.Invoke();
         Store = DocumentStore.Open(Directory, Options);
     }
 

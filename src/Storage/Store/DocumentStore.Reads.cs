@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.InteropServices;
 using RocksDbSharp;
 
 namespace Indexing.Storage;
@@ -175,6 +176,7 @@ public sealed partial class DocumentStore
                     first = false;
                     if (!iterator.Native.Valid())
                     {
+                        ThrowIfIteratorFailed(iterator.Native, "the metadata scan");
                         yield break;
                     }
 
@@ -231,6 +233,7 @@ public sealed partial class DocumentStore
 
                     if (!iterator.Native.Valid())
                     {
+                        ThrowIfIteratorFailed(iterator.Native, "reading the change feed");
                         yield break;
                     }
 
@@ -262,6 +265,31 @@ public sealed partial class DocumentStore
             throw new DocumentStoreException(
                 $"reading {documents} document(s) from {MessageText.Quote(firstId)} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}", e);
         }
+    }
+
+    // RocksDB turns an iterator invalid both at the end of the data and when a read fails (a corrupt
+    // block, an I/O error): a loop that stops on !Valid() must ask which, or a failed read looks like
+    // the end of the data (a metadata scan that ends early would rebuild an index without the rest).
+    internal void ThrowIfIteratorFailed(Iterator iterator, string reading)
+    {
+        var native = Native.Instance;
+        native.rocksdb_iter_get_error(iterator.Handle, out var error);
+        if (error == IntPtr.Zero)
+        {
+            return;
+        }
+
+        string? message;
+        try
+        {
+            message = Marshal.PtrToStringUTF8(error);
+        }
+        finally
+        {
+            native.rocksdb_free(error);
+        }
+
+        throw new DocumentStoreException($"{reading} failed in RocksDB at {MessageText.Quote(Path)}: {message}");
     }
 
     private static StoredDocument? ToDocument(string id, byte[]? meta, byte[]? body)

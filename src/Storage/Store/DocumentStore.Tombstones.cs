@@ -197,6 +197,9 @@ public sealed partial class DocumentStore
                     break;
                 }
             }
+
+            // Otherwise a failed read would count as scanned through upTo, and its tombstones never be purged.
+            ThrowIfIteratorFailed(iterator, "the tombstone scan of the change feed");
         }
         finally
         {
@@ -361,6 +364,7 @@ public sealed partial class DocumentStore
                 }
             }
 
+            ThrowIfIteratorFailed(iterator, "counting tombstones");
             return count;
         }
         finally

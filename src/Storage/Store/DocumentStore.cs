@@ -128,7 +128,16 @@ public sealed partial class DocumentStore : IDisposable
         try
         {
             var db = RocksDb.Open(tuning.Db, full, tuning.Families);
-            return new DocumentStore(full, options, db, tuning);
+            try
+            {
+                return new DocumentStore(full, options, db, tuning);
+            }
+            catch
+            {
+                // Recovering the store's state failed (a read error): release the files and their lock.
+                db.Dispose();
+                throw;
+            }
         }
         catch (RocksDbException e)
         {
@@ -286,7 +295,14 @@ public sealed partial class DocumentStore : IDisposable
     {
         using var iterator = _db.NewIterator(_changes, _pointRead);
         iterator.SeekToLast();
-        return iterator.Valid() ? StoredFormats.ReadEtagKey(iterator.GetKeySpan()) : 0;
+        if (iterator.Valid())
+        {
+            return StoredFormats.ReadEtagKey(iterator.GetKeySpan());
+        }
+
+        // An empty feed starts at 0; a failed read must not, or new writes would reuse etags.
+        ThrowIfIteratorFailed(iterator, "reading the last etag");
+        return 0;
     }
 }
 

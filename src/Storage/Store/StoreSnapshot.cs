@@ -103,6 +103,8 @@ public sealed class StoreSnapshot : IDisposable
                         break;
                     }
                 }
+
+                _store.ThrowIfIteratorFailed(iterator.Native, $"reading documents {MessageText.Quote(firstId)}..{MessageText.Quote(lastId)}");
             }
             finally
             {
@@ -121,10 +123,11 @@ public sealed class StoreSnapshot : IDisposable
     }
 
     /// <summary>
-    /// Appends the bodies of <paramref name="sortedIds"/> (in key order) to
-    /// <paramref name="destination"/>, read by one MultiGet. An id absent under the snapshot throws
-    /// <see cref="InvalidOperationException"/> naming it: the ids are expected to come from this
-    /// snapshot's metadata scan.
+    /// Appends the bodies of <paramref name="sortedIds"/> to <paramref name="destination"/> in the
+    /// order given (the prefetcher passes key order; any order reads the same), read by one
+    /// MultiGet. An id absent under the snapshot throws <see cref="InvalidOperationException"/>
+    /// naming it: the ids are expected to come from this snapshot's metadata scan. A failed read
+    /// throws <see cref="DocumentStoreException"/>; either way nothing is appended.
     /// </summary>
     /// <remarks>
     /// One batched MultiGet into pinned slices, each copied once into an uninitialized array, as
@@ -165,12 +168,13 @@ public sealed class StoreSnapshot : IDisposable
         var slices = new IntPtr[count];
         var errors = new IntPtr[count];
         var bodies = new byte[count][];
-        Enter();
-        var keysPin = GCHandle.Alloc(keyBytes, GCHandleType.Pinned);
-        var slicesPin = GCHandle.Alloc(slices, GCHandleType.Pinned);
         var native = Native.Instance;
+        GCHandle keysPin = default, slicesPin = default;
+        Enter();
         try
         {
+            keysPin = GCHandle.Alloc(keyBytes, GCHandleType.Pinned);
+            slicesPin = GCHandle.Alloc(slices, GCHandleType.Pinned);
             var keyPointers = new IntPtr[count];
             var keysAddress = keysPin.AddrOfPinnedObject();
             for (var i = 0; i < count; i++)
@@ -216,8 +220,16 @@ public sealed class StoreSnapshot : IDisposable
                 }
             }
 
-            slicesPin.Free();
-            keysPin.Free();
+            if (slicesPin.IsAllocated)
+            {
+                slicesPin.Free();
+            }
+
+            if (keysPin.IsAllocated)
+            {
+                keysPin.Free();
+            }
+
             Exit();
         }
 

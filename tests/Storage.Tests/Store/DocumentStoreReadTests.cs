@@ -139,7 +139,8 @@ public sealed class DocumentStoreReadTests
         var written = new Dictionary<string, byte[]>();
         for (var i = 0; i < StoreSnapshotSourceMultiGetMax; i++)
         {
-            var id = $"c/{i:D2}";
+            // Ids of different lengths, so that each key's place in the call's one key buffer differs.
+            var id = $"c/{i:D2}{new string('k', i % 5)}";
             written[id] = TempStore.Json($$"""{"n":{{i}},"pad":"{{new string((char)('a' + (i % 26)), 40 * i)}}"}""");
             temp.Store.Put(id, written[id]);
             if (i == StoreSnapshotSourceMultiGetMax / 2)
@@ -150,7 +151,7 @@ public sealed class DocumentStoreReadTests
         }
 
         using var snapshot = temp.Store.CreateSnapshot();
-        temp.Store.Put("c/03", """{"changed":true}""");
+        temp.Store.Put("c/03kkk", """{"changed":true}""");
         var ids = written.Keys.Reverse().ToArray();
         var bodies = new List<DocumentBody>();
 
