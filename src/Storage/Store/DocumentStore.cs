@@ -103,6 +103,8 @@ public sealed partial class DocumentStore : IDisposable
 
     internal ColumnFamilyHandle MetaHandle => _meta;
 
+    internal ColumnFamilyHandle ChangesHandle => _changes;
+
     /// <summary>Opens (creating if missing) the store in <paramref name="path"/>.</summary>
     /// <exception cref="DocumentStoreException">RocksDB could not open it (locked by another process, corrupt, no permission).</exception>
     /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="options"/> break a rule of <see cref="StoreOptionsValidator"/>; nothing was created.</exception>

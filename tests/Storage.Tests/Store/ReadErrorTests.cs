@@ -48,7 +48,7 @@ public sealed class ReadErrorTests
 
         Assert.Contains("'c/0000'..'c/0399'", range.Message, StringComparison.Ordinal);
         Assert.Contains("metadata scan", scan.Message, StringComparison.Ordinal);
-        // A body in an undamaged block of the same file still reads, by each path.
+        // A body in an undamaged block of the same file still reads, by Get and by MultiGet.
         Assert.Equal(bodies["c/0399"], snapshot.Get("c/0399"));
         var last = new List<DocumentBody>();
         snapshot.MultiGet(["c/0398", "c/0399"], last);
@@ -56,6 +56,25 @@ public sealed class ReadErrorTests
         // The failed reads freed their iterators.
         snapshot.Dispose();
         temp.AssertNoOpenHandles();
+    }
+
+    [Fact]
+    public void DamagedChangeFeed_OpenThrowsNamingRocksDbsError_AndReleasesTheStoreForTheNextOpen()
+    {
+        using var temp = new TempStore();
+        temp.Store.PutMany(Enumerable.Range(0, Documents).Select(i => new DocumentWrite($"c/{i:D4}", TempStore.Json($$"""{"n":{{i}}}"""))));
+        var files = FlushToNewFiles(temp, temp.Store.ChangesHandle);
+        var file = Assert.Single(files);
+        var original = File.ReadAllBytes(file);
+
+        var error = Assert.Throws<DocumentStoreException>(() => temp.Reopen(() => DamageFirstDataBlock(file)));
+
+        Assert.Contains("Corruption", error.Message, StringComparison.Ordinal);
+        Assert.Contains(temp.Directory, error.Message, StringComparison.Ordinal);
+        // The failed open released RocksDB's lock: with the file mended, the store opens here again.
+        File.WriteAllBytes(file, original);
+        using var reopened = DocumentStore.Open(temp.Directory, temp.Options);
+        Assert.Equal(Documents, reopened.ReadChanges(0).Count());
     }
 
     // Compacts one column family's memtable into SST files; returns the files that appeared.
