@@ -75,12 +75,22 @@ public sealed partial class DocumentStore : IDisposable
         _meta = db.GetColumnFamily(MetaFamily);
         _changes = db.GetColumnFamily(ChangesFamily);
         _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
-        var tombstones = RecoverTombstoneState();
-        _tombstonesHeld = tombstones.Held;
-        _tombstonesPurged = tombstones.Purged;
-        _purgedThroughEtag = tombstones.PurgedThroughEtag;
-        // The newest change entry may have been purged: the cursor remembers how far etags went.
-        _lastEtag = Math.Max(RecoverLastEtag(), tombstones.PurgedThroughEtag);
+        try
+        {
+            var tombstones = RecoverTombstoneState();
+            _tombstonesHeld = tombstones.Held;
+            _tombstonesPurged = tombstones.Purged;
+            _purgedThroughEtag = tombstones.PurgedThroughEtag;
+            // The newest change entry may have been purged: the cursor remembers how far etags went.
+            _lastEtag = Math.Max(RecoverLastEtag(), tombstones.PurgedThroughEtag);
+        }
+        catch
+        {
+            // Open disposes the database; this instance is never handed out, so free what only
+            // Dispose would (the rest of its native objects have finalizers).
+            Native.Instance.rocksdb_compactoptions_destroy(_compactOptions);
+            throw;
+        }
     }
 
     /// <summary>The directory the store lives in.</summary>
@@ -143,7 +153,9 @@ public sealed partial class DocumentStore : IDisposable
         }
         catch (RocksDbException e)
         {
-            var hint = e.Message.Contains("lock", StringComparison.OrdinalIgnoreCase)
+            // RocksDB names its lock file (".../LOCK: Resource temporarily unavailable"); a bare
+            // "lock" would also match a corrupt store's "block checksum mismatch".
+            var hint = e.Message.Contains(System.IO.Path.DirectorySeparatorChar + "LOCK", StringComparison.Ordinal)
                 ? " Another process (or another DocumentStore in this one) has it open: stop it or use another path."
                 : string.Empty;
             throw new DocumentStoreException($"could not open the document store at {MessageText.Quote(full)}: {e.Message}.{hint}", e);

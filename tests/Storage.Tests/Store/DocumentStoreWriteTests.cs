@@ -187,6 +187,7 @@ public sealed class DocumentStoreWriteTests
         var error = Assert.Throws<DocumentStoreException>(() => DocumentStore.Open(temp.Directory, temp.Options));
 
         Assert.Contains(temp.Directory, error.Message, StringComparison.Ordinal);
+        Assert.Contains("Another process (or another DocumentStore in this one) has it open", error.Message, StringComparison.Ordinal);
     }
 
     [Fact]

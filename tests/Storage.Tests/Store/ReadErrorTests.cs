@@ -12,6 +12,9 @@ public sealed class ReadErrorTests
 {
     private const int Documents = 400;
 
+    // Enough change entries for a file of many blocks (each entry is a few dozen bytes).
+    private const int ChangeFeedDocuments = 3000;
+
     [Fact]
     public void DamagedBlock_EveryReadOfItThrows_NamingRocksDbsError_AndBlocksElsewhereStillRead()
     {
@@ -46,6 +49,7 @@ public sealed class ReadErrorTests
             Assert.Contains(temp.Store.Path, error.Message, StringComparison.Ordinal);
         }
 
+        Assert.Contains("Corruption", Assert.Throws<DocumentStoreException>(() => temp.Store.CountTombstoneRows()).Message, StringComparison.Ordinal);
         Assert.Contains("'c/0000'..'c/0399'", range.Message, StringComparison.Ordinal);
         Assert.Contains("metadata scan", scan.Message, StringComparison.Ordinal);
         // A body in an undamaged block of the same file still reads, by Get and by MultiGet.
@@ -59,6 +63,24 @@ public sealed class ReadErrorTests
     }
 
     [Fact]
+    public void DamagedChangeFeed_ReadingItThrows_NamingRocksDbsError()
+    {
+        using var temp = new TempStore();
+        temp.Store.PutMany(Enumerable.Range(0, ChangeFeedDocuments).Select(i => new DocumentWrite($"c/{i:D5}", TempStore.Json($$"""{"n":{{i}}}"""))));
+        var file = Assert.Single(FlushToNewFiles(temp, temp.Store.ChangesHandle));
+
+        // A block in the middle: the store's recovery at open reads the first block (the tombstone
+        // state) and the last (the last etag), and both are intact.
+        temp.Reopen(() => Damage(file, new FileInfo(file).Length / 3));
+
+        Assert.Equal(ChangeFeedDocuments, temp.Store.GetStatus().LastEtag);
+        var error = Assert.Throws<DocumentStoreException>(() => temp.Store.ReadChanges(0).Count());
+        Assert.Contains("change feed", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Corruption", error.Message, StringComparison.Ordinal);
+        temp.AssertNoOpenHandles();
+    }
+
+    [Fact]
     public void DamagedChangeFeed_OpenThrowsNamingRocksDbsError_AndReleasesTheStoreForTheNextOpen()
     {
         using var temp = new TempStore();
@@ -67,10 +89,13 @@ public sealed class ReadErrorTests
         var file = Assert.Single(files);
         var original = File.ReadAllBytes(file);
 
+        // The first block holds the tombstone state, which the open reads.
         var error = Assert.Throws<DocumentStoreException>(() => temp.Reopen(() => DamageFirstDataBlock(file)));
 
         Assert.Contains("Corruption", error.Message, StringComparison.Ordinal);
         Assert.Contains(temp.Directory, error.Message, StringComparison.Ordinal);
+        // A corrupt store is not reported as one open elsewhere.
+        Assert.DoesNotContain("Another process", error.Message, StringComparison.Ordinal);
         // The failed open released RocksDB's lock: with the file mended, the store opens here again.
         File.WriteAllBytes(file, original);
         using var reopened = DocumentStore.Open(temp.Directory, temp.Options);
@@ -85,11 +110,14 @@ public sealed class ReadErrorTests
         return Directory.GetFiles(temp.Directory, "*.sst").Where(file => !before.Contains(file)).ToList();
     }
 
-    private static void DamageFirstDataBlock(string file)
+    private static void DamageFirstDataBlock(string file) => Damage(file, 100);
+
+    // Overwrites 256 bytes at the offset; the file must hold several data blocks.
+    private static void Damage(string file, long offset)
     {
         using var stream = new FileStream(file, FileMode.Open, FileAccess.ReadWrite);
         Assert.True(stream.Length > 8192, $"{file} has {stream.Length} bytes; the test needs more than one data block.");
-        stream.Position = 100;
+        stream.Position = offset;
         stream.Write(Enumerable.Repeat((byte)0xA5, 256).ToArray());
     }
 }
