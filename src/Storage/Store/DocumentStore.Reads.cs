@@ -262,8 +262,7 @@ public sealed partial class DocumentStore
         }
         catch (RocksDbException e)
         {
-            throw new DocumentStoreException(
-                $"reading {documents} document(s) from {MessageText.Quote(firstId)} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}", e);
+            throw ReadFailed($"reading {documents} document(s) from {MessageText.Quote(firstId)}", e.Message, e);
         }
     }
 
@@ -289,8 +288,12 @@ public sealed partial class DocumentStore
             native.rocksdb_free(error);
         }
 
-        throw new DocumentStoreException($"{reading} failed in RocksDB at {MessageText.Quote(Path)}: {message}");
+        throw ReadFailed(reading, message);
     }
+
+    // The one wording of a failed read: what was read, the store, RocksDB's message.
+    internal DocumentStoreException ReadFailed(string reading, string? rocksDbMessage, Exception? inner = null) =>
+        new($"{reading} failed in RocksDB at {MessageText.Quote(Path)}: {rocksDbMessage}", inner);
 
     private static StoredDocument? ToDocument(string id, byte[]? meta, byte[]? body)
     {

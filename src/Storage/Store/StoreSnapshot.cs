@@ -113,8 +113,7 @@ public sealed class StoreSnapshot : IDisposable
         }
         catch (RocksDbException e)
         {
-            throw new DocumentStoreException(
-                $"reading documents {MessageText.Quote(firstId)}..{MessageText.Quote(lastId)} failed in RocksDB at {MessageText.Quote(_store.Path)}: {e.Message}", e);
+            throw _store.ReadFailed($"reading documents {MessageText.Quote(firstId)}..{MessageText.Quote(lastId)}", e.Message, e);
         }
         finally
         {
@@ -190,8 +189,8 @@ public sealed class StoreSnapshot : IDisposable
             {
                 if (errors[i] != IntPtr.Zero)
                 {
-                    throw new DocumentStoreException(
-                        $"reading {count} document(s) from {MessageText.Quote(sortedIds[0])} failed in RocksDB at {MessageText.Quote(_store.Path)}: " +
+                    throw _store.ReadFailed(
+                        $"reading {count} document(s) from {MessageText.Quote(sortedIds[0])}",
                         $"{Marshal.PtrToStringUTF8(errors[i])} (document {MessageText.Quote(sortedIds[i])})");
                 }
 
@@ -250,7 +249,7 @@ public sealed class StoreSnapshot : IDisposable
         }
         catch (RocksDbException e)
         {
-            throw new DocumentStoreException($"reading document {MessageText.Quote(id)} failed in RocksDB at {MessageText.Quote(_store.Path)}: {e.Message}", e);
+            throw _store.ReadFailed($"reading document {MessageText.Quote(id)}", e.Message, e);
         }
         finally
         {
