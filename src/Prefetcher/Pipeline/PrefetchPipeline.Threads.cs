@@ -5,8 +5,9 @@ using Indexing.Storage;
 
 namespace Indexing.Prefetcher;
 
-// The planner cuts the metadata scan into tasks and admits each in key order (owning its bytes and
-// slot until a reader hands them on); readers are threads of their own, as a RocksDB MultiGet or
+// The planner cuts the metadata scan into tasks and admits each in key order (but for long reads
+// that small ones pass while the long reads' lanes are full: LongReadLanes), owning its bytes and
+// slot until a reader hands them on; readers are threads of their own, as a RocksDB MultiGet or
 // iterator blocks its thread for the whole read. A failure of the scan or of a read is wrapped
 // once, where it happens, as a PrefetchReadException naming the key range.
 public sealed partial class PrefetchPipeline
@@ -15,6 +16,7 @@ public sealed partial class PrefetchPipeline
     private readonly Thread _census;
     private readonly BlockingCollection<ReadTask> _issued = new();
     private readonly List<Thread> _readers = [];
+    private readonly LongReadLanes _longReads = new();
 
     // The planner thread's: the scan cut into tasks, and the last task cut (where a scan failure happened).
     private IEnumerator<ReadTask>? _plan;
@@ -73,9 +75,10 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
-            while (NextPlanned() is { } task)
+            while (_longReads.Next(NextPlanned, Admission.ConcurrencyLimit, Admission.Limits.BudgetBytes) is { } task)
             {
                 Admission.Admit(task.Bytes, _token);
+                _longReads.Started(task);
                 _issued.Add(task);
                 StartReaderIfNeeded();
             }
@@ -173,7 +176,7 @@ public sealed partial class PrefetchPipeline
         }
         catch (Exception exception)
         {
-            Admission.ReadEnded(task.Bytes, actualBytes: null);
+            ReadEnded(task, actualBytes: null);
             if (exception is not OperationCanceledException || !_token.IsCancellationRequested)
             {
                 Fail(exception);
@@ -182,8 +185,15 @@ public sealed partial class PrefetchPipeline
             return;
         }
 
-        Admission.ReadEnded(task.Bytes, read.Bytes);
+        ReadEnded(task, read.Bytes);
         _ready.Publish(read);
+    }
+
+    // Frees the task's slot and bytes (buffering what it read), and its lane if it is long.
+    private void ReadEnded(ReadTask task, long? actualBytes)
+    {
+        _longReads.Ended(task);
+        Admission.ReadEnded(task.Bytes, actualBytes);
     }
 
     private CompletedRead Read(ReadTask task)
@@ -272,7 +282,7 @@ public sealed partial class PrefetchPipeline
             BeforeSourceRelease?.Invoke();
             while (_issued.TryTake(out var unstarted))
             {
-                Admission.ReadEnded(unstarted.Bytes, actualBytes: null);
+                ReadEnded(unstarted, actualBytes: null);
             }
         }
         catch (Exception exception)

@@ -7,7 +7,8 @@ namespace Indexing.Prefetcher;
 /// and concurrency behind one lock, taken in that order: budget before the cap, so that it bounds
 /// what reads bring in; the slot last, so that a read waiting for tokens does not count as running.
 /// A read larger than the whole budget is admitted alone when nothing else is held; the one waiter
-/// admits in key order, so small reads never overtake a giant. The cap is a token bucket of
+/// admits in the planner's order, so small reads never overtake a giant waiting for budget (the
+/// planner lets them pass a long read only while its lanes are full: <see cref="LongReadLanes"/>). The cap is a token bucket of
 /// <see cref="BurstTime"/>: a read starts once the bucket holds its bytes or is full, going into
 /// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket). Threading: one
 /// admitting thread, pulsed by every change and by its token; the rest from any thread.

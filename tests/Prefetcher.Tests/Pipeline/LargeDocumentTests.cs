@@ -47,6 +47,51 @@ public sealed class LargeDocumentTests
     }
 
     [Fact]
+    public async Task ReadAll_TwoGiantsBeingReadAtLTwo_SmallDocumentsPlannedAfterBothArriveBeforeEither()
+    {
+        // L held at 2, two 20 MB documents 200 small ones apart, both reads held until the consumer
+        // has had a tenth of the small documents planned after the second. In key order the second
+        // giant took the second reader and nothing after it was read: the run waited for ever.
+        // Long reads take half of L while small tasks are there, so the second giant waits and
+        // the small documents after it pass it.
+        var sizes = Enumerable.Repeat(2 * TestCollections.KiB, SmallBefore + 1 + SmallBefore + 1 + SmallAfter).ToArray();
+        var firstGiant = SmallBefore;
+        var secondGiant = SmallBefore + 1 + SmallBefore;
+        sizes[firstGiant] = 20_000_000;
+        sizes[secondGiant] = 20_000_000;
+        var secondGiantId = TestCollections.Id(secondGiant);
+        using var giantsMayFinish = new ManualResetEventSlim();
+        var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)), giantsMayFinish, task => task.IsLargeDocument);
+        var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 2 } };
+        await using var prefetcher = Strategies.StartAdaptive(source, options);
+
+        var received = await Task.Run(async () =>
+        {
+            var ids = new List<string>();
+            var after = 0;
+            await foreach (var batch in prefetcher.ReadAllAsync(512, 4 * TestCollections.MiB).ConfigureAwait(false))
+            {
+                ids.AddRange(batch.Documents.Select(d => d.Id));
+                after += batch.Documents.Count(d => string.CompareOrdinal(d.Id, secondGiantId) > 0);
+                if (after >= SmallAfter / 10)
+                {
+                    giantsMayFinish.Set();
+                }
+            }
+
+            return ids;
+        }).WaitAsync(Strategies.Patience);
+
+        Assert.Equal(sizes.Length, received.Count);
+        Assert.Equal(sizes.Length, received.Distinct().Count());
+        var firstGiantAt = received.IndexOf(TestCollections.Id(firstGiant));
+        var secondGiantAt = received.IndexOf(secondGiantId);
+        Assert.True(firstGiantAt >= 0 && secondGiantAt >= 0, "Both giants were delivered.");
+        var overtaking = received.Take(Math.Min(firstGiantAt, secondGiantAt)).Count(id => string.CompareOrdinal(id, secondGiantId) > 0);
+        Assert.True(overtaking >= SmallAfter / 10, $"Only {overtaking} small documents planned after the second giant were delivered before the giants.");
+    }
+
+    [Fact]
     public async Task ReadAll_DocumentBiggerThanBudget_IsDeliveredAlone()
     {
         const long Budget = TestCollections.MiB;
