@@ -22,22 +22,7 @@ public sealed class LargeDocumentTests
         var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)), giantMayFinish, task => task.IsLargeDocument);
         await using var prefetcher = Strategies.StartAdaptive(source, new PrefetchOptions());
 
-        var received = await Task.Run(async () =>
-        {
-            var ids = new List<string>();
-            var after = 0;
-            await foreach (var batch in prefetcher.ReadAllAsync(512, 4 * TestCollections.MiB).ConfigureAwait(false))
-            {
-                ids.AddRange(batch.Documents.Select(d => d.Id));
-                after += batch.Documents.Count(d => string.CompareOrdinal(d.Id, giantId) > 0);
-                if (after >= SmallAfter / 10)
-                {
-                    giantMayFinish.Set();
-                }
-            }
-
-            return ids;
-        }).WaitAsync(Strategies.Patience);
+        var received = await ReceiveLettingHeldReadsFinishAsync(prefetcher, giantId, giantMayFinish);
 
         Assert.Equal(sizes.Length, received.Count);
         var giantAt = received.IndexOf(giantId);
@@ -65,22 +50,7 @@ public sealed class LargeDocumentTests
         var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 2 } };
         await using var prefetcher = Strategies.StartAdaptive(source, options);
 
-        var received = await Task.Run(async () =>
-        {
-            var ids = new List<string>();
-            var after = 0;
-            await foreach (var batch in prefetcher.ReadAllAsync(512, 4 * TestCollections.MiB).ConfigureAwait(false))
-            {
-                ids.AddRange(batch.Documents.Select(d => d.Id));
-                after += batch.Documents.Count(d => string.CompareOrdinal(d.Id, secondGiantId) > 0);
-                if (after >= SmallAfter / 10)
-                {
-                    giantsMayFinish.Set();
-                }
-            }
-
-            return ids;
-        }).WaitAsync(Strategies.Patience);
+        var received = await ReceiveLettingHeldReadsFinishAsync(prefetcher, secondGiantId, giantsMayFinish);
 
         Assert.Equal(sizes.Length, received.Count);
         Assert.Equal(sizes.Length, received.Distinct().Count());
@@ -90,6 +60,26 @@ public sealed class LargeDocumentTests
         var overtaking = received.Take(Math.Min(firstGiantAt, secondGiantAt)).Count(id => string.CompareOrdinal(id, secondGiantId) > 0);
         Assert.True(overtaking >= SmallAfter / 10, $"Only {overtaking} small documents planned after the second giant were delivered before the giants.");
     }
+
+    // Every id received, in order; the held reads may finish once a tenth of the small documents
+    // planned after afterId have been received.
+    private static Task<List<string>> ReceiveLettingHeldReadsFinishAsync(PrefetchPipeline prefetcher, string afterId, ManualResetEventSlim mayFinish) =>
+        Task.Run(async () =>
+        {
+            var ids = new List<string>();
+            var after = 0;
+            await foreach (var batch in prefetcher.ReadAllAsync(512, 4 * TestCollections.MiB).ConfigureAwait(false))
+            {
+                ids.AddRange(batch.Documents.Select(d => d.Id));
+                after += batch.Documents.Count(d => string.CompareOrdinal(d.Id, afterId) > 0);
+                if (after >= SmallAfter / 10)
+                {
+                    mayFinish.Set();
+                }
+            }
+
+            return ids;
+        }).WaitAsync(Strategies.Patience);
 
     [Fact]
     public async Task ReadAll_DocumentBiggerThanBudget_IsDeliveredAlone()
