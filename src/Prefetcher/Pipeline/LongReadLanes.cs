@@ -4,7 +4,8 @@ namespace Indexing.Prefetcher;
 /// Which planned task the planner issues next: the next in key order, except that long reads take
 /// at most half of the L slots (rounded up) while small tasks are there to take the others. A long
 /// read that finds its lanes full waits, and the small tasks cut after it pass it; waiting long
-/// reads go first, oldest first, as soon as a lane frees.
+/// reads are the next issued, oldest first, once a lane frees (a small read already waiting in
+/// admission for a slot may take that slot first).
 /// <para>
 /// Why: on a slow stream a giant holds its reader for seconds (2-20 MiB at 8 MB/s is 0.25-2.5 s),
 /// and in key order the readers soon all sit on giants. At the start of a rebuild, with L=2, the
@@ -14,7 +15,8 @@ namespace Indexing.Prefetcher;
 /// takes them.
 /// </para>
 /// <para>
-/// At most a budget's worth of long reads wait; beyond that the oldest goes whatever the lanes, so
+/// About a budget's worth of long reads wait at most (the one that passes the budget is the last
+/// queued); beyond that the oldest goes whatever the lanes, so
 /// where every task is long (the end of a collection of growing sizes) every slot still reads, in
 /// key order. The baselines' tasks are never long (their target is unbounded). Threading:
 /// <see cref="Next"/> on the planner thread only; <see cref="Started"/> and <see cref="Ended"/> from any thread.

@@ -38,6 +38,9 @@ public sealed partial class PrefetchPipeline
         }
     }
 
+    /// <summary>Long reads started and not yet ended (see <see cref="LongReadLanes"/>): 0 once the readers stopped.</summary>
+    internal int LongReadsRunning => _longReads.Running;
+
     /// <summary>Test hook: runs when the last thread stopped, before unstarted tasks return and the source is disposed.</summary>
     internal Action? BeforeSourceRelease { get; set; }
 
@@ -83,7 +86,6 @@ public sealed partial class PrefetchPipeline
                 StartReaderIfNeeded();
             }
 
-            SetRunning();
             _issued.CompleteAdding();
         }
         catch (OperationCanceledException) when (_token.IsCancellationRequested)
@@ -109,7 +111,9 @@ public sealed partial class PrefetchPipeline
             _plan ??= ReadPlanner.Plan(_source.ScanMetadata(_token), _policy.Plan, () => Volatile.Read(ref _targetTaskBytes), () => Admission.ConcurrencyLimit).GetEnumerator();
             if (!_plan.MoveNext())
             {
+                // Running once the scan ends, though long reads may still wait for their lanes.
                 _meter.PlanCompleted();
+                SetRunning();
                 return null;
             }
         }

@@ -1,3 +1,5 @@
+using Indexing.Storage;
+
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>A large document is read apart, never holds small ones back, and fits even when bigger than the budget.</summary>
@@ -6,6 +8,9 @@ public sealed class LargeDocumentTests
 {
     private const int SmallBefore = 200;
     private const int SmallAfter = 20_000;
+
+    // L fixed at 2 (at the limit the climb could probe down to 1, where a held giant blocks every read).
+    private static readonly PrefetchOptions HeldAtTwo = new() { Controller = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 2, FixedConcurrency = 2 } };
 
     [Fact]
     public async Task ReadAll_GiantBeingRead_SmallDocumentsPlannedAfterItArriveBeforeIt()
@@ -34,7 +39,7 @@ public sealed class LargeDocumentTests
     [Fact]
     public async Task ReadAll_TwoGiantsBeingReadAtLTwo_SmallDocumentsPlannedAfterBothArriveBeforeEither()
     {
-        // L held at 2, two 20 MB documents 200 small ones apart, both reads held until the consumer
+        // L fixed at 2, two 20 MB documents 200 small ones apart, both reads held until the consumer
         // has had a tenth of the small documents planned after the second. In key order the second
         // giant took the second reader and nothing after it was read: the run waited for ever.
         // Long reads take half of L while small tasks are there, so the second giant waits and
@@ -47,8 +52,7 @@ public sealed class LargeDocumentTests
         var secondGiantId = TestCollections.Id(secondGiant);
         using var giantsMayFinish = new ManualResetEventSlim();
         var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)), giantsMayFinish, task => task.IsLargeDocument);
-        var options = new PrefetchOptions { Controller = new ControllerOptions { InitialConcurrency = 2, MaxConcurrency = 2 } };
-        await using var prefetcher = Strategies.StartAdaptive(source, options);
+        await using var prefetcher = Strategies.StartAdaptive(source, HeldAtTwo);
 
         var received = await ReceiveLettingHeldReadsFinishAsync(prefetcher, secondGiantId, giantsMayFinish);
 
@@ -59,6 +63,45 @@ public sealed class LargeDocumentTests
         Assert.True(firstGiantAt >= 0 && secondGiantAt >= 0, "Both giants were delivered.");
         var overtaking = received.Take(Math.Min(firstGiantAt, secondGiantAt)).Count(id => string.CompareOrdinal(id, secondGiantId) > 0);
         Assert.True(overtaking >= SmallAfter / 10, $"Only {overtaking} small documents planned after the second giant were delivered before the giants.");
+        Assert.Equal(0, prefetcher.LongReadsRunning);
+    }
+
+    [Fact]
+    public async Task Dispose_GiantsHeldAndQueued_EveryLongReadStartedHasEnded()
+    {
+        // One giant held in a reader, three more waiting for its lane: disposing cancels the held
+        // read (its lane is given back on the failure path) and drops the waiting ones, never started.
+        var sizes = Enumerable.Repeat(2 * TestCollections.KiB, 2_000).ToArray();
+        foreach (var at in new[] { 100, 300, 500, 700 })
+        {
+            sizes[at] = 20_000_000;
+        }
+
+        using var neverFinish = new ManualResetEventSlim();
+        var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)), neverFinish, task => task.IsLargeDocument);
+        var prefetcher = Strategies.StartAdaptive(source, HeldAtTwo);
+        await Strategies.EventuallyAsync(() => prefetcher.LongReadsRunning == 1, "a giant's read started");
+
+        await prefetcher.DisposeAsync();
+
+        Assert.Equal(PrefetchState.Cancelled, prefetcher.Pressure.State);
+        Assert.Equal(0, prefetcher.LongReadsRunning);
+    }
+
+    [Fact]
+    public async Task ReadAll_GiantReadFails_EveryLongReadStartedHasEnded()
+    {
+        var sizes = Enumerable.Repeat(2 * TestCollections.KiB, 2_000).ToArray();
+        sizes[100] = 20_000_000;
+        sizes[300] = 20_000_000;
+        var source = new FailingLargeReadsSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)));
+        await using var prefetcher = Strategies.StartAdaptive(source, HeldAtTwo);
+
+        var error = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
+
+        Assert.Contains(TestCollections.Id(100), error.Message);
+        await prefetcher.DisposeAsync();
+        Assert.Equal(0, prefetcher.LongReadsRunning);
     }
 
     // Every id received, in order; the held reads may finish once a tenth of the small documents
@@ -102,5 +145,27 @@ public sealed class LargeDocumentTests
         var pressure = prefetcher.Pressure;
         Assert.Equal(3 * TestCollections.MiB, pressure.LargestOversizedAdmissionBytes);
         Assert.InRange(pressure.HighWaterMarkBytes, 1, Budget);
+    }
+
+    // Every read of a large document fails, as a damaged blob file would.
+    private sealed class FailingLargeReadsSource(InMemoryReadSourceDouble inner) : IDocumentReadSource
+    {
+        public long SnapshotEtag => inner.SnapshotEtag;
+
+        public string? StartAfterId => inner.StartAfterId;
+
+        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
+
+        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
+        {
+            if (task.IsLargeDocument)
+            {
+                throw new IOException($"the blob holding {task.FirstId} is damaged");
+            }
+
+            inner.Read(task, destination, cancellationToken);
+        }
+
+        public void Dispose() => inner.Dispose();
     }
 }

@@ -6,7 +6,9 @@ namespace Indexing.Prefetcher.Tests;
 /// them to the virtual disk model (<see cref="NetworkDiskModelClock"/>) under a byte budget
 /// (reserved at submission, released as the indexer consumes), the indexer drains the buffer at a
 /// fixed rate, and every jittered tick the real <see cref="ConcurrencyController"/> decides from
-/// signals computed exactly as the pipeline would. Same setup and seed, same run.
+/// signals computed exactly as the pipeline would. Tasks are issued in key order: the pipeline's
+/// long-read lanes (<see cref="LongReadLanes"/>) are not modelled, so a simulated start among
+/// giants waits as the pipeline's did before them. Same setup and seed, same run.
 /// </summary>
 internal sealed class PrefetchSimulation
 {
