@@ -16,10 +16,10 @@ namespace Indexing.Prefetcher;
 /// </para>
 /// <para>
 /// About a budget's worth of long reads wait at most (the one that passes the budget is the last
-/// queued); beyond that the oldest goes whatever the lanes, so
-/// where every task is long (the end of a collection of growing sizes) every slot still reads, in
-/// key order. The baselines' tasks are never long (their target is unbounded). Threading:
-/// <see cref="Next"/> on the planner thread only; <see cref="Started"/> and <see cref="Ended"/> from any thread.
+/// queued); beyond that the oldest goes whatever the lanes, so where every task is long (a stretch
+/// of keys holding only large documents) every slot still reads, in key order. The baselines' tasks
+/// are never long (their target is unbounded). Threading: <see cref="Next"/> on the planner thread
+/// only; <see cref="Started"/> and <see cref="Ended"/> from any thread.
 /// </para>
 /// </summary>
 internal sealed class LongReadLanes
