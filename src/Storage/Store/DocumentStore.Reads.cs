@@ -1,5 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.InteropServices;
 using RocksDbSharp;
 
 namespace Indexing.Storage;
@@ -271,24 +270,15 @@ public sealed partial class DocumentStore
     // the end of the data (a metadata scan that ends early would rebuild an index without the rest).
     internal void ThrowIfIteratorFailed(Iterator iterator, string reading)
     {
-        var native = Native.Instance;
-        native.rocksdb_iter_get_error(iterator.Handle, out var error);
-        if (error == IntPtr.Zero)
-        {
-            return;
-        }
-
-        string? message;
         try
         {
-            message = Marshal.PtrToStringUTF8(error);
+            // RocksDbSharp's overload without an error pointer throws the error, and frees it.
+            Native.Instance.rocksdb_iter_get_error(iterator.Handle);
         }
-        finally
+        catch (RocksDbException e)
         {
-            native.rocksdb_free(error);
+            throw ReadFailed(reading, e.Message, e);
         }
-
-        throw ReadFailed(reading, message);
     }
 
     // The one wording of a failed read: what was read, the store, RocksDB's message.
