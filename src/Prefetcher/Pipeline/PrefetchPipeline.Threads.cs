@@ -78,7 +78,8 @@ public sealed partial class PrefetchPipeline
     {
         try
         {
-            while (_longReads.Next(NextPlanned, Admission.ConcurrencyLimit, Admission.Limits.BudgetBytes) is { } task)
+            Func<ReadTask?> planned = NextPlanned;
+            while (_longReads.Next(planned, Admission.ConcurrencyLimit, Admission.Limits.BudgetBytes) is { } task)
             {
                 Admission.Admit(task.Bytes, _token);
                 _longReads.Started(task);
