@@ -392,6 +392,9 @@ public sealed partial class DocumentIndex
                 }
             }
 
+            // Written: nothing refers to the bodies any more (fields hold copies), so their arrays
+            // go back to the prefetcher for later reads.
+            numbered.Batch.ReleaseBodies();
             key.Completed(numbered.Number);
         }
     }

@@ -48,6 +48,8 @@ internal sealed class CountingSink
 
                 _previousId = document.Id;
             }
+
+            batch.ReleaseBodies();
         }
     }
 }
