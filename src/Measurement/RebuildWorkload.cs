@@ -213,8 +213,6 @@ public sealed partial class RebuildWorkload
                 documents.Add(document with { Body = document.Body.ToArray() });
                 bytes += document.SizeBytes;
             }
-
-            batch.ReleaseBodies();
         }
 
         // The figures of the documents held, as before the limit existed (the scan's snapshot
@@ -422,7 +420,6 @@ public sealed partial class RebuildWorkload
         {
             documents += batch.Count;
             bytes += batch.TotalBytes;
-            batch.ReleaseBodies();
         }
 
         return (documents, bytes);

@@ -392,9 +392,6 @@ public sealed partial class DocumentIndex
                 }
             }
 
-            // Written: nothing refers to the bodies any more (fields hold copies), so their arrays
-            // go back to the prefetcher for later reads.
-            numbered.Batch.ReleaseBodies();
             key.Completed(numbered.Number);
         }
     }

@@ -48,7 +48,7 @@ public static class Prefetch
         }
 
         options.Validate();
-        IDocumentReadSource source = new StoreSnapshotSource(store.CreateSnapshot(), collection, startAfterId, new BodyBuffers(options.BudgetBytes));
+        IDocumentReadSource source = new StoreSnapshotSource(store.CreateSnapshot(), collection, startAfterId);
         try
         {
             if (diskModel is not null)

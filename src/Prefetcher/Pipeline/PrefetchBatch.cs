@@ -3,13 +3,8 @@ namespace Indexing.Prefetcher;
 /// <summary>One hand-over to the consumer: completed reads' documents, the first completed in key order first.</summary>
 public sealed class PrefetchBatch
 {
-    private readonly BodyBuffers? _buffers;
-    private int _released;
-
-    internal PrefetchBatch(
-        IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited, string? handedOutThrough, BodyBuffers? buffers = null)
+    internal PrefetchBatch(IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited, string? handedOutThrough)
     {
-        _buffers = buffers;
         Documents = documents;
         TotalBytes = totalBytes;
         Waited = waited;
@@ -33,26 +28,4 @@ public sealed class PrefetchBatch
     /// run starts after it, reading again only documents after it that were taken before.
     /// </summary>
     public string? HandedOutThrough { get; }
-
-    /// <summary>
-    /// The consumer is done with the documents' bodies: the arrays the prefetcher lent go back to it,
-    /// to be read into again. Call it once nothing refers to a body of this batch any more (the
-    /// indexer does, after the batch is written); a body read after it may hold another document's
-    /// bytes. Optional: a batch never released leaves its arrays to the garbage collector. Idempotent.
-    /// </summary>
-    public void ReleaseBodies()
-    {
-        if (_buffers is null || Interlocked.Exchange(ref _released, 1) != 0)
-        {
-            return;
-        }
-
-        foreach (var document in Documents)
-        {
-            if (document.Lent)
-            {
-                _buffers.Return(document.Body);
-            }
-        }
-    }
 }

@@ -38,7 +38,7 @@ public sealed partial class PrefetchPipeline : IBatchSource
         _policy = new ReadPolicy(strategy, options);
         Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
         _meter = new PrefetchMeter(strategy.ToName(), Admission, options.HistoryLength);
-        _ready = new ReadyReads(_meter, _policy, source.StartAfterId, source.Buffers);
+        _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
         _token = _stop.Token;
         _targetTaskBytes = _policy.Controller?.TargetTaskBytes ?? _policy.Plan.DefaultTaskBytes;

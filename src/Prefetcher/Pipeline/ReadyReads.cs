@@ -11,7 +11,7 @@ namespace Indexing.Prefetcher;
 /// that far back). The byte budget bounds the channel. Taking and draining hold one lock, so a drain
 /// at shutdown and a take woken by the channel's completion never hand out the same document.
 /// </summary>
-internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId, BodyBuffers? buffers = null)
+internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string? startAfterId)
 {
     private readonly HandOutWatermark _watermark = new(startAfterId);
 
@@ -128,7 +128,7 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
 
             meter.Admission.Release(bytes);
             meter.Taken(documents.Count, bytes, waited);
-            return new PrefetchBatch(documents, bytes, waited, _watermark.Through, buffers);
+            return new PrefetchBatch(documents, bytes, waited, _watermark.Through);
         }
     }
 

@@ -15,9 +15,6 @@ internal interface IDocumentReadSource : IDisposable
     /// <summary>The scan starts strictly after this id (a resumed rebuild), or null for the whole collection.</summary>
     string? StartAfterId { get; }
 
-    /// <summary>Where <see cref="Read"/> copies bodies it marks <see cref="PrefetchedDocument.Lent"/>; null when it lends none.</summary>
-    BodyBuffers? Buffers => null;
-
     /// <summary>Every document's metadata, in key order after <see cref="StartAfterId"/>; lazily enumerated.</summary>
     IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken);
 

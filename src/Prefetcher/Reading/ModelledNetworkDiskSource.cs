@@ -14,8 +14,6 @@ internal sealed class ModelledNetworkDiskSource(IDocumentReadSource inner, Netwo
 
     public string? StartAfterId => inner.StartAfterId;
 
-    public BodyBuffers? Buffers => inner.Buffers;
-
     public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
 
     public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)

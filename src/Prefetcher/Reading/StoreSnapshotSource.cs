@@ -6,19 +6,14 @@ namespace Indexing.Prefetcher;
 /// The RocksDB read source, owning a <see cref="StoreSnapshot"/>. A one-document task is one Get;
 /// up to <see cref="MultiGetMaxDocuments"/> documents, one sorted MultiGet; more, one range read
 /// over [FirstId, LastId] (dense under the snapshot) that observes the token between rows, so
-/// cancellation waits for at most one giant Get or one MultiGet. Given <see cref="BodyBuffers"/>,
-/// MultiGets and range reads copy bodies into its arrays (a Get's body is a new array).
+/// cancellation waits for at most one giant Get or one MultiGet.
 /// </summary>
-internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId, BodyBuffers? buffers = null)
-    : IDocumentReadSource
+internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collection, string? startAfterId) : IDocumentReadSource
 {
     /// <summary>Tasks of at most this many documents are read by one MultiGet, longer ones by a range read.</summary>
     public const int MultiGetMaxDocuments = 32;
 
-    private readonly BodyBuffer? _rent = buffers is null ? null : buffers.Rent;
     private int _disposed;
-
-    public BodyBuffers? Buffers => buffers;
 
     public long SnapshotEtag { get; } = snapshot.Etag;
 
@@ -51,11 +46,11 @@ internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collect
             var bodies = new List<DocumentBody>(task.DocumentCount);
             if (task.DocumentCount <= MultiGetMaxDocuments)
             {
-                snapshot.MultiGet(task.Ids, bodies, _rent);
+                snapshot.MultiGet(task.Ids, bodies);
             }
             else
             {
-                snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken, _rent);
+                snapshot.ReadRange(task.FirstId, task.LastId, bodies, cancellationToken);
             }
 
             for (var i = 0; i < bodies.Count; i++)
@@ -63,7 +58,7 @@ internal sealed class StoreSnapshotSource(StoreSnapshot snapshot, string collect
                 // A body the task does not list at this position gets no etag: the reader's check then
                 // names the mismatch instead of delivering a document with someone else's etag.
                 var etag = i < task.Etags.Length && string.Equals(bodies[i].Id, task.Ids[i], StringComparison.Ordinal) ? task.Etags[i] : 0;
-                destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body) { Lent = _rent is not null });
+                destination.Add(new PrefetchedDocument(bodies[i].Id, etag, bodies[i].Body));
             }
         }
         finally

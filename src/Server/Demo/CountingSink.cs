@@ -48,8 +48,6 @@ internal sealed class CountingSink
 
                 _previousId = document.Id;
             }
-
-            batch.ReleaseBodies();
         }
     }
 }

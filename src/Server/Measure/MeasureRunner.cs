@@ -342,8 +342,6 @@ internal sealed partial class MeasureRunner
                 {
                     survey.Add(document.Body.Span);
                 }
-
-                batch.ReleaseBodies();
             }
         }).ConfigureAwait(false);
         return (survey.ToDefinition(DefaultIndexName, collection.Name), survey);

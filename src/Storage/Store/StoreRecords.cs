@@ -3,18 +3,8 @@ namespace Indexing.Storage;
 /// <summary>One row of the metadata scan: a live document's id, its etag and its exact stored size.</summary>
 public readonly record struct DocumentMetadata(string Id, long Etag, long SizeBytes);
 
-/// <summary>
-/// A document body read under a snapshot (its etag comes from the metadata scan that planned the read).
-/// <see cref="Body"/> is the start of an array from the read's <see cref="BodyBuffer"/>, or the whole of
-/// a new array when the read was given none.
-/// </summary>
-public readonly record struct DocumentBody(string Id, ReadOnlyMemory<byte> Body);
-
-/// <summary>
-/// Where a snapshot's bulk read copies a body of <paramref name="length"/> bytes: an array at least
-/// that long, which the read then owns only as far as the body's bytes (a buffer pool's, say).
-/// </summary>
-public delegate byte[] BodyBuffer(int length);
+/// <summary>A document body read under a snapshot (its etag comes from the metadata scan that planned the read).</summary>
+public readonly record struct DocumentBody(string Id, byte[] Body);
 
 /// <summary>A document as the store holds it now: id, etag and JSON body.</summary>
 public readonly record struct StoredDocument(string Id, long Etag, byte[] Body);

@@ -64,11 +64,9 @@ public sealed class StoreSnapshot : IDisposable
     /// <summary>
     /// Appends the bodies of the live documents with <paramref name="firstId"/> &lt;= id &lt;=
     /// <paramref name="lastId"/> (key order) to <paramref name="destination"/>, in key order: one
-    /// iterator, which stops on <paramref name="lastId"/> or on the first key past it. Each body is
-    /// copied into an array from <paramref name="buffer"/>, or a new one of its length when null.
+    /// iterator, which stops on <paramref name="lastId"/> or on the first key past it.
     /// </summary>
-    public void ReadRange(
-        string firstId, string lastId, List<DocumentBody> destination, CancellationToken cancellationToken = default, BodyBuffer? buffer = null)
+    public void ReadRange(string firstId, string lastId, List<DocumentBody> destination, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(destination);
         var first = DocumentIds.ToKey(firstId);
@@ -96,7 +94,7 @@ public sealed class StoreSnapshot : IDisposable
                         break;
                     }
 
-                    destination.Add(new DocumentBody(DocumentIds.FromKey(key), CopyOut(iterator.Native.GetValueSpan(), buffer)));
+                    destination.Add(new DocumentBody(DocumentIds.FromKey(key), CopyOut(iterator.Native.GetValueSpan())));
                     if (order == 0)
                     {
                         // Stepping past the last id would position the iterator on the next key,
@@ -128,8 +126,7 @@ public sealed class StoreSnapshot : IDisposable
     /// order given (the prefetcher passes key order; any order reads the same), read by one
     /// MultiGet. An id absent under the snapshot throws <see cref="InvalidOperationException"/>
     /// naming it: the ids are expected to come from this snapshot's metadata scan. A failed read
-    /// throws <see cref="DocumentStoreException"/>; either way nothing is appended. Each body is copied
-    /// into an array from <paramref name="buffer"/>, or a new one of its length when null.
+    /// throws <see cref="DocumentStoreException"/>; either way nothing is appended.
     /// </summary>
     /// <remarks>
     /// One batched MultiGet into pinned slices, each copied once into an uninitialized array, as
@@ -139,7 +136,7 @@ public sealed class StoreSnapshot : IDisposable
     /// about two fifths of the readers' profile samples in MultiGet (most of the zeroing's cost then
     /// moved to the page faults of the one copy: reading's total processor time did not measurably fall).
     /// </remarks>
-    public void MultiGet(IReadOnlyList<string> sortedIds, List<DocumentBody> destination, BodyBuffer? buffer = null)
+    public void MultiGet(IReadOnlyList<string> sortedIds, List<DocumentBody> destination)
     {
         ArgumentNullException.ThrowIfNull(sortedIds);
         ArgumentNullException.ThrowIfNull(destination);
@@ -170,7 +167,7 @@ public sealed class StoreSnapshot : IDisposable
 
         var slices = new IntPtr[count];
         var errors = new IntPtr[count];
-        var bodies = new ReadOnlyMemory<byte>[count];
+        var bodies = new byte[count][];
         var native = Native.Instance;
         GCHandle keysPin = default, slicesPin = default;
         Enter();
@@ -205,7 +202,7 @@ public sealed class StoreSnapshot : IDisposable
                 }
 
                 var value = native.rocksdb_pinnableslice_value(slices[i], out var length);
-                bodies[i] = CopyOut(value, length, buffer);
+                bodies[i] = CopyOut(value, length);
             }
         }
         finally
@@ -291,9 +288,9 @@ public sealed class StoreSnapshot : IDisposable
         }
     }
 
-    // A value RocksDB holds (pinned, or under an iterator) copied once into an uninitialized array
-    // (or the caller's buffer): the copy overwrites every byte, so zeroing it first is a wasted pass
-    // (and, for a giant, fresh pages cleared twice).
+    // A value RocksDB holds (pinned, or under an iterator) copied once into an uninitialized array:
+    // the copy overwrites every byte, so zeroing it first is a wasted pass (and, for a giant, fresh
+    // pages cleared twice).
     private static byte[] CopyOut(IntPtr value, UIntPtr length)
     {
         var body = GC.AllocateUninitializedArray<byte>(checked((int)length));
@@ -305,38 +302,10 @@ public sealed class StoreSnapshot : IDisposable
         return body;
     }
 
-    private static ReadOnlyMemory<byte> CopyOut(IntPtr value, UIntPtr length, BodyBuffer? buffer)
+    private static byte[] CopyOut(ReadOnlySpan<byte> value)
     {
-        var body = Buffer(checked((int)length), buffer);
-        if (length > 0)
-        {
-            Marshal.Copy(value, body, 0, (int)length);
-        }
-
-        return body.AsMemory(0, (int)length);
-    }
-
-    private static ReadOnlyMemory<byte> CopyOut(ReadOnlySpan<byte> value, BodyBuffer? buffer)
-    {
-        var body = Buffer(value.Length, buffer);
+        var body = GC.AllocateUninitializedArray<byte>(value.Length);
         value.CopyTo(body);
-        return body.AsMemory(0, value.Length);
-    }
-
-    private static byte[] Buffer(int length, BodyBuffer? buffer)
-    {
-        if (buffer is null)
-        {
-            return GC.AllocateUninitializedArray<byte>(length);
-        }
-
-        var body = buffer(length);
-        if (body is null || body.Length < length)
-        {
-            throw new InvalidOperationException(
-                $"the body buffer returned {(body is null ? "null" : $"{body.Length} bytes")} for a body of {length} bytes; it must return an array at least as long as the body.");
-        }
-
         return body;
     }
 

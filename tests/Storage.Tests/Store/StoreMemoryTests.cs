@@ -142,8 +142,8 @@ public sealed class StoreMemoryTests
             snapshot.ReadRange("orders/00000001", "orders/00000060", ranged);
             var multi = new List<DocumentBody>();
             snapshot.MultiGet(["orders/00000019", "orders/00000020", "orders/00000040", "orders/00000050"], multi);
-            Assert.Equal(written.OrderBy(pair => pair.Key, StringComparer.Ordinal).Select(pair => pair.Value), ranged.Select(body => body.Body.ToArray()));
-            Assert.Equal([written["orders/00000019"], written["orders/00000020"], written["orders/00000040"], written["orders/00000050"]], multi.Select(body => body.Body.ToArray()));
+            Assert.Equal(written.OrderBy(pair => pair.Key, StringComparer.Ordinal).Select(pair => pair.Value), ranged.Select(body => body.Body));
+            Assert.Equal([written["orders/00000019"], written["orders/00000020"], written["orders/00000040"], written["orders/00000050"]], multi.Select(body => body.Body));
             Assert.Equal(written["orders/00000020"], snapshot.Get("orders/00000020"));
         }
 
