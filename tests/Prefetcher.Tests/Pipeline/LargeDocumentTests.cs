@@ -1,5 +1,3 @@
-using Indexing.Storage;
-
 namespace Indexing.Prefetcher.Tests;
 
 /// <summary>A large document is read apart, never holds small ones back, and fits even when bigger than the budget.</summary>
@@ -94,7 +92,11 @@ public sealed class LargeDocumentTests
         var sizes = Enumerable.Repeat(2 * TestCollections.KiB, 2_000).ToArray();
         sizes[100] = 20_000_000;
         sizes[300] = 20_000_000;
-        var source = new FailingLargeReadsSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)));
+        // Every read of a large document fails, as a damaged blob file would.
+        var source = new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes))
+        {
+            FailWhen = task => task.IsLargeDocument ? new IOException($"the blob holding {task.FirstId} is damaged") : null,
+        };
         await using var prefetcher = Strategies.StartAdaptive(source, HeldAtTwo);
 
         var error = await Assert.ThrowsAsync<PrefetchReadException>(() => Strategies.DrainWithPatienceAsync(prefetcher));
@@ -145,27 +147,5 @@ public sealed class LargeDocumentTests
         var pressure = prefetcher.Pressure;
         Assert.Equal(3 * TestCollections.MiB, pressure.LargestOversizedAdmissionBytes);
         Assert.InRange(pressure.HighWaterMarkBytes, 1, Budget);
-    }
-
-    // Every read of a large document fails, as a damaged blob file would.
-    private sealed class FailingLargeReadsSource(InMemoryReadSourceDouble inner) : IDocumentReadSource
-    {
-        public long SnapshotEtag => inner.SnapshotEtag;
-
-        public string? StartAfterId => inner.StartAfterId;
-
-        public IEnumerable<DocumentMetadata> ScanMetadata(CancellationToken cancellationToken) => inner.ScanMetadata(cancellationToken);
-
-        public void Read(ReadTask task, List<PrefetchedDocument> destination, CancellationToken cancellationToken)
-        {
-            if (task.IsLargeDocument)
-            {
-                throw new IOException($"the blob holding {task.FirstId} is damaged");
-            }
-
-            inner.Read(task, destination, cancellationToken);
-        }
-
-        public void Dispose() => inner.Dispose();
     }
 }
