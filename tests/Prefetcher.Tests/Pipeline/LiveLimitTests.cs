@@ -75,8 +75,9 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
     {
         // Rates are counted where the cap acts, at the source, not at the consumer: a consumer resumed
         // late would drain a backlog inside the capped window. The 2 MiB budget paces reading to the
-        // consumer (about 20 MB/s here), so 98 MB lasts seconds past the cap; were it all read first,
-        // the readWhileCapped check says so instead of passing.
+        // consumer, so 98 MB lasts seconds past the cap; were it all read first, the readWhileCapped
+        // check says so instead of passing.
+        const long cap = 2_000_000;
         var disk = new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 20_000_000 };
         var source = new InMemoryReadSourceDouble(TestCollections.Uniform(12_000, 8 * KiB));
         var options = new PrefetchOptions { BudgetBytes = 2 * MiB, Controller = _smallTasks with { InitialConcurrency = 2 } };
@@ -84,19 +85,34 @@ public sealed class LiveLimitTests(ITestOutputHelper output)
         using var consumer = new BackgroundConsumer(prefetcher);
         await Strategies.EventuallyAsync(() => consumer.Documents > 0, "the first documents arrived");
 
-        var uncapped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromSeconds(1));
-        prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = 2_000_000 });
-        await Task.Delay(100);
+        // Uncapped, reading runs far above the cap: one short window shows it. A stall of the shared
+        // host only lowers a window's rate, so the windows go on until one shows it (a single 1 s
+        // window once measured 3.4 MB/s where 37-87 is usual); short windows leave most of the
+        // data for the capped part.
+        var uncapped = 0.0;
+        var measuring = Stopwatch.StartNew();
+        while (uncapped <= 4 * cap)
+        {
+            Assert.True(measuring.Elapsed < Strategies.Patience, $"No 100 ms window read at over 4x the cap before it was set (best {uncapped / 1e6:0.0} MB/s).");
+            uncapped = Math.Max(uncapped, await RateOverAsync(() => source.BytesRead, TimeSpan.FromMilliseconds(100)));
+        }
+
+        prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = cap });
+        // The cap is what holds reads back: the planner waits for its tokens.
+        await Strategies.EventuallyAsync(
+            () => prefetcher.Admission.Snapshot().WaitingFor == AdmissionStage.Rate,
+            "the planner waits for the MB/s cap",
+            () => $"It waits for {prefetcher.Admission.Snapshot().WaitingFor}.");
         var capped = await RateOverAsync(() => source.BytesRead, TimeSpan.FromSeconds(1));
         var readWhileCapped = source.BytesRead;
         prefetcher.UpdateLimits(prefetcher.Limits with { MaxBytesPerSecond = null });
         await consumer.Finished.WaitAsync(Strategies.Patience);
 
-        output.WriteLine($"uncapped {uncapped / 1e6:0.0} MB/s, capped at 2 MB/s: {capped / 1e6:0.00} MB/s");
+        output.WriteLine($"uncapped (best 100 ms window) {uncapped / 1e6:0.0} MB/s, capped at 2 MB/s: {capped / 1e6:0.00} MB/s");
         Assert.True(readWhileCapped < source.TotalBytes, "Everything was read before the cap was lifted: the cap was not exercised.");
-        Assert.True(capped < uncapped / 2, $"Capped {capped / 1e6:0.00} MB/s is not clearly below uncapped {uncapped / 1e6:0.0} MB/s.");
         // Over T >= 1 s: the cap (2 MB/s x T), a full 250 ms bucket (0.5 MB) and the reads admitted
-        // before the window (at most 8 slots and the planner's, 9 x 64 KiB): under 3.1 MB/s.
+        // before the window (at most 8 slots and the planner's, 9 x 64 KiB): under 3.1 MB/s. A stall
+        // of the host only lowers it.
         Assert.True(capped < 3_500_000, $"Capped at 2 MB/s, reads ran at {capped / 1e6:0.00} MB/s.");
         Assert.Equal(source.Count, consumer.Documents);
     }
