@@ -67,8 +67,12 @@ public sealed class LargeDocumentTests
     [Fact]
     public async Task Dispose_GiantsHeldAndQueued_EveryLongReadStartedHasEnded()
     {
-        // One giant held in a reader, three more waiting for its lane: disposing cancels the held
-        // read (its lane is given back on the failure path) and drops the waiting ones, never started.
+        // Giants held in readers, the rest waiting for a lane: disposing cancels the held reads
+        // (their lanes are given back on the failure path) and drops the waiting ones, never started.
+        // Held: one at first; once the plan has ended (2,000 small documents are cut in moments) the
+        // waiting giants go whatever the lanes, and the second slot holds one too. So the wait is for
+        // at least one: waiting for exactly one missed that moment when the test thread ran late, and
+        // timed out with two held.
         var sizes = Enumerable.Repeat(2 * TestCollections.KiB, 2_000).ToArray();
         foreach (var at in new[] { 100, 300, 500, 700 })
         {
@@ -78,7 +82,7 @@ public sealed class LargeDocumentTests
         using var neverFinish = new ManualResetEventSlim();
         var source = new HoldTaskSource(new InMemoryReadSourceDouble(TestCollections.FromSizes(sizes)), neverFinish, task => task.IsLargeDocument);
         var prefetcher = Strategies.StartAdaptive(source, HeldAtTwo);
-        await Strategies.EventuallyAsync(() => prefetcher.LongReadsRunning == 1, "a giant's read started");
+        await Strategies.EventuallyAsync(() => prefetcher.LongReadsRunning >= 1, "a giant's read started");
 
         await prefetcher.DisposeAsync();
 
