@@ -313,32 +313,43 @@ public sealed partial class DocumentIndex
         }
     }
 
-    // At the cadence BulkCommitCadence sets (recomputed before each wait from the bytes this build
-    // indexed since it started, the source's planned total and the last commit's duration; the waits
-    // run from one commit's start to the next), a commit recording the key as it stood when the
-    // commit began: the documents up to it were added before, so the commit holds them (a commit
-    // flushes every document added before it starts; those added meanwhile may or may not be in it,
-    // and are above the key). Skipped while the key has not moved from the last commit's (committed:
-    // the key the build started from): such a commit would not shorten a resume.
+    // At the cadence BulkCommitCadence sets (recomputed at least every MinimumInterval from the bytes
+    // this build indexed since it started, the source's planned total and the last commit's
+    // duration, the shortest since the last commit in force; the waits run from one commit's start
+    // to the next), a commit recording the key as it stood when the commit began: the documents up
+    // to it were added before, so the commit holds them (a commit flushes every document added
+    // before it starts; those added meanwhile may or may not be in it, and are above the key).
+    // Skipped while the key has not moved from the last commit's (committed: the key the build
+    // started from): such a commit would not shorten a resume.
     private async Task BulkCommitLoopAsync(
         IBatchSource source, IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
     {
         var cadence = new BulkCommitCadence(Options.BulkCommitShare, Options.BulkCommitInterval);
         var lastCommit = TimeSpan.Zero;
         var lastStarted = Stopwatch.GetTimestamp();
+        // When the next commit is due, from lastStarted: the shortest interval computed since then.
+        var due = TimeSpan.MaxValue;
         try
         {
             while (true)
             {
                 var interval = cadence.Interval(source.Pressure.BytesKnown, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
-                Volatile.Write(ref _bulkCommitIntervalTicks, interval.Ticks);
-                var wait = interval - Stopwatch.GetElapsedTime(lastStarted);
+                due = interval < due ? interval : due;
+                Volatile.Write(ref _bulkCommitIntervalTicks, due.Ticks);
+                var wait = due - Stopwatch.GetElapsedTime(lastStarted);
                 if (wait > TimeSpan.Zero)
                 {
-                    await Task.Delay(wait, cancellationToken).ConfigureAwait(false);
+                    // At most the shortest interval at a time, then the interval again, which may bring
+                    // the commit forward but never puts it off. An estimate from the build's first few
+                    // documents can be the cap: slept whole, a 7 s build made no bulk commit, and the
+                    // rate a second later is a better one. And while the build waits for its source,
+                    // its estimated duration grows with the wait: recomputed intervals would outrun it.
+                    await Task.Delay(wait < BulkCommitCadence.MinimumInterval ? wait : BulkCommitCadence.MinimumInterval, cancellationToken).ConfigureAwait(false);
+                    continue;
                 }
 
                 lastStarted = Stopwatch.GetTimestamp();
+                due = TimeSpan.MaxValue;
                 var through = key.Through;
                 if (through == committed)
                 {

@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace Indexing.Indexer.Tests.Index;
 
 // Bulk commits: off the feeding thread, every BulkCommitInterval, each recording the "indexed
@@ -48,6 +50,41 @@ public sealed class BulkCommitTests
         Assert.Null(end.BuildIndexedThrough);
         Assert.Equal(900, end.CommittedEtag);
         Assert.Equal(100, end.DocumentCount);
+    }
+
+    [Fact]
+    public async Task Build_SlowFirstSecond_CommitsAtTheCadenceOnceTheRateIsKnown()
+    {
+        // 3,000 documents with their total known, in batches of 10: the first batch at once, the
+        // next after 1.5 s, the rest at once but the last, held 3 s. A second in, one batch of 300
+        // is done, so the build looks 300 s long and the cadence is its cap (10 s by default): the
+        // bulk commit at 1 s was the build's only one while that wait was slept whole. Waking at
+        // least every second, the loop sees the real rate once the documents flow, and commits them
+        // within a second, at the latest while the last batch is held.
+        using var environment = new IndexTestEnvironment(withStore: false);
+        var documents = KeyedBatchSource.Documents(IndexTestEnvironment.Generate(3_000));
+        const int Batches = 300;
+        var source = new KeyedBatchSource(documents, snapshotEtag: 900, batchDocuments: 10, reportTotals: true, beforeTake: async (batch, cancellationToken) =>
+        {
+            if (batch is 1 or Batches - 1)
+            {
+                await Task.Delay(TimeSpan.FromSeconds(batch == 1 ? 1.5 : 3), cancellationToken);
+            }
+        });
+        var index = environment.OpenIndex(options: new IndexOptions { IndexingThreads = 2 });
+        Assert.Equal(TimeSpan.FromSeconds(10), index.Options.BulkCommitInterval);
+        var bulkCommits = new List<(TimeSpan At, string? Through)>();
+        var started = Stopwatch.StartNew();
+
+        var metrics = await index.BuildAsync(source, resume: false, bulkCommitted: through => bulkCommits.Add((started.Elapsed, through)), CancellationToken.None)
+            .WaitAsync(HangGuard);
+
+        Assert.Equal(3_000, metrics.Documents);
+        // One at about 1 s, through the first batch; then at least one through documents that came
+        // after the stall.
+        var describe = $"Bulk commits in a {started.Elapsed.TotalSeconds:0.0} s build: {string.Join(", ", bulkCommits.Select(c => $"{c.At.TotalSeconds:0.0} s through {c.Through}"))}.";
+        Assert.True(bulkCommits.Count >= 2, describe);
+        Assert.True(string.CompareOrdinal(bulkCommits[^1].Through, source.BatchEnds[1]) >= 0, describe);
     }
 
     [Fact]

@@ -18,9 +18,14 @@ internal sealed class KeyedBatchSource : IBatchSource
     private int _batches;
     private string? _handedOutThrough;
 
-    public KeyedBatchSource(IEnumerable<PrefetchedDocument> documents, long snapshotEtag, int batchDocuments, string? startAfter = null, Func<int, CancellationToken, ValueTask>? beforeTake = null)
+    /// <param name="reportTotals">Whether <see cref="Pressure"/> reports the documents' count and bytes from the start, as the prefetcher does once its scan has counted them.</param>
+    public KeyedBatchSource(
+        IEnumerable<PrefetchedDocument> documents, long snapshotEtag, int batchDocuments, string? startAfter = null, Func<int, CancellationToken, ValueTask>? beforeTake = null, bool reportTotals = false)
     {
         _documents = [.. documents.Where(d => startAfter is null || DocumentIds.CompareKeyOrder(d.Id, startAfter) > 0).Order(Comparer<PrefetchedDocument>.Create((x, y) => DocumentIds.CompareKeyOrder(x.Id, y.Id)))];
+        Pressure = reportTotals
+            ? new PrefetchPressure { Strategy = "keyed", DocumentsTotal = _documents.Count, BytesTotal = _documents.Sum(d => (long)d.SizeBytes) }
+            : new PrefetchPressure { Strategy = "keyed" };
         SnapshotEtag = snapshotEtag;
         _batchDocuments = batchDocuments;
         _beforeTake = beforeTake;
@@ -34,7 +39,7 @@ internal sealed class KeyedBatchSource : IBatchSource
         return [.. generated.Select(d => new PrefetchedDocument(d.Id, ++etag, d.Utf8Json))];
     }
 
-    public PrefetchPressure Pressure { get; } = new() { Strategy = "keyed" };
+    public PrefetchPressure Pressure { get; }
 
     public long SnapshotEtag { get; }
 
