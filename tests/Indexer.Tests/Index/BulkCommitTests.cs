@@ -80,10 +80,10 @@ public sealed class BulkCommitTests
             .WaitAsync(HangGuard);
 
         Assert.Equal(3_000, metrics.Documents);
-        // One at about 1 s, through the first batch; then at least one through documents that came
-        // after the stall.
+        // Usually one at about 1 s through the first batch (skipped if that batch was not indexed
+        // yet); then one through documents that came after the stall, which the capped wait missed.
         var describe = $"Bulk commits in a {started.Elapsed.TotalSeconds:0.0} s build: {string.Join(", ", bulkCommits.Select(c => $"{c.At.TotalSeconds:0.0} s through {c.Through}"))}.";
-        Assert.True(bulkCommits.Count >= 2, describe);
+        Assert.NotEmpty(bulkCommits);
         Assert.True(string.CompareOrdinal(bulkCommits[^1].Through, source.BatchEnds[1]) >= 0, describe);
     }
 
