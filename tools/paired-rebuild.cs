@@ -115,9 +115,7 @@ try
 
         var summary = string.Create(CultureInfo.InvariantCulture,
             $"{shape.ToName()} {size / 1_000_000} MB on {device.Name}: Adaptive / IndexOnly median {RebuildFigures.Median(ratios):0.00} " +
-            $"(pairs {string.Join(", ", ratios.Select(r => r?.ToString("0.00", CultureInfo.InvariantCulture)))}); " +
-            $"processor-time floor median {RebuildFigures.Median(floors):0.00} " +
-            $"(pairs {string.Join(", ", floors.Select(r => r?.ToString("0.00", CultureInfo.InvariantCulture)))}); " +
+            $"(pairs {Pairs(ratios)}); processor-time floor median {RebuildFigures.Median(floors):0.00} (pairs {Pairs(floors)}); " +
             $"Adaptive's processor time over IndexOnly's + ReadOnly's median {RebuildFigures.Median(beyond):0.00}; " +
             $"Adaptive's stall median {RebuildFigures.Median(stalls):0.0}% (max {stalls.Max():0.0}%); commits Adaptive/IndexOnly {string.Join(", ", commits)}");
         summaries.Add(summary);
@@ -136,3 +134,5 @@ Console.WriteLine();
 summaries.ForEach(Console.WriteLine);
 Console.WriteLine($"load average after: {File.ReadAllText("/proc/loadavg").Trim()}");
 return 0;
+
+static string Pairs(IEnumerable<double?> values) => string.Join(", ", values.Select(value => value?.ToString("0.00", CultureInfo.InvariantCulture)));

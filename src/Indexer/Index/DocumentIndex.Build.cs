@@ -316,9 +316,10 @@ public sealed partial class DocumentIndex
     // At the cadence BulkCommitCadence sets (recomputed at least every MinimumInterval from the bytes
     // this build indexed since it started, the source's planned total and the last commit's
     // duration, the shortest since the last commit or skip in force; the waits run from one commit's
-    // start to the next), a commit recording the key as it stood when the commit began: the documents up
-    // to it were added before, so the commit holds them (a commit flushes every document added
-    // before it starts; those added meanwhile may or may not be in it, and are above the key).
+    // start to the next), a commit recording the key as it stood when the commit began: the
+    // documents up to it were added before, so the commit holds them (a commit flushes every
+    // document added before it starts; those added meanwhile may or may not be in it, and are above
+    // the key).
     // Skipped while the key has not moved from the last commit's (committed: the key the build
     // started from): such a commit would not shorten a resume.
     private async Task BulkCommitLoopAsync(

@@ -23,9 +23,12 @@ internal sealed class KeyedBatchSource : IBatchSource
         IEnumerable<PrefetchedDocument> documents, long snapshotEtag, int batchDocuments, string? startAfter = null, Func<int, CancellationToken, ValueTask>? beforeTake = null, bool reportTotals = false)
     {
         _documents = [.. documents.Where(d => startAfter is null || DocumentIds.CompareKeyOrder(d.Id, startAfter) > 0).Order(Comparer<PrefetchedDocument>.Create((x, y) => DocumentIds.CompareKeyOrder(x.Id, y.Id)))];
-        Pressure = reportTotals
-            ? new PrefetchPressure { Strategy = "keyed", DocumentsTotal = _documents.Count, BytesTotal = _documents.Sum(d => (long)d.SizeBytes) }
-            : new PrefetchPressure { Strategy = "keyed" };
+        Pressure = new PrefetchPressure
+        {
+            Strategy = "keyed",
+            DocumentsTotal = reportTotals ? _documents.Count : null,
+            BytesTotal = reportTotals ? _documents.Sum(d => (long)d.SizeBytes) : null,
+        };
         SnapshotEtag = snapshotEtag;
         _batchDocuments = batchDocuments;
         _beforeTake = beforeTake;
