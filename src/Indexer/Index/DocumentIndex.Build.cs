@@ -1,4 +1,5 @@
 using System.Diagnostics;
+using System.Runtime.ExceptionServices;
 using System.Threading.Channels;
 
 using Indexing.Prefetcher;
@@ -77,7 +78,32 @@ public sealed partial class DocumentIndex
     {
         var before = _meter.Snapshot();
         var started = Stopwatch.GetTimestamp();
-        var (snapshotEtag, resumeAfter) = resume ? CheckResume(source) : StartFresh(source);
+        try
+        {
+            var (snapshotEtag, resumeAfter, heldThroughStart) = resume ? CheckResume(source) : StartFresh(source);
+            await BuildFromAsync(source, snapshotEtag, resumeAfter, heldThroughStart, resume, bulkCommitted, started, before.Bytes, cancellationToken).ConfigureAwait(false);
+            RefreshForQueries();
+        }
+        catch (IndexWriteException failure) when (Volatile.Read(ref _engineFailed) != 0)
+        {
+            lock (_writeGate)
+            {
+                BuildFailedLocked(failure);
+            }
+
+            throw;
+        }
+
+        RecordSuccess();
+        return _meter.Since(before, Stopwatch.GetElapsedTime(started));
+    }
+
+    // The build proper, after its first commit (or the resumed one's check): heldThroughStart is
+    // what the index held at or below resumeAfter when it began (0 for a fresh build), the base of
+    // the counts the bulk commits record.
+    private async Task BuildFromAsync(
+        IBatchSource source, long snapshotEtag, string? resumeAfter, long heldThroughStart, bool resume, Action<string?>? bulkCommitted, long started, long bytesBefore, CancellationToken cancellationToken)
+    {
         var key = new IndexedThroughKey(resumeAfter);
         var threads = Options.IndexingThreads;
         // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
@@ -111,7 +137,7 @@ public sealed partial class DocumentIndex
                 });
         }
 
-        workers[threads] = FailFast(() => BulkCommitLoopAsync(source, key, resumeAfter, bulkCommitted, started, before.Bytes, stopCommits.Token), failed);
+        workers[threads] = FailFast(() => BulkCommitLoopAsync(source, key, resumeAfter, heldThroughStart, bulkCommitted, started, bytesBefore, stopCommits.Token), failed);
 
         try
         {
@@ -132,40 +158,111 @@ public sealed partial class DocumentIndex
             await stopCommits.CancelAsync().ConfigureAwait(false);
             await workers[threads].ConfigureAwait(false);
         }
-        catch (Exception exception) when (exception is not IndexWriteException)
+        catch (Exception exception)
         {
-            // The feeder failed or was cancelled: stop the workers and let the first failure speak.
+            // Stop every worker, then let the first failure speak: a worker's or the commit loop's
+            // own exception, not the cancellation it caused the feeder to see.
             await failed.CancelAsync().ConfigureAwait(false);
             await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            foreach (var worker in workers)
+            var cause = FirstCause(exception, workers, cancellationToken);
+            if (cause is IndexWriteException writeFailure)
             {
-                if (worker.Exception?.InnerException is IndexWriteException writeFailure)
-                {
-                    throw RecordIndexFailure(writeFailure);
-                }
+                throw RecordIndexFailure(writeFailure);
             }
 
-            KeepIndexedThrough(key);
-            throw;
-        }
-        catch (IndexWriteException failure)
-        {
-            await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            throw RecordIndexFailure(failure);
+            // Cancelled, closing, the source failed, or a worker failed outside the engine: the
+            // engine holds everything up to the key, so the commit Dispose makes may keep it.
+            KeepIndexedThrough(key, heldThroughStart);
+            ExceptionDispatchInfo.Throw(cause);
         }
 
         lock (_writeGate)
         {
-            Volatile.Write(ref _appliedEtag, snapshotEtag);
-            _buildSnapshotEtag = null;
-            _buildIndexedThrough = null;
-            CommitLocked();
+            CommitCheckpointLocked(snapshotEtag, buildSnapshotEtag: null, indexedThrough: null, indexedCount: null);
+        }
+    }
+
+    // What stopped a build: an engine failure of any worker or of the commit loop first (the others
+    // then saw only the cancellation it caused); else a worker's own exception when the feeder saw
+    // only the cancellation that worker caused; else what the feeder saw.
+    private Exception FirstCause(Exception feederSaw, Task[] workers, CancellationToken cancellationToken)
+    {
+        Exception? workerFailure = null;
+        foreach (var worker in workers)
+        {
+            switch (worker.Exception?.InnerException)
+            {
+                case IndexWriteException writeFailure:
+                    return writeFailure;
+                case { } other when other is not OperationCanceledException:
+                    workerFailure ??= other;
+                    break;
+            }
         }
 
-        _sink.Refresh();
-        RecordSuccess();
-        return _meter.Since(before, Stopwatch.GetElapsedTime(started));
+        var cancelledFromOutside = cancellationToken.IsCancellationRequested || _closing.IsCancellationRequested;
+        return feederSaw is OperationCanceledException && !cancelledFromOutside && workerFailure is not null ? workerFailure : feederSaw;
+    }
+
+    // The engine failed during the build (a worker's write or flush, a bulk commit, the last commit):
+    // what it had buffered since the last commit may be gone, and a bulk commit that ran beside a
+    // worker's failed flush may record a key over documents that flush dropped (the commit waits for
+    // the flush, not for its outcome). So go back to the last commit, and keep its key only if the
+    // index holds as many documents up to it as the commit recorded; otherwise record the build
+    // without a key (it then starts over, discarding what it wrote). Caller holds _writeGate.
+    private void BuildFailedLocked(IndexWriteException failure)
+    {
+        if (!TryRollBackToLastCommitLocked(failure, out var checkpoint))
+        {
+            return;
+        }
+
+        string? shortfall;
+        try
+        {
+            shortfall = KeyShortfallLocked(out _);
+        }
+        catch (IndexReadException counting)
+        {
+            shortfall = $"counting its documents failed: {counting.Message}";
+        }
+
+        if (shortfall is null)
+        {
+            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit" +
+                (_buildIndexedThrough is { } key ? $", which holds every document through {MessageText.Quote(key)}" : string.Empty));
+            return;
+        }
+
+        try
+        {
+            CommitCheckpointLocked(checkpoint?.Etag ?? 0, _buildSnapshotEtag, indexedThrough: null, indexedCount: null);
+            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit, whose key it cannot keep ({shortfall}): a new build starts over");
+        }
+        catch (IndexWriteException)
+        {
+            // Recorded by the commit; the engine is marked failed, so nothing else is committed and
+            // a resume checks the key again (CheckResume).
+        }
+    }
+
+    // Why the last commit's key cannot be trusted: it recorded more documents at or below the key
+    // than the index holds there (a failed flush dropped some); null when it holds them all, or when
+    // it recorded no count. Reads the current query view: the caller has just opened it at the
+    // commit. heldThroughKey: what the index holds at or below the key (0 without a key). Caller
+    // holds _writeGate.
+    private string? KeyShortfallLocked(out long heldThroughKey)
+    {
+        if (_buildIndexedThrough is not { } key)
+        {
+            heldThroughKey = 0;
+            return null;
+        }
+
+        heldThroughKey = CountDocumentsThrough(key);
+        return _buildIndexedCount is not { } recorded || heldThroughKey >= recorded
+            ? null
+            : $"it recorded {recorded:N0} documents through {MessageText.Quote(key)}, and holds {heldThroughKey:N0}";
     }
 
     /// <summary>Documents the index holds (as of its last refresh) with an id at or below <paramref name="id"/>: what a resumed build skips.</summary>
@@ -184,7 +281,7 @@ public sealed partial class DocumentIndex
 
     // A fresh build: into an empty index, or one holding an interrupted build, which is discarded.
     // Commits the marker (the snapshot etag S, no key yet) before the first document.
-    private (long SnapshotEtag, string? ResumeAfter) StartFresh(IBatchSource source)
+    private (long SnapshotEtag, string? ResumeAfter, long HeldThroughStart) StartFresh(IBatchSource source)
     {
         var snapshotEtag = source.SnapshotEtag;
         lock (_writeGate)
@@ -206,22 +303,22 @@ public sealed partial class DocumentIndex
             }
             catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
             {
+                NoteEngineFailed();
                 throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
             }
 
-            _buildSnapshotEtag = snapshotEtag;
-            _buildIndexedThrough = null;
-            CommitLocked();
+            CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), snapshotEtag, indexedThrough: null, indexedCount: null);
             StartBulkLoading();
         }
 
-        return (snapshotEtag, null);
+        return (snapshotEtag, null, 0);
     }
 
     // A resumed build keeps the interrupted build's S and key: its last commit already records both
     // (no commit needed to start), its bulk commits go on recording S, and its last commit sets the
-    // index's etag to S, not to the source's newer snapshot, so the catch-up starts from S.
-    private (long SnapshotEtag, string? ResumeAfter) CheckResume(IBatchSource source)
+    // index's etag to S, not to the source's newer snapshot, so the catch-up starts from S. A key
+    // whose commit holds fewer documents than it recorded is refused (KeyShortfallLocked).
+    private (long SnapshotEtag, string? ResumeAfter, long HeldThroughStart) CheckResume(IBatchSource source)
     {
         lock (_writeGate)
         {
@@ -249,8 +346,27 @@ public sealed partial class DocumentIndex
                     nameof(source));
             }
 
+            if (KeyShortfallLocked(out var held) is { } shortfall)
+            {
+                throw new InvalidOperationException(
+                    $"index {MessageText.Quote(Name)} cannot resume its interrupted build: its last commit lost documents ({shortfall}); start a build with BuildAsync instead.");
+            }
+
             StartBulkLoading();
-            return (snapshotEtag, key);
+            return (snapshotEtag, key, held);
+        }
+    }
+
+    /// <summary>
+    /// Why the interrupted build's key cannot be resumed after (its commit holds fewer documents up
+    /// to the key than it recorded: a failed write dropped some), or null when it can, or there is none.
+    /// </summary>
+    /// <exception cref="IndexReadException">The engine failed to count.</exception>
+    internal string? InterruptedBuildKeyProblem()
+    {
+        lock (_writeGate)
+        {
+            return KeyShortfallLocked(out _);
         }
     }
 
@@ -305,11 +421,13 @@ public sealed partial class DocumentIndex
 
     // A build stopped (cancelled, closing, or its source failed) with the engine intact: the key it
     // reached is still true, so the commit Dispose makes keeps it and a resume loses nothing more.
-    private void KeepIndexedThrough(IndexedThroughKey key)
+    private void KeepIndexedThrough(IndexedThroughKey key, long heldThroughStart)
     {
+        var (through, added) = key.Prefix();
         lock (_writeGate)
         {
-            _buildIndexedThrough = key.Through;
+            _buildIndexedThrough = through;
+            _buildIndexedCount = through is null ? null : heldThroughStart + added;
         }
     }
 
@@ -322,8 +440,9 @@ public sealed partial class DocumentIndex
     // the key).
     // Skipped while the key has not moved from the last commit's (committed: the key the build
     // started from): such a commit would not shorten a resume.
+    // The count recorded with the key is heldThroughStart plus the documents the batches up to it added.
     private async Task BulkCommitLoopAsync(
-        IBatchSource source, IndexedThroughKey key, string? committed, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
+        IBatchSource source, IndexedThroughKey key, string? committed, long heldThroughStart, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
     {
         var cadence = new BulkCommitCadence(Options.BulkCommitShare, Options.BulkCommitInterval);
         var lastCommit = TimeSpan.Zero;
@@ -354,7 +473,7 @@ public sealed partial class DocumentIndex
 
                 lastStarted = Stopwatch.GetTimestamp();
                 due = TimeSpan.MaxValue;
-                var through = key.Through;
+                var (through, added) = key.Prefix();
                 if (through == committed)
                 {
                     continue;
@@ -362,8 +481,7 @@ public sealed partial class DocumentIndex
 
                 lock (_writeGate)
                 {
-                    _buildIndexedThrough = through;
-                    CommitLocked();
+                    CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, through, heldThroughStart + added);
                 }
 
                 lastCommit = Stopwatch.GetElapsedTime(lastStarted);
@@ -397,17 +515,18 @@ public sealed partial class DocumentIndex
                 continue;
             }
 
+            var added = new List<string>(numbered.Batch.Count);
             foreach (var document in numbered.Batch.Documents)
             {
                 cancellationToken.ThrowIfCancellationRequested();
                 Options.BuildDocumentHook?.Invoke(document.Id);
-                if (InCollection(document.Id))
+                if (InCollection(document.Id) && WriteDocument(context, document.Id, document.Etag, document.Body.Span))
                 {
-                    WriteDocument(context, document.Id, document.Etag, document.Body.Span);
+                    added.Add(document.Id);
                 }
             }
 
-            key.Completed(numbered.Number);
+            key.Completed(numbered.Number, added);
         }
     }
 

@@ -309,27 +309,30 @@ public sealed partial class DocumentIndex
         }
     }
 
+    // Under the write gate, as the refresh loop's (DocumentIndex.cs says why).
     private void RefreshForQueries()
     {
-        try
+        lock (_writeGate)
         {
-            _sink.Refresh();
-        }
-        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
-        {
-            throw RefreshFailed(exception);
+            try
+            {
+                _sink.Refresh();
+            }
+            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+            {
+                throw RefreshFailedLocked(exception);
+            }
         }
     }
 
-    // A refresh flushes what the writer buffered, so its failure may have dropped documents too.
-    private IndexWriteException RefreshFailed(Exception exception)
+    // A refresh flushes what the writer buffered, so its failure may have dropped documents too: go
+    // back to the last commit (or, where no rollback runs, during a build or a close, commit nothing
+    // more). Caller holds _writeGate.
+    private IndexWriteException RefreshFailedLocked(Exception exception)
     {
+        NoteEngineFailed();
         var failure = RecordIndexFailure(new IndexWriteException(Name, null, $"refreshing the query view failed: {exception.Message}", exception));
-        lock (_writeGate)
-        {
-            RollBackLocked(failure);
-        }
-
+        RollBackLocked(failure);
         return failure;
     }
 }

@@ -70,6 +70,7 @@ public sealed partial class DocumentIndex
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
+            NoteEngineFailed();
             throw new IndexWriteException(Name, id, $"writing it failed: {exception.Message}", exception);
         }
         finally
@@ -91,6 +92,7 @@ public sealed partial class DocumentIndex
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
+            NoteEngineFailed();
             throw new IndexWriteException(Name, id, $"deleting it failed: {exception.Message}", exception);
         }
         finally

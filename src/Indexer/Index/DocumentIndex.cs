@@ -43,6 +43,8 @@ public sealed partial class DocumentIndex : IDisposable
     private string? _buildIndexedThrough; // the build's key to record with its next commit (under _writeGate)
     private string? _committedIndexedThrough; // the last commit's BuildIndexedThrough, readable from any thread
     private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
+    private long? _buildIndexedCount; // the documents through _buildIndexedThrough, recorded with it (under _writeGate)
+    private int _engineFailed; // 1 once the engine failed since the last commit or rollback: nothing may be committed (see CommitLocked)
     private long _uncommittedBytes;
     private long _bulkCommitIntervalTicks; // the bulk commit loop's current wait (0: no build ran yet), readable from any thread
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
@@ -63,6 +65,7 @@ public sealed partial class DocumentIndex : IDisposable
             _appliedEtag = _committedEtag = checkpoint.Etag;
             _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
             _buildIndexedThrough = _committedIndexedThrough = checkpoint.BuildIndexedThrough;
+            _buildIndexedCount = checkpoint.BuildIndexedCount;
             _committedBuildSnapshotEtag = checkpoint.BuildSnapshotEtag ?? NoBuild;
         }
         else
@@ -171,7 +174,11 @@ public sealed partial class DocumentIndex : IDisposable
         }
     }
 
-    /// <summary>Stops following, commits what was applied (unless the index is in error) and closes the engine. Idempotent.</summary>
+    /// <summary>
+    /// Stops following, commits what was applied (unless the index is in error, or its engine failed
+    /// since the last commit and was not rolled back: then the last commit stands) and closes the
+    /// engine. Idempotent.
+    /// </summary>
     public void Dispose()
     {
         if (Interlocked.Exchange(ref _disposed, 1) != 0)
@@ -196,7 +203,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             try
             {
-                if (_state != IndexState.Error && !IsStale)
+                if (_state != IndexState.Error && !IsStale && Volatile.Read(ref _engineFailed) == 0)
                 {
                     CommitLocked();
                     committed = true;
@@ -240,11 +247,25 @@ public sealed partial class DocumentIndex : IDisposable
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
     private IndexCheckpoint CurrentCheckpoint() =>
-        new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag, _buildSnapshotEtag is null ? null : _buildIndexedThrough);
+        _buildSnapshotEtag is null || _buildIndexedThrough is null
+            ? new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag)
+            : new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
 
-    // Caller holds _writeGate.
+    // The engine failed while writing (a flush, a commit, a refresh): Lucene has dropped the
+    // documents that flush held, which the applied etag or the build's key may already count. Until a
+    // rollback to the last commit, nothing may be committed.
+    private void NoteEngineFailed() => Volatile.Write(ref _engineFailed, 1);
+
+    // Caller holds _writeGate. Refuses while the engine has failed since the last commit or rollback:
+    // such a commit would record an etag or a key over documents the engine no longer holds.
     private void CommitLocked()
     {
+        if (Volatile.Read(ref _engineFailed) != 0)
+        {
+            throw RecordIndexFailure(new IndexWriteException(
+                Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {Volatile.Read(ref _lastError)}); the index goes back to its last commit instead", null));
+        }
+
         var start = Stopwatch.GetTimestamp();
         var checkpoint = CurrentCheckpoint();
         try
@@ -253,6 +274,7 @@ public sealed partial class DocumentIndex : IDisposable
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
+            NoteEngineFailed();
             throw RecordIndexFailure(new IndexWriteException(Name, null, $"commit failed: {exception.Message}", exception));
         }
 
@@ -264,6 +286,25 @@ public sealed partial class DocumentIndex : IDisposable
         Volatile.Write(ref _committedEtag, checkpoint.Etag);
         Interlocked.Exchange(ref _uncommittedBytes, 0);
         Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
+    }
+
+    // Commits the checkpoint the given values make; if the commit fails, the values go back to what
+    // they were, so nothing in memory claims what no commit holds. Caller holds _writeGate.
+    private void CommitCheckpointLocked(long etag, long? buildSnapshotEtag, string? indexedThrough, long? indexedCount)
+    {
+        var (etagBefore, snapshotBefore, throughBefore, countBefore) = (Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
+        Volatile.Write(ref _appliedEtag, etag);
+        (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (buildSnapshotEtag, indexedThrough, indexedCount);
+        try
+        {
+            CommitLocked();
+        }
+        catch
+        {
+            Volatile.Write(ref _appliedEtag, etagBefore);
+            (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (snapshotBefore, throughBefore, countBefore);
+            throw;
+        }
     }
 
     // A commit outside a build: if it fails, what the writer had buffered may be gone (Lucene drops
@@ -294,19 +335,32 @@ public sealed partial class DocumentIndex : IDisposable
             return;
         }
 
+        if (TryRollBackToLastCommitLocked(failure, out var checkpoint))
+        {
+            Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {checkpoint?.Etag ?? 0}), and the change feed is applied again from there");
+        }
+    }
+
+    // Reopens the engine at its last commit and takes that commit's checkpoint (null: never
+    // committed) as the index's state. False when the rollback failed too: then the index is in
+    // Error, writes nothing more and must be reopened. Caller holds _writeGate.
+    private bool TryRollBackToLastCommitLocked(IndexWriteException failure, out IndexCheckpoint? checkpoint)
+    {
         try
         {
-            var checkpoint = _sink.RollbackToLastCommit();
+            checkpoint = _sink.RollbackToLastCommit();
             var etag = checkpoint?.Etag ?? 0;
             _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
             _buildIndexedThrough = checkpoint?.BuildIndexedThrough;
+            _buildIndexedCount = checkpoint?.BuildIndexedCount;
             Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint?.BuildSnapshotEtag ?? NoBuild);
             Volatile.Write(ref _committedIndexedThrough, checkpoint?.BuildIndexedThrough);
             Volatile.Write(ref _appliedEtag, etag);
             Volatile.Write(ref _committedEtag, etag);
             Interlocked.Exchange(ref _uncommittedBytes, 0);
             Interlocked.Increment(ref _rollbacks);
-            Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {etag}), and the change feed is applied again from there");
+            Volatile.Write(ref _engineFailed, 0);
+            return true;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
@@ -320,6 +374,9 @@ public sealed partial class DocumentIndex : IDisposable
                     _state = IndexState.Error;
                 }
             }
+
+            checkpoint = null;
+            return false;
         }
     }
 
@@ -336,25 +393,31 @@ public sealed partial class DocumentIndex : IDisposable
         {
             while (await timer.WaitForNextTickAsync(_closing.Token).ConfigureAwait(false))
             {
-                if (State == IndexState.Building)
+                // Under the write gate: a refresh flushes what the writer buffered, and if that flush
+                // fails, no commit may come between it and the rollback (it would record the applied
+                // etag over the documents the flush dropped).
+                lock (_writeGate)
                 {
-                    // An NRT reopen flushes every thread's in-memory segment: refreshing during a
-                    // bulk build would cut tiny segments every tick whatever the RAM buffer, and a
-                    // build's index serves no queries yet (the build refreshes once at its end).
-                    continue;
-                }
+                    if (State == IndexState.Building)
+                    {
+                        // An NRT reopen flushes every thread's in-memory segment: refreshing during a
+                        // bulk build would cut tiny segments every tick whatever the RAM buffer, and a
+                        // build's index serves no queries yet (the build refreshes once at its end).
+                        continue;
+                    }
 
-                try
-                {
-                    _sink.Refresh();
-                }
-                catch (ObjectDisposedException)
-                {
-                    return;
-                }
-                catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
-                {
-                    RefreshFailed(exception);
+                    try
+                    {
+                        _sink.Refresh();
+                    }
+                    catch (ObjectDisposedException)
+                    {
+                        return;
+                    }
+                    catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+                    {
+                        RefreshFailedLocked(exception);
+                    }
                 }
             }
         }

@@ -12,8 +12,11 @@ namespace Indexing.Indexer;
 // incomplete. BuildIndexedThrough (only with BuildSnapshotEtag) is the build's "indexed through"
 // key: every document of the snapshot with an id at or below it (UTF-8 key order) is in the commit,
 // so a resumed build reads only the ids after it (DocumentIndex.Build.cs); null when no prefix of
-// the build was complete yet, and then the build starts over.
-internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash, long? BuildSnapshotEtag, string? BuildIndexedThrough = null)
+// the build was complete yet, and then the build starts over. BuildIndexedCount (only with the key)
+// is how many documents with an id at or below the key the build had added when the commit began:
+// a commit holding fewer lost some to a failed write (DocumentIndex.Build.cs says how that can
+// happen), and its key must not be resumed after. Commits made before it existed carry none.
+internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash, long? BuildSnapshotEtag, string? BuildIndexedThrough = null, long? BuildIndexedCount = null)
 {
     public const int FormatVersion = 1;
 
@@ -22,6 +25,7 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
     private const string HashKey = "indexer.definitionHash";
     private const string BuildKey = "indexer.buildSnapshotEtag";
     private const string ThroughKey = "indexer.buildIndexedThrough";
+    private const string CountKey = "indexer.buildIndexedCount";
 
     public Dictionary<string, string> ToUserData()
     {
@@ -37,6 +41,10 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
             if (BuildIndexedThrough is { } through)
             {
                 data[ThroughKey] = through;
+                if (BuildIndexedCount is { } count)
+                {
+                    data[CountKey] = count.ToString(CultureInfo.InvariantCulture);
+                }
             }
         }
 
@@ -63,7 +71,8 @@ internal readonly record struct IndexCheckpoint(long Etag, string DefinitionHash
         var build = ReadLong(data, BuildKey);
         // A key without a build is meaningless (and never written): ignore it.
         var through = build is not null && data.TryGetValue(ThroughKey, out var key) ? key : null;
-        return new IndexCheckpoint(etag, hash, build, through);
+        var count = through is not null ? ReadLong(data, CountKey) : null;
+        return new IndexCheckpoint(etag, hash, build, through, count);
     }
 
     private static long? ReadLong(IDictionary<string, string> data, string key)

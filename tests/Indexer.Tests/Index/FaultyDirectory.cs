@@ -4,18 +4,22 @@ using LuceneDirectory = Lucene.Net.Store.Directory;
 
 namespace Indexing.Indexer.Tests.Index;
 
-// A Lucene directory over a real one that fails on demand, as a full or failing disk would: the
-// Nth write call (on any file) from now throws, or the Nth fsync from now does. Each armed fault
-// fires once. Kept in the tests (Lucene.Net's test framework, which has MockDirectoryWrapper, is
-// not a dependency of this project).
-internal sealed class FaultyDirectory(LuceneDirectory inner) : FilterDirectory(inner)
+// A Lucene directory over a real one that fails on demand, as a full or failing disk would. Every
+// file operation (create, each write call, fsync, delete) goes through a FaultPlan, which counts it
+// and may fail it; several directories (an index's generations) can share one plan with the catalog.
+// Kept in the tests (Lucene.Net's test framework, which has MockDirectoryWrapper, is not a
+// dependency of this project).
+internal sealed class FaultyDirectory(LuceneDirectory inner, FaultPlan? plan = null) : FilterDirectory(inner)
 {
     private int _writesUntilFailure;
     private int _syncsUntilFailure;
     private int _failures;
 
-    /// <summary>Faults that fired so far.</summary>
-    public int Failures => Volatile.Read(ref _failures);
+    /// <summary>The plan every operation goes through.</summary>
+    public FaultPlan Plan { get; } = plan ?? new FaultPlan();
+
+    /// <summary>Faults that fired so far (the countdowns' and the plan's).</summary>
+    public int Failures => Volatile.Read(ref _failures) + Plan.Failures;
 
     /// <summary>The <paramref name="n"/>th write call from now, on any file, throws.</summary>
     public void FailNthWrite(int n) => Volatile.Write(ref _writesUntilFailure, n);
@@ -23,7 +27,11 @@ internal sealed class FaultyDirectory(LuceneDirectory inner) : FilterDirectory(i
     /// <summary>The <paramref name="n"/>th fsync from now throws.</summary>
     public void FailNthSync(int n) => Volatile.Write(ref _syncsUntilFailure, n);
 
-    public override IndexOutput CreateOutput(string name, IOContext context) => new CountingOutput(base.CreateOutput(name, context), name, this);
+    public override IndexOutput CreateOutput(string name, IOContext context)
+    {
+        Plan.Before(FileOperation.Create, name);
+        return new CountingOutput(base.CreateOutput(name, context), name, this);
+    }
 
     public override void Sync(ICollection<string> names)
     {
@@ -33,7 +41,14 @@ internal sealed class FaultyDirectory(LuceneDirectory inner) : FilterDirectory(i
             throw new IOException($"injected fsync failure ({string.Join(", ", names)}): no space left on device");
         }
 
+        Plan.Before(FileOperation.Sync, string.Join(",", names));
         base.Sync(names);
+    }
+
+    public override void DeleteFile(string name)
+    {
+        Plan.Before(FileOperation.Delete, name);
+        base.DeleteFile(name);
     }
 
     // Counts an armed countdown down; true when it reaches zero (then it is disarmed).
@@ -95,6 +110,8 @@ internal sealed class FaultyDirectory(LuceneDirectory inner) : FilterDirectory(i
                 Interlocked.Increment(ref owner._failures);
                 throw new IOException($"injected write failure in {name}: no space left on device");
             }
+
+            owner.Plan.Before(FileOperation.Write, name);
         }
     }
 }
