@@ -17,12 +17,64 @@ public sealed class AtomicFileTests : IDisposable
         File.WriteAllText(path, "old");
         var renamedAfterTempComplete = false;
 
-        AtomicFile.Replace(path, stream => stream.Write("new"u8), beforeRename: () =>
-            renamedAfterTempComplete = File.ReadAllText(AtomicFile.TempPath(path)) == "new" && File.ReadAllText(path) == "old");
+        var steps = new List<AtomicFileStep>();
 
-        Assert.True(renamedAfterTempComplete, "the hook runs with the temporary file complete and the old file still in place");
+        AtomicFile.Replace(path, stream => stream.Write("new"u8), beforeStep: (step, _) =>
+        {
+            steps.Add(step);
+            if (step == AtomicFileStep.Rename)
+            {
+                renamedAfterTempComplete = File.ReadAllText(AtomicFile.TempPath(path)) == "new" && File.ReadAllText(path) == "old";
+            }
+        });
+
+        Assert.True(renamedAfterTempComplete, "the rename step comes with the temporary file complete and the old file still in place");
+        Assert.Equal([AtomicFileStep.Write, AtomicFileStep.Flush, AtomicFileStep.Rename, AtomicFileStep.SyncDirectory], steps);
         Assert.Equal("new", File.ReadAllText(path));
         Assert.False(File.Exists(AtomicFile.TempPath(path)));
+    }
+
+    [Theory]
+    [InlineData(AtomicFileStep.Write)]
+    [InlineData(AtomicFileStep.Flush)]
+    [InlineData(AtomicFileStep.Rename)]
+    public void Replace_AStepBeforeTheRenameFails_KeepsTheOldFileAndNoTemporaryOne(AtomicFileStep failing)
+    {
+        var path = Path.Combine(_directory, "state.json");
+        File.WriteAllText(path, "old");
+
+        var failure = Assert.Throws<IOException>(() => AtomicFile.Replace(path, stream => stream.Write("new"u8), beforeStep: (step, _) =>
+        {
+            if (step == failing)
+            {
+                throw new IOException("injected: no space left on device");
+            }
+        }));
+
+        Assert.IsNotType<FileReplacedNotDurableException>(failure);
+        Assert.Equal("old", File.ReadAllText(path));
+        Assert.False(File.Exists(AtomicFile.TempPath(path)));
+    }
+
+    [Fact]
+    public void Replace_TheDirectoryFsyncFails_SaysTheFileWasReplacedButIsNotDurable()
+    {
+        var path = Path.Combine(_directory, "state.json");
+        File.WriteAllText(path, "old");
+
+        var failure = Assert.Throws<FileReplacedNotDurableException>(() => AtomicFile.Replace(path, stream => stream.Write("new"u8), beforeStep: (step, _) =>
+        {
+            if (step == AtomicFileStep.SyncDirectory)
+            {
+                throw new IOException("injected: input/output error");
+            }
+        }));
+
+        Assert.Equal(path, failure.Path);
+        Assert.Contains("may not survive a power loss", failure.Message, StringComparison.Ordinal);
+        Assert.Equal("new", File.ReadAllText(path));
+        Assert.False(File.Exists(AtomicFile.TempPath(path)));
+        AtomicFile.SyncDirectoryOf(path); // durable after all once an fsync succeeds
     }
 
     [Fact]

@@ -99,21 +99,38 @@ internal sealed class IndexCatalog
 
     public string GenerationDirectory(string name, int generation) => Path.Combine(Root, name, $"g{generation:D6}");
 
-    // beforeRename: a test hook, called once the new catalog is in its temp file, before the rename.
-    public void Save(CatalogState state, Action? beforeRename = null)
+    // beforeStep: a test seam, called before each step of the file's replacement (AtomicFile).
+    // State is what the file on disk says: it changes once the new file is renamed into place, also
+    // when the rename then could not be made durable (FileReplacedNotDurableException, rethrown).
+    // Otherwise the next change would be made from a state the file no longer holds, and could undo
+    // this one, or name a generation that was deleted meanwhile.
+    public void Save(CatalogState state, Action<AtomicFileStep, string>? beforeStep = null)
     {
-        AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), beforeRename);
+        try
+        {
+            AtomicFile.Replace(_path, stream => JsonSerializer.Serialize(stream, state, _json), beforeStep);
+        }
+        catch (FileReplacedNotDurableException)
+        {
+            State = state;
+            throw;
+        }
+
         State = state;
     }
 
     // Changes one index's entry; State changes only once the new file is in place.
-    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change, Action? beforeRename = null)
+    public void Update(string name, Func<CatalogEntry?, CatalogEntry?> change, Action<AtomicFileStep, string>? beforeStep = null)
     {
         var current = State.Indexes.GetValueOrDefault(name);
         var next = change(current);
         var indexes = next is null ? State.Indexes.Remove(name) : State.Indexes.SetItem(name, next);
-        Save(State with { Indexes = indexes }, beforeRename);
+        Save(State with { Indexes = indexes }, beforeStep);
     }
+
+    // Makes the last change durable (fsync of the root): what must hold before deleting a
+    // generation the previous catalog named.
+    public void SyncDirectory() => AtomicFile.SyncDirectoryOf(_path);
 }
 
 /// <summary>The whole catalog as persisted.</summary>

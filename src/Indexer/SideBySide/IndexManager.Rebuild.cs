@@ -267,8 +267,9 @@ public sealed partial class IndexManager
 
     // The key an interrupted bulk phase can resume after, or null to start it over: when its build
     // committed no complete prefix yet, when its key is not an id of the collection (a damaged
-    // commit), or when its snapshot is newer than the store (a store restored from an older backup,
-    // or writes lost: what the replacement holds is not the store's any more).
+    // commit), when its snapshot is newer than the store (a store restored from an older backup,
+    // or writes lost: what the replacement holds is not the store's any more), or when its commit
+    // holds fewer documents up to the key than it recorded (a failed write dropped some).
     private string? ResumableKey(RebuildRun run, IndexStatus status)
     {
         if (!status.BuildInterrupted || status.BuildSnapshotEtag is not { } snapshotEtag || status.BuildIndexedThrough is not { } key)
@@ -285,6 +286,12 @@ public sealed partial class IndexManager
         if (!DocumentIds.TryValidate(key, out _) || !DocumentIds.GetCollection(key).SequenceEqual(run.Definition.Collection))
         {
             run.AddNote($"the interrupted bulk phase's key {MessageText.Quote(key)} is not an id of collection {MessageText.Quote(run.Definition.Collection)}; it started over");
+            return null;
+        }
+
+        if (run.Target.InterruptedBuildKeyProblem() is { } problem)
+        {
+            run.AddNote($"the interrupted bulk phase's last commit lost documents ({problem}); it started over");
             return null;
         }
 
@@ -365,9 +372,16 @@ public sealed partial class IndexManager
             problem = $"the catalog could not be updated to forget generation {run.Generation} ({Describe(e)}): the next start resumes that rebuild unless a new rebuild replaces it first; free space, then start a new rebuild";
         }
 
+        bool named;
+        lock (_lock)
+        {
+            named = _catalog.State.Indexes.GetValueOrDefault(managed.Name)?.ActiveGeneration == run.Generation;
+        }
+
         try
         {
-            CloseReplacement(run, delete: true);
+            // Never delete what the catalog names as serving, whatever went wrong on the way here.
+            CloseReplacement(run, delete: !named);
         }
         catch (Exception e) when (e is not OutOfMemoryException)
         {

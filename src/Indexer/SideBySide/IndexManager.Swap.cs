@@ -63,12 +63,23 @@ public sealed partial class IndexManager
 
     // The commit point: the catalog names the replacement, new queries go to it. Returns the
     // generation it replaced (null for a first build in place, or when none could be opened).
+    // A catalog renamed into place whose directory fsync failed names the replacement all the same:
+    // that is past the commit point too (abandoning it now would delete what the catalog names).
+    // The old generation is deleted only once the catalog is durable (CloseRetired).
     private ServingIndex? Switch(ManagedIndex managed, RebuildRun run)
     {
         var ended = new RebuildSummary(run.Generation, RebuildPhase.Done, run.StartedAt, DateTimeOffset.UtcNow, Error: null);
         lock (_lock)
         {
-            UpdateCatalog(managed.Name, entry => new CatalogEntry(run.Definition.ToJson(), run.Generation, Rebuild: null, ended), RebuildPoint.CatalogTempWritten);
+            try
+            {
+                UpdateCatalog(managed.Name, entry => new CatalogEntry(run.Definition.ToJson(), run.Generation, Rebuild: null, ended), RebuildPoint.CatalogTempWritten);
+            }
+            catch (FileReplacedNotDurableException e)
+            {
+                run.AddNote($"the catalog names generation {run.Generation}, but the switch could not be made durable yet ({Describe(e)})");
+            }
+
             run.MarkPastSwitch();
             managed.LastRebuild = ended;
             return run.InPlace ? null : managed.Swap(new ServingIndex(run.Target, run.Generation), run.Definition);
@@ -136,6 +147,13 @@ public sealed partial class IndexManager
             old.Index.Dispose();
             step = run.SwapStep("close old", step);
             Hook(run.Name, RebuildPoint.OldDrained);
+            // Only once the catalog that no longer names it is durable: a power loss could otherwise
+            // bring back a catalog naming a deleted generation.
+            lock (_lock)
+            {
+                _catalog.SyncDirectory();
+            }
+
             DocumentIndex.DeleteDirectory(old.Index.Directory);
             run.SwapStep("delete old", step);
             Hook(run.Name, RebuildPoint.OldDeleted);

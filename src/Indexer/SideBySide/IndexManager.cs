@@ -298,13 +298,18 @@ public sealed partial class IndexManager : IAsyncDisposable
     // catalog's temp file and its rename, where a real write fails on a full disk.
     private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, RebuildPoint? point = null)
     {
-        _catalog.Update(name, change, () =>
+        _catalog.Update(name, change, (step, path) =>
         {
-            _options.CatalogHook?.Invoke(name);
-            if (point is { } reached)
+            if (step == AtomicFileStep.Rename)
             {
-                Hook(name, reached);
+                _options.CatalogHook?.Invoke(name);
+                if (point is { } reached)
+                {
+                    Hook(name, reached);
+                }
             }
+
+            _options.CatalogFileHook?.Invoke(step, path);
         });
     }
 }

@@ -29,6 +29,10 @@ public sealed record IndexManagerOptions
     // it may throw (a full disk).
     internal Action<string>? CatalogHook { get; init; }
 
+    // Test seam: called before each step of every catalog write (AtomicFile's steps, with the path
+    // each touches); a throw is that step's failure. The fault sweep counts and fails them here.
+    internal Action<AtomicFileStep, string>? CatalogFileHook { get; init; }
+
     // Test hook: called on the query's thread with the index name and generation while the query
     // holds its lease on that generation; it may block (a long query).
     internal Action<string, int>? QueryHook { get; init; }

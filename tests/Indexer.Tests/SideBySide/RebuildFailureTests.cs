@@ -262,6 +262,57 @@ public sealed class RebuildFailureTests
     }
 
     // The new generation answers over the whole collection and applies a write made after the swap.
+    [Fact]
+    public async Task Swap_TheSwitchIsNotDurableAndTheNextCatalogWriteFails_TheGenerationTheCatalogNamesIsKept()
+    {
+        // Once armed (stage 0), the switch's catalog is renamed into place but its directory fsync
+        // fails; every catalog write after that fails too (the disk is full).
+        var stage = -1;
+        using var env = new ManagerEnvironment(documents: 300);
+        var options = ManagerEnvironment.FastOptions((_, point) =>
+        {
+            if (point == RebuildPoint.CatalogTempWritten)
+            {
+                Interlocked.CompareExchange(ref stage, 1, 0);
+            }
+        }) with
+        {
+            CatalogFileHook = (step, _) =>
+            {
+                if (step == AtomicFileStep.SyncDirectory && Interlocked.CompareExchange(ref stage, 2, 1) == 1)
+                {
+                    throw new IOException("fsync: input/output error (injected)");
+                }
+
+                if (step == AtomicFileStep.Write && Volatile.Read(ref stage) == 2)
+                {
+                    throw new IOException("catalog write: no space left on device (injected)");
+                }
+            },
+        };
+        var manager = env.OpenManager(options);
+        manager.CreateOrUpdate(ManagerEnvironment.V1);
+        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+        Volatile.Write(ref stage, 0);
+
+        manager.CreateOrUpdate(ManagerEnvironment.V2);
+        var done = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+
+        Assert.Equal(2, Volatile.Read(ref stage));
+        Assert.Equal(RebuildPhase.Done, done.Phase);
+        Assert.Contains("could not be made durable", done.Note, StringComparison.Ordinal);
+        AssertServesAndFollows(env, manager);
+
+        // A restart reads the catalog as it is on disk: the generation it names serves, whole.
+        Volatile.Write(ref stage, 3);
+        await env.CloseManagerAsync();
+        manager = env.OpenManager();
+        Assert.Equal(2, manager.GetSummary("orders").Generation);
+        Assert.Equal(["g000002"], env.GenerationDirectories("orders"));
+        Assert.Equal(301, manager.Query("orders", _all).TotalHits);
+        Assert.True(manager.Verify("orders").IsConsistent);
+    }
+
     private static void AssertServesAndFollows(ManagerEnvironment env, IndexManager manager)
     {
         var summary = manager.GetSummary("orders");
