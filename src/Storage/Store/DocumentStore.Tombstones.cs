@@ -145,8 +145,7 @@ public sealed partial class DocumentStore
                 }
                 catch (RocksDbException e)
                 {
-                    throw new DocumentStoreException(
-                        $"purging {purged} tombstone(s) after etag {from} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}; nothing of this batch was written, the next round tries again.", e);
+                    throw WriteFailed($"purging {purged} tombstone(s) after etag {from}", "nothing of this batch was written, the next round tries again", e);
                 }
 
                 Publish(counts);

@@ -20,6 +20,8 @@ public sealed partial class DocumentStore
 
     /// <summary>Stores <paramref name="utf8Json"/> as document <paramref name="id"/>, replacing any previous body; returns its new etag.</summary>
     /// <exception cref="DocumentValidationException">The id or body breaks a rule; nothing was written and no etag consumed.</exception>
+    /// <exception cref="StoreFullException">The store's volume is full; nothing was written (see <see cref="GetWriteStatus"/>).</exception>
+    /// <exception cref="DocumentStoreException">RocksDB refused the write for another reason; nothing was written.</exception>
     public long Put(string id, ReadOnlySpan<byte> utf8Json)
     {
         var key = DocumentIds.ToKey(id);
@@ -39,7 +41,7 @@ public sealed partial class DocumentStore
                     AddTombstoneState(batch, --held);
                 }
 
-                Write(batch, "put", id);
+                Write(batch, $"put of document {MessageText.Quote(id)}");
                 Volatile.Write(ref _lastEtag, etag);
                 Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
@@ -81,7 +83,7 @@ public sealed partial class DocumentStore
                 batch.Put(StoredFormats.EtagKey(etag), StoredFormats.Change(key, 0, deleted: true), _changes);
                 var held = Volatile.Read(ref _tombstonesHeld) + 1;
                 AddTombstoneState(batch, held);
-                Write(batch, "delete", id);
+                Write(batch, $"delete of document {MessageText.Quote(id)}");
                 Volatile.Write(ref _lastEtag, etag);
                 Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
@@ -174,7 +176,10 @@ public sealed partial class DocumentStore
                     AddTombstoneState(batch, held);
                 }
 
-                Write(batch, "bulk put", chunk[0].Document.Id);
+                Write(
+                    batch,
+                    $"bulk put of {chunk.Count} document(s) from {MessageText.Quote(chunk[0].Document.Id)}",
+                    "nothing of this chunk was written (the documents before it are stored)");
                 if (first == 0)
                 {
                     first = _lastEtag + 1;
@@ -209,7 +214,8 @@ public sealed partial class DocumentStore
         return value is null ? null : StoredFormats.ReadMeta(value);
     }
 
-    private void Write(WriteBatch batch, string operation, string id)
+    // A refused write throws DocumentStoreException, or StoreFullException when the volume is full.
+    private void Write(WriteBatch batch, string writing, string outcome = "nothing was written")
     {
         try
         {
@@ -217,8 +223,9 @@ public sealed partial class DocumentStore
         }
         catch (RocksDbException e)
         {
-            throw new DocumentStoreException(
-                $"{operation} of document {MessageText.Quote(id)} failed in RocksDB at {MessageText.Quote(Path)}: {e.Message}; nothing was written.", e);
+            throw WriteFailed(writing, outcome, e);
         }
+
+        WriteSucceeded();
     }
 }

@@ -23,7 +23,8 @@ namespace Indexing.Storage;
 /// before closing the database; afterwards every call throws <see cref="ObjectDisposedException"/>.
 /// </para>
 /// <para>
-/// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Reads.cs</c>;
+/// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Full.cs</c> (a full
+/// volume: telling it apart, and how writes resume); <c>.Reads.cs</c>;
 /// <c>.Tombstones.cs</c> (purging tombstones below the indexes' low watermark) and <c>.Purger.cs</c>
 /// (its background thread and the watermark registrations); <c>.Memory.cs</c> (what RocksDB holds in
 /// memory, cache hit counts); <c>RocksDbNative.cs</c> (which native library and malloc);
@@ -207,6 +208,7 @@ public sealed partial class DocumentStore : IDisposable
                 OpenSnapshots: _snapshots.Count,
                 OpenIterators: Volatile.Read(ref _openIterators),
                 Tombstones: TombstoneStatusNow(),
+                Writes: GetWriteStatus(),
                 Options: Options.ToString(),
                 RocksDbStats: _db.GetProperty("rocksdb.stats") ?? string.Empty);
         }
@@ -334,6 +336,7 @@ public sealed partial class DocumentStore : IDisposable
 /// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
 /// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
 /// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>
+/// <param name="Writes">Whether the store accepts writes now; if not (a full volume), since when and why.</param>
 /// <param name="Options">The effective store configuration.</param>
 /// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
 public sealed record StoreStatus(
@@ -350,5 +353,6 @@ public sealed record StoreStatus(
     int OpenSnapshots,
     int OpenIterators,
     TombstoneStatus Tombstones,
+    StoreWriteStatus Writes,
     string Options,
     string RocksDbStats);

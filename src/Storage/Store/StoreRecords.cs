@@ -23,7 +23,12 @@ public sealed record BulkWriteResult(long Documents, long Bytes, long FirstEtag,
 }
 
 /// <summary>Thrown when RocksDB itself fails (I/O error, corruption, a closed store); wraps the engine's exception once.</summary>
-public sealed class DocumentStoreException : Exception
+/// <remarks>
+/// Not sealed: <see cref="StoreFullException"/> is the one failure callers handle apart (a host answers
+/// it as "insufficient storage", not as an internal error), and every existing
+/// <c>catch (DocumentStoreException)</c> still sees it.
+/// </remarks>
+public class DocumentStoreException : Exception
 {
     /// <summary>Creates the exception; <paramref name="message"/> names the operation and the document or range.</summary>
     public DocumentStoreException(string message, Exception? inner = null)
@@ -31,6 +36,41 @@ public sealed class DocumentStoreException : Exception
     {
     }
 }
+
+/// <summary>
+/// A write refused because the store's volume is full (no space left on the device). Nothing of the
+/// refused write was stored; every write acknowledged before it is. RocksDB refuses all writes from
+/// then on, while reads go on, and resumes writes by itself once the volume has
+/// <see cref="ResumeFreeBytes"/> free again (see <c>DocumentStore.Full.cs</c>).
+/// </summary>
+public sealed class StoreFullException : DocumentStoreException
+{
+    internal StoreFullException(string message, string storeDirectory, long? availableBytes, long resumeFreeBytes, Exception? inner)
+        : base(message, inner)
+    {
+        StoreDirectory = storeDirectory;
+        AvailableBytes = availableBytes;
+        ResumeFreeBytes = resumeFreeBytes;
+    }
+
+    /// <summary>The store's directory (on the full volume).</summary>
+    public string StoreDirectory { get; }
+
+    /// <summary>Free bytes on the store's volume when the write was refused; null if the volume could not be asked.</summary>
+    public long? AvailableBytes { get; }
+
+    /// <summary>Free bytes RocksDB waits for before it resumes writes.</summary>
+    public long ResumeFreeBytes { get; }
+}
+
+/// <summary>Whether the store accepts writes now; if not, since when and why.</summary>
+/// <param name="Accepting">False while RocksDB refuses every write after a background error (a full volume) until it resumes.</param>
+/// <param name="VolumeFull">True while writes are refused because the store's volume is full.</param>
+/// <param name="RefusedSince">When this store first saw a write refused in the current spell; null while writes are accepted.</param>
+/// <param name="Error">RocksDB's error for refused writes; null while writes are accepted.</param>
+/// <param name="AvailableBytes">Free bytes on the store's volume now; null if the volume could not be asked.</param>
+/// <param name="ResumeFreeBytes">Free bytes RocksDB waits for, after a full volume, before it resumes writes by itself.</param>
+public sealed record StoreWriteStatus(bool Accepting, bool VolumeFull, DateTimeOffset? RefusedSince, string? Error, long? AvailableBytes, long ResumeFreeBytes);
 
 /// <summary>What one purge round did: the watermark it read (null: none registered), tombstones purged, batches written, whether it compacted.</summary>
 internal readonly record struct PurgeRound(long? Watermark, long Purged, int Batches, bool Compacted);

@@ -22,6 +22,13 @@ internal sealed class StoreTuning
     private const ulong DocsWriteBufferBytes = 64 << 20;
     private const ulong SmallWriteBufferBytes = 16 << 20;
 
+    /// <summary>
+    /// The largest memtable of any column family. After a write fails for no space, RocksDB's
+    /// SstFileManager resumes writes only once the volume has this much free (its reserved disk
+    /// buffer: the largest write_buffer_size), so the memtables can be flushed.
+    /// </summary>
+    public const long LargestWriteBufferBytes = (long)DocsWriteBufferBytes;
+
     // Memtables per column family: the one being written and one being flushed (RocksDB's default,
     // set here so the memory bound below holds by construction); a third would stall writes instead.
     private const int WriteBuffersPerFamily = 2;
