@@ -89,7 +89,7 @@ public sealed partial class DocumentStore
         var available = AvailableBytes();
         var free = available is { } bytes ? $"{ByteSize.Format(bytes)} free" : "its free space unknown";
         return new StoreFullException(
-            $"the store's volume is full: {writing} found no space left on the device holding {MessageText.Quote(Path)} ({free}); {outcome}. " +
+            $"the store's volume is full: {writing} found no space left on the device holding {MessageText.QuotePath(Path)} ({free}); {outcome}. " +
             $"Every write is refused until the volume has {ByteSize.Format(ResumeFreeBytes)} free again, then the store resumes writes by itself " +
             "within about 5 s (no restart needed); reads and queries go on meanwhile. Free space on that volume or grow it. " +
             $"RocksDB: {e.Message}",

@@ -45,7 +45,7 @@ public sealed class FullVolumeTests
             Assert.Equal(DocumentStore.ResumeFreeBytes, full.ResumeFreeBytes);
             Assert.NotNull(full.AvailableBytes);
             Assert.Contains("the store's volume is full", full.Message, StringComparison.Ordinal);
-            Assert.Contains(MessageText.Quote(store.Path), full.Message, StringComparison.Ordinal);
+            Assert.Contains(MessageText.QuotePath(store.Path), full.Message, StringComparison.Ordinal);
             Assert.Contains("64 MiB free again", full.Message, StringComparison.Ordinal);
             Assert.Contains("No space left on device", full.Message, StringComparison.Ordinal);
             Assert.Contains("nothing was written", full.Message, StringComparison.Ordinal);
