@@ -35,9 +35,10 @@ internal sealed class RunningServer : IAsyncDisposable
 
     public DocumentStore Store => Host.Store;
 
-    public static async Task<RunningServer> StartAsync(IReadOnlyDictionary<string, string?>? settings = null)
+    /// <summary>Starts a server on a new temp data directory, or on <paramref name="directory"/> (e.g. one whose store is on a small volume).</summary>
+    public static async Task<RunningServer> StartAsync(IReadOnlyDictionary<string, string?>? settings = null, string? directory = null)
     {
-        var directory = Path.Combine(Path.GetTempPath(), "indexing-server-tests", Guid.NewGuid().ToString("N"));
+        directory ??= Path.Combine(Path.GetTempPath(), "indexing-server-tests", Guid.NewGuid().ToString("N"));
         var overrides = Defaults(settings);
         var host = await ServerHost.StartAsync(directory, [], overrides, CancellationToken.None);
         var client = new HttpClient { BaseAddress = host.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };

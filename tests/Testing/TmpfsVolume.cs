@@ -11,28 +11,45 @@ namespace Indexing.Testing;
 /// </summary>
 public sealed class TmpfsVolume : IDisposable
 {
-    private readonly TempDirectory _directory;
+    // Null when the mount point belongs to someone else (MountAt): dispose leaves the directory.
+    private readonly TempDirectory? _directory;
     private int _disposed;
 
     /// <summary>Mounts a tmpfs of <paramref name="sizeBytes"/> on a new directory under <paramref name="purpose"/>.</summary>
     public TmpfsVolume(string purpose, long sizeBytes)
+        : this(new TempDirectory(purpose, create: true), null, sizeBytes)
     {
-        _directory = new TempDirectory(purpose, create: true);
+    }
+
+    private TmpfsVolume(TempDirectory? directory, string? path, long sizeBytes)
+    {
+        _directory = directory;
+        Path = directory?.Path ?? path!;
         try
         {
             Run("mount", "-t", "tmpfs", "-o", Size(sizeBytes), "tmpfs", Path);
         }
         catch
         {
-            _directory.Dispose();
+            _directory?.Dispose();
             throw;
         }
     }
 
-    public string Path => _directory.Path;
+    public string Path { get; }
+
+    /// <summary>
+    /// Mounts a tmpfs of <paramref name="sizeBytes"/> on <paramref name="path"/> (created if missing),
+    /// e.g. a server's store directory inside its data directory; dispose unmounts and leaves the directory.
+    /// </summary>
+    public static TmpfsVolume MountAt(string path, long sizeBytes)
+    {
+        Directory.CreateDirectory(path);
+        return new TmpfsVolume(null, path, sizeBytes);
+    }
 
     /// <summary>A path inside the volume.</summary>
-    public string Combine(string relative) => _directory.Combine(relative);
+    public string Combine(string relative) => System.IO.Path.Combine(Path, relative);
 
     /// <summary>Grows (or shrinks) the volume in place; what it holds stays, open files too.</summary>
     public void Resize(long sizeBytes) => Run("mount", "-o", "remount," + Size(sizeBytes), Path);
@@ -54,7 +71,7 @@ public sealed class TmpfsVolume : IDisposable
             Run("umount", "-l", Path);
         }
 
-        _directory.Dispose();
+        _directory?.Dispose();
     }
 
     private static string Size(long bytes) => string.Create(CultureInfo.InvariantCulture, $"size={bytes}");

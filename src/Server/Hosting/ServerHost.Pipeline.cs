@@ -1,6 +1,7 @@
 using System.Text.Json.Serialization;
 using System.Text.Json.Serialization.Metadata;
 using Indexing.Server.Http;
+using Indexing.Storage;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.DataProtection;
@@ -85,7 +86,13 @@ internal sealed partial class ServerHost
         app.UseExceptionHandler(new ExceptionHandlerOptions
         {
             // A body that broke Kestrel's limits (too large, too slow) is the client's doing: its own status, not 500.
-            StatusCodeSelector = exception => exception is BadHttpRequestException bad ? bad.StatusCode : StatusCodes.Status500InternalServerError,
+            // A full store volume is 507 wherever a write meets it (the document endpoints say more).
+            StatusCodeSelector = exception => exception switch
+            {
+                BadHttpRequestException bad => bad.StatusCode,
+                StoreFullException => StatusCodes.Status507InsufficientStorage,
+                _ => StatusCodes.Status500InternalServerError,
+            },
         });
         app.UseStatusCodePages();
         var gate = new ApiKeyGate(options.ApiKey);

@@ -128,8 +128,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
             metrics = new PrefetchMetrics(prefetches, memory);
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
-            DocumentEndpoints.Map(app, store);
             var failures = new FailureTexts(options.DataDirectory);
+            DocumentEndpoints.Map(app, store, failures);
             IndexEndpoints.Map(app, indexes, store, options.Limits, failures);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
             StoreEndpoints.Map(app, store, failures);

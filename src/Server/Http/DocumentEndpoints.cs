@@ -15,6 +15,7 @@ namespace Indexing.Server.Http;
 /// <c>PUT/GET/DELETE /docs/{id}</c>. Ids may contain '/', so the route is a catch-all. Every rule
 /// is checked (id, size, UTF-8, strict JSON object) before the store is called, so a refused
 /// request writes nothing; the store checks the same rules again, which is cheap next to the write.
+/// A write refused because the store's volume is full answers 507 with the store's message (reads go on).
 /// </summary>
 internal static class DocumentEndpoints
 {
@@ -22,20 +23,20 @@ internal static class DocumentEndpoints
     // the limit and says so with the document rule's message rather than Kestrel's bare 413.
     private const long BodySlackBytes = 64 << 10;
 
-    public static void Map(IEndpointRouteBuilder app, DocumentStore store)
+    public static void Map(IEndpointRouteBuilder app, DocumentStore store, FailureTexts failures)
     {
         // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
         // Its body has no size limit as a whole (a load can be gigabytes); each line has one (BulkLoad).
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
-                BulkAsync(context, store, cancellationToken))
+                BulkAsync(context, store, failures, cancellationToken))
             .Require(ContentTypes.NdJson)
             .WithMetadata(new BodySizeLimit(null));
         app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
-                PutAsync(id ?? string.Empty, context, store, cancellationToken))
+                PutAsync(id ?? string.Empty, context, store, failures, cancellationToken))
             .Require(ContentTypes.Json)
             .WithMetadata(new BodySizeLimit(store.Options.MaxDocumentBytes + BodySlackBytes));
         app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, store));
-        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store))
+        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store, failures))
             .RequireNoBody();
     }
 
@@ -43,14 +44,22 @@ internal static class DocumentEndpoints
     public static string ETag(long etag) => string.Create(CultureInfo.InvariantCulture, $"\"{etag}\"");
 
     // NDJSON, streamed line by line (see BulkLoad): 200 with what was stored and which lines were refused.
-    private static async Task<IResult> BulkAsync(HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    // A full volume stops the load at the chunk it refused: the chunks before it are stored, as the detail says.
+    private static async Task<IResult> BulkAsync(HttpContext context, DocumentStore store, FailureTexts failures, CancellationToken cancellationToken)
     {
-        var result = await BulkLoad.LoadAsync(context.Request.BodyReader, store, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
-            .ConfigureAwait(false);
-        return TypedResults.Ok(result);
+        try
+        {
+            var result = await BulkLoad.LoadAsync(context.Request.BodyReader, store, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
+                .ConfigureAwait(false);
+            return TypedResults.Ok(result);
+        }
+        catch (StoreFullException e)
+        {
+            return ProblemResults.StoreFull(e, failures);
+        }
     }
 
-    private static async Task<IResult> PutAsync(string id, HttpContext context, DocumentStore store, CancellationToken cancellationToken)
+    private static async Task<IResult> PutAsync(string id, HttpContext context, DocumentStore store, FailureTexts failures, CancellationToken cancellationToken)
     {
         if (!DocumentIds.TryValidate(id, out var idError))
         {
@@ -94,7 +103,16 @@ internal static class DocumentEndpoints
             // Only for the status code (201 vs 200): a concurrent writer of the same id can make it
             // stale, which costs the client nothing, since the etag in the answer is exact either way.
             var existed = store.GetMetadata(id) is not null;
-            var etag = store.Put(id, body);
+            long etag;
+            try
+            {
+                etag = store.Put(id, body);
+            }
+            catch (StoreFullException e)
+            {
+                return ProblemResults.StoreFull(e, failures);
+            }
+
             context.Response.Headers.ETag = ETag(etag);
             var written = new DocumentWritten(id, etag);
             return existed ? TypedResults.Ok(written) : TypedResults.Created(DocumentPath(id), written);
@@ -121,14 +139,24 @@ internal static class DocumentEndpoints
         return TypedResults.Bytes(document.Body, "application/json");
     }
 
-    private static IResult Delete(string id, HttpContext context, DocumentStore store)
+    private static IResult Delete(string id, HttpContext context, DocumentStore store, FailureTexts failures)
     {
         if (!DocumentIds.TryValidate(id, out var idError))
         {
             return ProblemResults.Invalid(idError);
         }
 
-        if (store.Delete(id) is not { } etag)
+        long? deleted;
+        try
+        {
+            deleted = store.Delete(id);
+        }
+        catch (StoreFullException e)
+        {
+            return ProblemResults.StoreFull(e, failures);
+        }
+
+        if (deleted is not { } etag)
         {
             return NotFound(id);
         }

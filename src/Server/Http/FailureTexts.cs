@@ -52,15 +52,17 @@ internal sealed class FailureTexts
     public RebuildProgress? Progress(RebuildProgress? progress, HttpContext context) =>
         progress is null ? null : progress with { Error = Failure(progress.Error, context), Note = Scrub(progress.Note), SwapSteps = Scrub(progress.SwapSteps) };
 
-    /// <summary>The store's status as <c>GET /admin/store</c> shows it: its path under <c>&lt;data&gt;</c>, the purger's failure treated as any failure text.</summary>
+    /// <summary>The store's status as <c>GET /admin/store</c> shows it: its path under <c>&lt;data&gt;</c>, the purger's failure and RocksDB's refusal of writes treated as any failure text.</summary>
     public StoreStatus Store(StoreStatus status, HttpContext context) => status with
     {
         Path = Scrub(status.Path)!,
         Tombstones = status.Tombstones with { Error = Failure(status.Tombstones.Error, context) },
+        Writes = status.Writes with { Error = Failure(status.Writes.Error, context) },
     };
 
     private string? Failure(string? text, HttpContext context) =>
         text is null ? null : ApiKeyGate.CanSeeDetails(context) ? Scrub(text) : Withheld;
 
-    private string? Scrub(string? text) => text?.Replace(_dataDirectory, DataPlaceholder, StringComparison.Ordinal);
+    /// <summary><paramref name="text"/> with the data directory shown as <c>&lt;data&gt;</c>: for messages every client may read (a full store's 507).</summary>
+    public string? Scrub(string? text) => text?.Replace(_dataDirectory, DataPlaceholder, StringComparison.Ordinal);
 }

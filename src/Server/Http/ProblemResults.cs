@@ -36,6 +36,14 @@ internal static class ProblemResults
     public static ProblemHttpResult UnsupportedMediaType(string detail) =>
         Problem(StatusCodes.Status415UnsupportedMediaType, "Unsupported content type", detail);
 
+    /// <summary>
+    /// 507: the store's volume is full, so the store refuses every write (reads and queries go on) until
+    /// space returns and it resumes by itself. The detail is the store's own message with the data
+    /// directory shown as <c>&lt;data&gt;</c>.
+    /// </summary>
+    public static ProblemHttpResult StoreFull(StoreFullException full, FailureTexts failures) =>
+        Problem(StatusCodes.Status507InsufficientStorage, "Store volume full", failures.Scrub(full.Message)!);
+
     public static ProblemHttpResult TooManyRequests(string title, string detail) =>
         Problem(StatusCodes.Status429TooManyRequests, title, detail);
 
