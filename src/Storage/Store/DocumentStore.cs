@@ -158,7 +158,9 @@ public sealed partial class DocumentStore : IDisposable
             // "lock" would also match a corrupt store's "block checksum mismatch".
             var hint = e.Message.Contains(System.IO.Path.DirectorySeparatorChar + "LOCK", StringComparison.Ordinal)
                 ? " Another process (or another DocumentStore in this one) has it open: stop it or use another path."
-                : string.Empty;
+                : IsNoSpace(e.Message)
+                    ? " The store's volume is full (opening writes a new log and manifest): free space on it or grow it, then open the store again."
+                    : string.Empty;
             throw new DocumentStoreException($"could not open the document store at {MessageText.Quote(full)}: {e.Message}.{hint}", e);
         }
     }

@@ -99,6 +99,45 @@ public sealed class FullVolumeTests
         }
     }
 
+    [Fact]
+    public void Open_VolumeFull_SaysTheVolumeIsFull_AndOpensOnceSpaceReturns()
+    {
+        using var volume = new TmpfsVolume("indexing-store-full", VolumeBytes);
+        var path = volume.Combine("store");
+        using (var store = DocumentStore.Open(path, TempStore.DefaultOptions))
+        {
+            store.Put("d/1", "{}");
+        }
+
+        // A filler file takes the rest of the volume.
+        var filler = volume.Combine("filler");
+        using (var stream = File.Create(filler))
+        {
+            var block = new byte[64 << 10];
+            try
+            {
+                while (true)
+                {
+                    stream.Write(block);
+                    stream.Flush();
+                }
+            }
+            catch (IOException)
+            {
+                // Full.
+            }
+        }
+
+        var error = Assert.Throws<DocumentStoreException>(() => DocumentStore.Open(path, TempStore.DefaultOptions));
+        Assert.Contains("No space left on device", error.Message, StringComparison.Ordinal);
+        Assert.Contains("The store's volume is full", error.Message, StringComparison.Ordinal);
+
+        File.Delete(filler);
+        using var reopened = DocumentStore.Open(path, TempStore.DefaultOptions);
+        Assert.NotNull(reopened.Get("d/1"));
+        Assert.Equal(2, reopened.Put("d/2", "{}"));
+    }
+
     private static void AssertAllPresent(DocumentStore store, Dictionary<string, long> acknowledged, byte[] body)
     {
         foreach (var (id, etag) in acknowledged)
