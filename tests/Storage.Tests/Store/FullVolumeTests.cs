@@ -14,7 +14,9 @@ public sealed class FullVolumeTests
     // never flush at this size).
     private const long VolumeBytes = 4L << 20;
 
-    private static readonly TimeSpan ResumeTimeout = TimeSpan.FromSeconds(60);
+    private static readonly TimeSpan _resumeTimeout = TimeSpan.FromSeconds(60);
+
+    private static readonly byte[] _body = TempStore.Json($$"""{"text":"{{new string('x', 16 << 10)}}"}""");
 
     [Fact]
     public void Put_VolumeFull_ThrowsStoreFull_ReadsGoOn_AndWritesResumeOnceSpaceReturns()
@@ -23,24 +25,7 @@ public sealed class FullVolumeTests
         var store = DocumentStore.Open(volume.Combine("store"), TempStore.DefaultOptions);
         try
         {
-            var body = TempStore.Json($$"""{"text":"{{new string('x', 16 << 10)}}"}""");
-            var acknowledged = new Dictionary<string, long>();
-            StoreFullException? full = null;
-            for (var i = 0; i < 1000 && full is null; i++)
-            {
-                var id = $"d/{i:D4}";
-                try
-                {
-                    acknowledged[id] = store.Put(id, body);
-                }
-                catch (StoreFullException e)
-                {
-                    full = e;
-                }
-            }
-
-            Assert.True(full is not null, $"{acknowledged.Count} writes of 16 KiB never filled a 4 MiB volume.");
-            Assert.True(acknowledged.Count > 10, $"only {acknowledged.Count} writes before the volume was full.");
+            var (acknowledged, full) = FillUntilFull(store);
             Assert.Equal(store.Path, full.StoreDirectory);
             Assert.Equal(DocumentStore.ResumeFreeBytes, full.ResumeFreeBytes);
             Assert.NotNull(full.AvailableBytes);
@@ -62,7 +47,7 @@ public sealed class FullVolumeTests
             Assert.Contains("No space left on device", refused.Error, StringComparison.Ordinal);
 
             // Reads go on: documents, the change feed, a snapshot's scan. No refused write took an etag.
-            AssertAllPresent(store, acknowledged, body);
+            AssertAllPresent(store, acknowledged, _body);
             Assert.Equal(acknowledged.Count, store.LastEtag);
             Assert.Equal(acknowledged.Values.Order(), store.ReadChanges(0).Select(change => change.Etag));
             using (var snapshot = store.CreateSnapshot())
@@ -73,14 +58,14 @@ public sealed class FullVolumeTests
             // Space returns: RocksDB waits for its reserve (the largest memtable) and resumes by itself.
             volume.Resize(VolumeBytes + DocumentStore.ResumeFreeBytes + (16L << 20));
             var before = acknowledged.Count;
-            acknowledged["after/1"] = PutOnceResumed(store, "after/1", body);
+            acknowledged["after/1"] = PutOnceResumed(store, "after/1", _body);
             Assert.Equal(before + 1, acknowledged["after/1"]);
             var accepting = store.GetStatus().Writes;
             Assert.True(accepting.Accepting);
             Assert.False(accepting.VolumeFull);
             Assert.Null(accepting.RefusedSince);
             Assert.Null(accepting.Error);
-            acknowledged["after/2"] = store.Put("after/2", body);
+            acknowledged["after/2"] = store.Put("after/2", _body);
             Assert.Equal(before + 2, acknowledged["after/2"]);
             Assert.Equal(before + 3, store.Delete("d/0000"));
             acknowledged.Remove("d/0000");
@@ -90,13 +75,37 @@ public sealed class FullVolumeTests
             store = DocumentStore.Open(volume.Combine("store"), TempStore.DefaultOptions);
             Assert.Equal(before + 3, store.LastEtag);
             Assert.Null(store.Get("d/0000"));
-            AssertAllPresent(store, acknowledged, body);
+            AssertAllPresent(store, acknowledged, _body);
             Assert.True(store.GetStatus().Writes.Accepting);
         }
         finally
         {
             store.Dispose();
         }
+    }
+
+    [Fact]
+    public void Put_VolumeFull_ClosedBeforeSpaceReturns_KeepsEveryAcknowledgedWrite()
+    {
+        using var volume = new TmpfsVolume("indexing-store-full", VolumeBytes);
+        var path = volume.Combine("store");
+        var store = DocumentStore.Open(path, TempStore.DefaultOptions);
+        Dictionary<string, long> acknowledged;
+        try
+        {
+            (acknowledged, _) = FillUntilFull(store);
+        }
+        finally
+        {
+            // Closed with RocksDB's error set and the refused write's bytes at the log's tail.
+            store.Dispose();
+        }
+
+        volume.Resize(VolumeBytes + (16L << 20));
+        using var reopened = DocumentStore.Open(path, TempStore.DefaultOptions);
+        Assert.Equal(acknowledged.Count, reopened.LastEtag);
+        AssertAllPresent(reopened, acknowledged, _body);
+        Assert.Equal(acknowledged.Count + 1, reopened.Put("after", _body));
     }
 
     [Fact]
@@ -138,6 +147,28 @@ public sealed class FullVolumeTests
         Assert.Equal(2, reopened.Put("d/2", "{}"));
     }
 
+    // Puts 16 KiB documents until the volume refuses one; returns the acknowledged ids with their etags and the refusal.
+    private static (Dictionary<string, long> Acknowledged, StoreFullException Full) FillUntilFull(DocumentStore store)
+    {
+        var acknowledged = new Dictionary<string, long>();
+        for (var i = 0; i < 1000; i++)
+        {
+            var id = $"d/{i:D4}";
+            try
+            {
+                acknowledged[id] = store.Put(id, _body);
+            }
+            catch (StoreFullException e)
+            {
+                Assert.True(acknowledged.Count > 10, $"only {acknowledged.Count} writes before the volume was full.");
+                return (acknowledged, e);
+            }
+        }
+
+        Assert.Fail($"{acknowledged.Count} writes of 16 KiB never filled a 4 MiB volume.");
+        return default;
+    }
+
     private static void AssertAllPresent(DocumentStore store, Dictionary<string, long> acknowledged, byte[] body)
     {
         foreach (var (id, etag) in acknowledged)
@@ -148,7 +179,7 @@ public sealed class FullVolumeTests
         }
     }
 
-    // Retries the put until RocksDB has resumed, for at most ResumeTimeout.
+    // Retries the put until RocksDB has resumed, for at most _resumeTimeout.
     private static long PutOnceResumed(DocumentStore store, string id, byte[] body)
     {
         var waited = Stopwatch.StartNew();
@@ -158,7 +189,7 @@ public sealed class FullVolumeTests
             {
                 return store.Put(id, body);
             }
-            catch (StoreFullException e) when (waited.Elapsed < ResumeTimeout)
+            catch (StoreFullException e) when (waited.Elapsed < _resumeTimeout)
             {
                 Assert.True(e.AvailableBytes >= DocumentStore.ResumeFreeBytes, $"the volume has only {e.AvailableBytes} bytes free after it grew.");
                 Thread.Sleep(100);
