@@ -38,6 +38,12 @@ public sealed class StoreStatusEndpointTests
         Assert.Equal(0, store.GetProperty("liveBlobFilesBytes").GetInt64());
         Assert.Equal(0, store.GetProperty("blobGarbageBytes").GetInt64());
         Assert.Contains("TombstonePurgeInterval=1 s", store.GetProperty("options").GetString(), StringComparison.Ordinal);
+        // Writes are accepted (a full volume is StoreFullTests').
+        var writes = store.GetProperty("writes");
+        Assert.True(writes.GetProperty("accepting").GetBoolean());
+        Assert.False(writes.GetProperty("volumeFull").GetBoolean());
+        Assert.Equal(JsonValueKind.Null, writes.GetProperty("error").ValueKind);
+        Assert.Equal(64L << 20, writes.GetProperty("resumeFreeBytes").GetInt64());
         // Reads never show where the data lives on this machine.
         Assert.Equal("<data>/store", store.GetProperty("path").GetString());
         Assert.DoesNotContain(Path.GetFullPath(server.Directory), store.GetRawText(), StringComparison.Ordinal);
