@@ -15,9 +15,13 @@ public sealed partial class DocumentStore
     // RocksDB's wording of ENOSPC: its IOStatus::NoSpace subcode text, and strerror(ENOSPC) after it.
     private const string NoSpaceText = "No space left on device";
 
+    // RocksDB's wording of Status::Incomplete, what a write with no_slowdown gets during a write stall.
+    private const string StallText = "Result incomplete";
+
     // An empty batch without the log: RocksDB answers it with its background error while writes are
-    // stopped, and writes nothing (no log record, no sequence number) otherwise.
-    private readonly WriteOptions _probeWrite = new WriteOptions().DisableWal(1);
+    // stopped, and writes nothing (no log record, no sequence number) otherwise. No slowdown: during a
+    // write stall it returns at once (incomplete) instead of holding the status call.
+    private readonly WriteOptions _probeWrite = NoSlowdown(new WriteOptions().DisableWal(1));
 
     private readonly Lock _refusalLock = new();
     private DateTimeOffset? _refusedSince;
@@ -43,8 +47,9 @@ public sealed partial class DocumentStore
                 {
                     _db.Write(probe, _probeWrite);
                 }
-                catch (RocksDbException e)
+                catch (RocksDbException e) when (!e.Message.StartsWith(StallText, StringComparison.Ordinal))
                 {
+                    // A stall is not a refusal: writes wait, then go in.
                     error = e.Message;
                 }
             }
@@ -67,6 +72,13 @@ public sealed partial class DocumentStore
         {
             _gate.Exit();
         }
+    }
+
+    private static WriteOptions NoSlowdown(WriteOptions options)
+    {
+        // The binding's WriteOptions has no setter for it; the C API's is in Native.
+        Native.Instance.rocksdb_writeoptions_set_no_slowdown(options.Handle, 1);
+        return options;
     }
 
     private static bool IsNoSpace(string rocksDbMessage) => rocksDbMessage.Contains(NoSpaceText, StringComparison.Ordinal);

@@ -41,7 +41,7 @@ public sealed partial class DocumentStore
                     AddTombstoneState(batch, --held);
                 }
 
-                Write(batch, $"put of document {MessageText.Quote(id)}");
+                Write(batch, "put", id);
                 Volatile.Write(ref _lastEtag, etag);
                 Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
@@ -83,7 +83,7 @@ public sealed partial class DocumentStore
                 batch.Put(StoredFormats.EtagKey(etag), StoredFormats.Change(key, 0, deleted: true), _changes);
                 var held = Volatile.Read(ref _tombstonesHeld) + 1;
                 AddTombstoneState(batch, held);
-                Write(batch, $"delete of document {MessageText.Quote(id)}");
+                Write(batch, "delete", id);
                 Volatile.Write(ref _lastEtag, etag);
                 Volatile.Write(ref _tombstonesHeld, held);
                 return etag;
@@ -176,10 +176,7 @@ public sealed partial class DocumentStore
                     AddTombstoneState(batch, held);
                 }
 
-                Write(
-                    batch,
-                    $"bulk put of {chunk.Count} document(s) from {MessageText.Quote(chunk[0].Document.Id)}",
-                    "nothing of this chunk was written (the documents before it are stored)");
+                Write(batch, "bulk put", chunk[0].Document.Id, chunkDocuments: chunk.Count);
                 if (first == 0)
                 {
                     first = _lastEtag + 1;
@@ -214,8 +211,9 @@ public sealed partial class DocumentStore
         return value is null ? null : StoredFormats.ReadMeta(value);
     }
 
-    // A refused write throws DocumentStoreException, or StoreFullException when the volume is full.
-    private void Write(WriteBatch batch, string writing, string outcome = "nothing was written")
+    // A refused write throws DocumentStoreException, or StoreFullException when the volume is full;
+    // the wording is only built then. A bulk chunk names its first document.
+    private void Write(WriteBatch batch, string operation, string id, int? chunkDocuments = null)
     {
         try
         {
@@ -223,7 +221,12 @@ public sealed partial class DocumentStore
         }
         catch (RocksDbException e)
         {
-            throw WriteFailed(writing, outcome, e);
+            throw chunkDocuments is not { } documents
+                ? WriteFailed($"{operation} of document {MessageText.Quote(id)}", "nothing was written", e)
+                : WriteFailed(
+                    $"{operation} of {documents} document(s) from {MessageText.Quote(id)}",
+                    "nothing of this chunk was written (the documents before it are stored)",
+                    e);
         }
 
         WriteSucceeded();
