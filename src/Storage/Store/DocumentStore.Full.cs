@@ -18,10 +18,11 @@ public sealed partial class DocumentStore
     // RocksDB's wording of Status::Incomplete, what a write with no_slowdown gets during a write stall.
     private const string StallText = "Result incomplete";
 
-    // An empty batch without the log: RocksDB answers it with its background error while writes are
-    // stopped, and writes nothing (no log record, no sequence number) otherwise. No slowdown: during a
-    // write stall it returns at once (incomplete) instead of holding the status call.
-    private readonly WriteOptions _probeWrite = NoSlowdown(new WriteOptions().DisableWal(1));
+    // An empty batch: RocksDB answers it with its background error while writes are stopped, and
+    // stores nothing otherwise (no key, no sequence number; at most an empty record in the log, not
+    // synced). Not without the log: a write without it makes RocksDB flush every memtable at close.
+    // No slowdown: during a write stall it returns at once (incomplete) instead of holding the call.
+    private readonly WriteOptions _probeWrite = NoSlowdown(new WriteOptions().SetSync(false));
 
     private readonly Lock _refusalLock = new();
     private DateTimeOffset? _refusedSince;
