@@ -11,9 +11,9 @@ namespace Indexing.Indexer;
 public sealed partial class DocumentIndex
 {
     /// <summary>Runs <paramref name="query"/> on what the index holds as of its last refresh.</summary>
-    /// <exception cref="ArgumentOutOfRangeException">Take, Skip, TimeLimit or MaxExpandedTerms is out of range.</exception>
-    /// <exception cref="QuerySyntaxException">The text is not valid classic syntax.</exception>
-    /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a sort the index cannot do, a pattern it refuses.</exception>
+    /// <exception cref="ArgumentOutOfRangeException">Take, Skip, TimeLimit, MaxExpandedTerms or MaxSortKeys is out of range.</exception>
+    /// <exception cref="QuerySyntaxException">The text is not valid classic syntax, or nests deeper than <see cref="IndexQuery.MaxNestingDepth"/>.</exception>
+    /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a sort the index cannot do (more keys than MaxSortKeys, a field twice), a pattern it refuses.</exception>
     /// <exception cref="QueryExpansionException">A pattern term matches more terms than <see cref="IndexQuery.MaxExpandedTerms"/>.</exception>
     /// <exception cref="QueryTimeoutException">The query ran past <see cref="IndexQuery.TimeLimit"/>.</exception>
     /// <exception cref="OperationCanceledException"><paramref name="cancellationToken"/> was cancelled while it ran.</exception>
@@ -43,6 +43,12 @@ public sealed partial class DocumentIndex
         {
             throw new ArgumentOutOfRangeException(
                 nameof(query), query.MaxExpandedTerms, $"MaxExpandedTerms is {query.MaxExpandedTerms}; it must be from 1 to {IndexQuery.MaxExpandedTermsLimit}.");
+        }
+
+        if (query.MaxSortKeys is < 1 or > IndexQuery.MaxSortKeysLimit)
+        {
+            throw new ArgumentOutOfRangeException(
+                nameof(query), query.MaxSortKeys, $"MaxSortKeys is {query.MaxSortKeys}; it must be from 1 to {IndexQuery.MaxSortKeysLimit}.");
         }
 
         return _searcher.Search(query, new QueryBudget(Name, query, cancellationToken));

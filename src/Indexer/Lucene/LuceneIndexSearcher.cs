@@ -49,8 +49,7 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
     public QueryResult Search(IndexQuery query, QueryBudget budget)
     {
         var parsed = DefinitionQueryParser.Parse(_definition, _fields, query, _sink.Analyzer, budget);
-        var sort = Sort(_fields.SortFields(query.Sort), query.Sort);
-        var window = query.Skip + query.Take;
+        var sort = Sort(_fields.SortFields(query.Sort, query.MaxSortKeys), query.Sort);
         SearcherLease lease;
         try
         {
@@ -64,6 +63,10 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
         try
         {
             var searcher = lease.Searcher;
+            // The collectors allocate every slot of the window (each sort key one more array) before
+            // the first hit: no query can have more hits than the view has documents, so a deep page
+            // of a small index costs what the index holds, not what the page asks for.
+            var window = (int)Math.Min((long)query.Skip + query.Take, Math.Max(1, searcher.IndexReader.NumDocs));
             // The collectors IndexSearcher.Search(query, n[, sort]) would make, told that documents may
             // arrive out of order (always correct, as the tie-break on doc id holds either way), and
             // wrapped to check the budget as documents arrive.

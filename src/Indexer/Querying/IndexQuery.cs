@@ -21,8 +21,28 @@ public sealed record IndexQuery(string Text)
     /// <summary>Hits to skip first (0..; skip + take at most <see cref="MaxWindow"/>).</summary>
     public int Skip { get; init; }
 
-    /// <summary>Sort keys in order; empty for relevance (score) order.</summary>
+    /// <summary>Sort keys in order, each field at most once and at most <see cref="MaxSortKeys"/> of them; empty for relevance (score) order.</summary>
     public IReadOnlyList<QuerySort> Sort { get; init; } = [];
+
+    /// <summary>
+    /// How many sort keys the query may have (1..<see cref="MaxSortKeysLimit"/>); more is an
+    /// <see cref="InvalidQueryException"/>. Every key holds a slot per hit of the page window, so the
+    /// keys multiply what a query allocates before it finds anything.
+    /// </summary>
+    public int MaxSortKeys { get; init; } = DefaultMaxSortKeys;
+
+    /// <summary>The default of <see cref="MaxSortKeys"/>.</summary>
+    public const int DefaultMaxSortKeys = 8;
+
+    /// <summary>The largest <see cref="MaxSortKeys"/>.</summary>
+    public const int MaxSortKeysLimit = 64;
+
+    /// <summary>
+    /// Deepest nesting of parentheses and range brackets the text may have; deeper is a
+    /// <see cref="QuerySyntaxException"/> found before parsing (the classic parser recurses once per
+    /// level, so depth costs stack, not just time).
+    /// </summary>
+    public const int MaxNestingDepth = 100;
 
     /// <summary>The field searched by terms without a field name; null for the definition's first text field (else its first field).</summary>
     public string? DefaultField { get; init; }

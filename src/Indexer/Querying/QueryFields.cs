@@ -39,18 +39,37 @@ internal sealed class QueryFields
 
     /// <summary>The definitions of the sort keys' fields, in order; empty for relevance order.</summary>
     /// <exception cref="ArgumentException">A sort key is null.</exception>
-    /// <exception cref="InvalidQueryException">A key names a field that is not in the index or not sortable.</exception>
-    public IndexFieldDefinition[] SortFields(IReadOnlyList<QuerySort>? keys)
+    /// <exception cref="InvalidQueryException">
+    /// More keys than <paramref name="maxKeys"/>, a field named twice, or a key naming a field that is not in the index or not sortable.
+    /// </exception>
+    public IndexFieldDefinition[] SortFields(IReadOnlyList<QuerySort>? keys, int maxKeys)
     {
         if (keys is null || keys.Count == 0)
         {
             return [];
         }
 
+        // Counted before anything per key: the engine's collector holds a slot per hit for every key.
+        if (keys.Count > maxKeys)
+        {
+            throw new InvalidQueryException(
+                _definition.Name, $"the query has {keys.Count:N0} sort keys; at most {maxKeys} are allowed (MaxSortKeys). Sort by fewer fields.");
+        }
+
         var fields = new IndexFieldDefinition[keys.Count];
         for (var i = 0; i < keys.Count; i++)
         {
             var key = keys[i] ?? throw new ArgumentException($"sort key {i} is null.", nameof(keys));
+            for (var j = 0; j < i; j++)
+            {
+                // A second key on the same field can never break a tie the first left: it only costs memory.
+                if (keys[j].Field == key.Field)
+                {
+                    throw new InvalidQueryException(
+                        _definition.Name, $"sort field {MessageText.Quote(key.Field)} is given twice (keys {j + 1} and {i + 1}); each field may be a sort key once. Remove the repeated key.");
+                }
+            }
+
             var definition = _definition.Fields.FirstOrDefault(f => f.Name == key.Field);
             if (definition is null || !definition.Sortable)
             {

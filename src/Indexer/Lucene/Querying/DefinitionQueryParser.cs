@@ -53,6 +53,7 @@ internal sealed class DefinitionQueryParser : QueryParser
     /// <exception cref="InvalidQueryException">An unknown field, a value of the wrong type, a pattern it refuses.</exception>
     public static Query Parse(IndexDefinition definition, QueryFields fields, IndexQuery query, Analyzer analyzer, QueryBudget budget)
     {
+        CheckNesting(definition.Name, query.Text);
         var parser = new DefinitionQueryParser(definition, fields.Types, fields.DefaultField(query), analyzer, budget);
         try
         {
@@ -221,6 +222,39 @@ internal sealed class DefinitionQueryParser : QueryParser
         var column = match.Success ? int.Parse(match.Groups[1].Value, CultureInfo.InvariantCulture) : 0;
         var colon = message.IndexOf("': ", StringComparison.Ordinal);
         return (column, colon >= 0 ? message[(colon + 3)..] : message);
+    }
+
+    // The classic parser descends once per '(' (and per range bracket): a text nested thousands
+    // deep would take the thread's stack with it. Counted before parsing, like the parser's lexer
+    // sees the text: escaped characters and phrases do not nest.
+    private static void CheckNesting(string indexName, string text)
+    {
+        var depth = 0;
+        var inPhrase = false;
+        for (var i = 0; i < text.Length; i++)
+        {
+            switch (text[i])
+            {
+                case '\\':
+                    i++;
+                    break;
+                case '"':
+                    inPhrase = !inPhrase;
+                    break;
+                case '(' or '[' or '{' when !inPhrase:
+                    if (++depth > IndexQuery.MaxNestingDepth)
+                    {
+                        throw new QuerySyntaxException(indexName, text, i + 1,
+                            $"this {MessageText.Quote(text[i].ToString())} nests {depth} levels deep; at most {IndexQuery.MaxNestingDepth} levels of parentheses and brackets are allowed. " +
+                            "Flatten the query (a long OR or AND needs no nesting).", inner: null);
+                    }
+
+                    break;
+                case ')' or ']' or '}' when !inPhrase:
+                    depth = Math.Max(0, depth - 1);
+                    break;
+            }
+        }
     }
 
     // Index of the '"' that opens a phrase never closed, or -1.
