@@ -64,6 +64,65 @@ public sealed class QueryLimitTests
     }
 
     [Fact]
+    public async Task Query_SortKeyRepeated_Answers400NamingTheFieldOrTheCount()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.Store.Put("orders/1", """{"n": 1}""");
+        await server.DefineIndexAsync(NumberedDefinition, 1);
+
+        // The measured attack: an 8 KB query of one key 3,300 times, on the deepest page.
+        var keys = string.Join(',', Enumerable.Repeat("n", 3_300));
+        using var repeated = await server.Client.GetAsync($"/indexes/numbered/query?q=*:*&skip=90000&take=10000&sort={keys}");
+
+        var problem = await DocumentEndpointTests.AssertProblem(repeated, HttpStatusCode.BadRequest, "the query has 3,300 sort keys; at most 8 are allowed");
+        Assert.Equal("Invalid query", problem.GetProperty("title").GetString());
+        using var twice = await server.Client.GetAsync("/indexes/numbered/query?q=*:*&sort=n,-n");
+        problem = await DocumentEndpointTests.AssertProblem(twice, HttpStatusCode.BadRequest, "sort field 'n' is given twice (keys 1 and 2); each field may be a sort key once");
+        Assert.Equal("Invalid query", problem.GetProperty("title").GetString());
+        var once = await server.GetJsonAsync("/indexes/numbered/query?q=*:*&skip=90000&take=10000&sort=-n");
+        Assert.Equal(1, once.GetProperty("totalHits").GetInt64());
+        Assert.Equal(0, once.GetProperty("hits").GetArrayLength());
+    }
+
+    [Theory]
+    [InlineData(null, 9, 8)]
+    [InlineData("3", 4, 3)]
+    public async Task Query_MoreSortKeysThanServerMaxSortKeys_Answers400NamingTheSetting(string? setting, int keys, int limit)
+    {
+        await using var server = await RunningServer.StartAsync(new Dictionary<string, string?> { [ServerOptions.MaxSortKeysSetting] = setting });
+        var fields = Enumerable.Range(0, 9).Select(i => $"f{i}").ToList();
+        server.Store.Put("orders/1", "{" + string.Join(", ", fields.Select(f => $"\"{f}\": \"v\"")) + "}");
+        await server.DefineIndexAsync(
+            """{"name": "wide", "collection": "orders", "fields": [""" +
+            string.Join(", ", fields.Select(f => $$"""{"name": "{{f}}", "path": "{{f}}", "type": "keyword", "sortable": true}""")) + "]}",
+            1);
+
+        using var many = await server.Client.GetAsync($"/indexes/wide/query?q=*:*&sort={string.Join(',', fields.Take(keys))}");
+
+        var problem = await DocumentEndpointTests.AssertProblem(many, HttpStatusCode.BadRequest, $"the query has {keys} sort keys; at most {limit} are allowed");
+        Assert.EndsWith("The limit is Server:MaxSortKeys.", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        var atLimit = await server.GetJsonAsync($"/indexes/wide/query?q=*:*&sort={string.Join(',', fields.Take(limit))}");
+        Assert.Equal(1, atLimit.GetProperty("totalHits").GetInt64());
+    }
+
+    [Fact]
+    public async Task Query_NestedPastTheLimit_Answers400SyntaxErrorAtTheOpeningPastIt()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.Store.Put("orders/1", """{"n": 1}""");
+        await server.DefineIndexAsync(NumberedDefinition, 1);
+
+        var deep = Uri.EscapeDataString(new string('(', 101) + "n:1" + new string(')', 101));
+        using var response = await server.Client.GetAsync($"/indexes/numbered/query?q={deep}");
+
+        var problem = await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.BadRequest, "nests 101 levels deep; at most 100 levels of parentheses and brackets are allowed");
+        Assert.Equal("Query syntax error", problem.GetProperty("title").GetString());
+        Assert.Equal(101, problem.GetProperty("column").GetInt32());
+        var atLimit = await server.GetJsonAsync($"/indexes/numbered/query?q={Uri.EscapeDataString(new string('(', 100) + "n:1" + new string(')', 100))}");
+        Assert.Equal(1, atLimit.GetProperty("totalHits").GetInt64());
+    }
+
+    [Fact]
     public async Task Query_PastMaxConcurrentQueries_Answers429WithRetryAfter()
     {
         await using var server = await RunningServer.StartAsync(new Dictionary<string, string?>

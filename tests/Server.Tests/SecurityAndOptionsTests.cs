@@ -193,6 +193,7 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxConcurrentQueriesSetting, "0", "Server:MaxConcurrentQueries is '0'; it must be a whole number from 1 to 10,000 (queries running at once" },
         { ServerOptions.QueryQueueLengthSetting, "-1", "Server:QueryQueueLength is '-1'; it must be a whole number from 0 to 100,000" },
         { ServerOptions.MaxQueryTermsSetting, "5000", "Server:MaxQueryTerms is '5000'; it must be a whole number from 1 to 1,024" },
+        { ServerOptions.MaxSortKeysSetting, "65", "Server:MaxSortKeys is '65'; it must be a whole number from 1 to 64 (sort keys one query may have; default 8)" },
         { ServerOptions.MaxEventStreamsSetting, "many", "Server:MaxEventStreams is 'many'; it must be a whole number from 1 to 100,000" },
         { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
         { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is '0'; it must be a whole number from 1 to 16 (threads indexing during a build" },
@@ -267,7 +268,7 @@ public sealed class SecurityAndOptionsTests
         Assert.Null(options.ApiKey);
         Assert.Equal(Path.Combine(Path.GetFullPath("data"), "store"), options.StoreDirectory);
         Assert.Equal(ServerOptions.LoopbackHosts, options.AllowedHosts);
-        Assert.Equal(new HttpLimits(TimeSpan.FromSeconds(10), 2 * Environment.ProcessorCount, 32, 1024, 100, 1000), options.Limits);
+        Assert.Equal(new HttpLimits(TimeSpan.FromSeconds(10), 2 * Environment.ProcessorCount, 32, 1024, 8, 100, 1000), options.Limits);
         Assert.Equal(new Indexer.IndexOptions(), options.Indexes);
     }
 

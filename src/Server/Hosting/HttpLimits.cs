@@ -5,16 +5,17 @@ namespace Indexing.Server.Hosting;
 /// <summary>
 /// What one server gives its clients at most, from the <c>Server:</c> settings (validated in
 /// <see cref="ServerOptions.Bind"/>): query time, queries at once and waiting, how far a pattern term
-/// expands, admin event streams, TCP connections. Fixed at start.
+/// expands, sort keys per query, admin event streams, TCP connections. Fixed at start.
 /// </summary>
 /// <param name="QueryTimeout">Server:QueryTimeout: past it a query stops (503 problem details).</param>
 /// <param name="MaxConcurrentQueries">Server:MaxConcurrentQueries: queries running at once.</param>
 /// <param name="QueryQueueLength">Server:QueryQueueLength: queries waiting for one of those; more get 429.</param>
 /// <param name="MaxQueryTerms">Server:MaxQueryTerms: terms one prefix, wildcard or regex term may expand to.</param>
+/// <param name="MaxSortKeys">Server:MaxSortKeys: sort keys one query may have.</param>
 /// <param name="MaxEventStreams">Server:MaxEventStreams: open <c>/admin/prefetch/stream</c> streams; more get 429.</param>
 /// <param name="MaxConnections">Server:MaxConnections: open TCP connections; Kestrel closes the ones past it at once.</param>
 internal sealed record HttpLimits(
-    TimeSpan QueryTimeout, int MaxConcurrentQueries, int QueryQueueLength, int MaxQueryTerms, int MaxEventStreams, int MaxConnections)
+    TimeSpan QueryTimeout, int MaxConcurrentQueries, int QueryQueueLength, int MaxQueryTerms, int MaxSortKeys, int MaxEventStreams, int MaxConnections)
 {
     public static readonly TimeSpan DefaultQueryTimeout = TimeSpan.FromSeconds(10);
     public const int DefaultQueryQueueLength = 32;
@@ -27,5 +28,5 @@ internal sealed record HttpLimits(
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
         $"query timeout {QueryTimeout.TotalSeconds:0.###} s, {MaxConcurrentQueries} queries at once + {QueryQueueLength} waiting, " +
-        $"{MaxQueryTerms} terms per pattern, {MaxEventStreams} event streams, {MaxConnections} connections");
+        $"{MaxQueryTerms} terms per pattern, {MaxSortKeys} sort keys, {MaxEventStreams} event streams, {MaxConnections} connections");
 }

@@ -29,6 +29,7 @@ internal sealed class ServerOptions
     public const string MaxConcurrentQueriesSetting = "Server:MaxConcurrentQueries";
     public const string QueryQueueLengthSetting = "Server:QueryQueueLength";
     public const string MaxQueryTermsSetting = "Server:MaxQueryTerms";
+    public const string MaxSortKeysSetting = "Server:MaxSortKeys";
     public const string MaxEventStreamsSetting = "Server:MaxEventStreams";
     public const string MaxConnectionsSetting = "Server:MaxConnections";
     public const string IndexingThreadsSetting = "Indexes:IndexingThreads";
@@ -199,6 +200,8 @@ internal sealed class ServerOptions
         var queue = Count(server.QueryQueueLength, QueryQueueLengthSetting, HttpLimits.DefaultQueryQueueLength, 0, 100_000, "queries waiting for a turn (0: refuse at once)", problems);
         var terms = Count(server.MaxQueryTerms, MaxQueryTermsSetting, Indexer.IndexQuery.DefaultMaxExpandedTerms, 1, Indexer.IndexQuery.MaxExpandedTermsLimit,
             "terms one prefix, wildcard or regular-expression term may expand to", problems);
+        var sortKeys = Count(server.MaxSortKeys, MaxSortKeysSetting, Indexer.IndexQuery.DefaultMaxSortKeys, 1, Indexer.IndexQuery.MaxSortKeysLimit,
+            "sort keys one query may have", problems);
         var streams = Count(server.MaxEventStreams, MaxEventStreamsSetting, HttpLimits.DefaultMaxEventStreams, 1, 100_000, "admin event streams open at once", problems);
         var connections = Count(server.MaxConnections, MaxConnectionsSetting, HttpLimits.DefaultMaxConnections, 2, 1_000_000, "TCP connections open at once", problems);
         if (connections <= streams)
@@ -207,7 +210,7 @@ internal sealed class ServerOptions
                 $"so streams could take them all; raise {MaxConnectionsSetting} or lower {MaxEventStreamsSetting}.");
         }
 
-        return new HttpLimits(queryTimeout, queries, queue, terms, streams, connections);
+        return new HttpLimits(queryTimeout, queries, queue, terms, sortKeys, streams, connections);
     }
 
     // A whole number in [min, max]; a problem naming the setting, its range and what it counts otherwise.

@@ -47,6 +47,8 @@ internal sealed class ServerSettings
 
         public string? MaxQueryTerms { get; set; }
 
+        public string? MaxSortKeys { get; set; }
+
         public string? MaxEventStreams { get; set; }
 
         public string? MaxConnections { get; set; }

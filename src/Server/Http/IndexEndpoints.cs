@@ -153,7 +153,7 @@ internal static class IndexEndpoints
             return ProblemResults.BadRequest("Invalid query", problem);
         }
 
-        var query = parsed with { TimeLimit = limits.QueryTimeout, MaxExpandedTerms = limits.MaxQueryTerms };
+        var query = parsed with { TimeLimit = limits.QueryTimeout, MaxExpandedTerms = limits.MaxQueryTerms, MaxSortKeys = limits.MaxSortKeys };
         QueryResult result;
         try
         {
@@ -175,6 +175,10 @@ internal static class IndexEndpoints
         catch (QueryTimeoutException e)
         {
             return ProblemResults.Unavailable("Query time limit exceeded", $"{e.Message} The limit is {ServerOptions.QueryTimeoutSetting}.");
+        }
+        catch (InvalidQueryException e) when (query.Sort.Count > query.MaxSortKeys)
+        {
+            return ProblemResults.BadRequest("Invalid query", $"{e.Message} The limit is {ServerOptions.MaxSortKeysSetting}.");
         }
         catch (Exception e) when (e is InvalidQueryException or ArgumentOutOfRangeException)
         {
