@@ -62,7 +62,11 @@ public sealed class ReadLeakTests
         var withKey = texts.Summary(summary, Request(key: Key, presented: Key));
         var loopbackWithoutKey = texts.Summary(summary, Request(key: null, presented: null));
 
-        foreach (var hidden in new[] { anonymous.Status.LastError, anonymous.Status.LastDocumentFailure, anonymous.Rebuild!.Error, anonymous.LastRebuild!.Error })
+        foreach (var hidden in new[]
+                 {
+                     anonymous.Status.LastError, anonymous.Status.LastDocumentFailure, anonymous.Rebuild!.Error, anonymous.Rebuild.Note, anonymous.LastRebuild!.Error,
+                     anonymous.LastRebuild.Note,
+                 })
         {
             Assert.Equal(FailureTexts.Withheld, hidden);
         }
@@ -70,6 +74,8 @@ public sealed class ReadLeakTests
         Assert.Equal("index 'by-n': commit failed: IOException: No space left on device : '<data>/indexes/by-n/g000002/_3.cfs'", withKey.Status.LastError);
         Assert.Equal(withKey.Status.LastError, loopbackWithoutKey.Status.LastError);
         Assert.Equal(withKey.Status.LastError, withKey.Rebuild!.Error);
+        Assert.Equal(withKey.Status.LastError, withKey.Rebuild.Note);
+        Assert.Equal(withKey.Status.LastError, withKey.LastRebuild!.Note);
         Assert.DoesNotContain(data, JsonSerializer.Serialize(withKey), StringComparison.Ordinal);
         // Not a failure text: what the index did with a value is shown to everyone, without paths.
         Assert.Equal("document 'orders/2': field 'n' is a string", anonymous.Status.LastMismatch);
@@ -113,7 +119,8 @@ public sealed class ReadLeakTests
         var status = new IndexStatus("by-n", "/somewhere/g000001", IndexState.Error, false, false, "hash", "hash", 1, 1, 1, 1, error, 1,
             "document 'orders/2': field 'n' is a string", 5, error, 0, metrics);
         var progress = new RebuildProgress("by-n", 2, RebuildPhase.Failed, "definition changed", DateTimeOffset.UnixEpoch, 0, 0, 0, 0, 0, 0, 0, null,
-            new Dictionary<RebuildPhase, TimeSpan>(), error, null, null, null);
-        return new IndexSummary("by-n", "orders", 1, "hash", status, 0, progress, new RebuildSummary(2, RebuildPhase.Failed, DateTimeOffset.UnixEpoch, DateTimeOffset.UnixEpoch, error));
+            new Dictionary<RebuildPhase, TimeSpan>(), error, error, null, null);
+        return new IndexSummary(
+            "by-n", "orders", 1, "hash", status, 0, progress, new RebuildSummary(2, RebuildPhase.Failed, DateTimeOffset.UnixEpoch, DateTimeOffset.UnixEpoch, error, error));
     }
 }

@@ -7,13 +7,13 @@ namespace Indexing.Server.Http;
 
 /// <summary>
 /// What HTTP clients read of an index's failures. Failure texts (an index's last error and last
-/// document failure, a rebuild's error) carry the engine's own exception messages, which name files
-/// and internals: a request that did not prove the API key (<see cref="ApiKeyGate.CanSeeDetails"/>)
-/// gets <see cref="Withheld"/> in their place, while the fields themselves (null or not) still say
-/// whether something failed. Every text keeps no absolute path: the data directory becomes
-/// <c>&lt;data&gt;</c>. The index's directory is left out of the JSON altogether
-/// (<see cref="HideDirectories"/>). A loopback server without a key trusts every request, as it trusts
-/// them to write.
+/// document failure, a rebuild's error and notes, the last rebuild's error and note, the purger's
+/// error) carry the engine's own exception messages, which name files and internals: a request that
+/// did not prove the API key (<see cref="ApiKeyGate.CanSeeDetails"/>) gets <see cref="Withheld"/> in their place, while the fields themselves (null or not) still say
+/// whether something failed. Requests that may see them get them without the data directory's
+/// absolute path: it becomes <c>&lt;data&gt;</c>. The index's directory is left out of the JSON
+/// altogether (<see cref="HideDirectories"/>). A loopback server without a key trusts every request,
+/// as it trusts them to write.
 /// </summary>
 internal sealed class FailureTexts
 {
@@ -46,11 +46,13 @@ internal sealed class FailureTexts
             LastMismatch = Scrub(summary.Status.LastMismatch),
         },
         Rebuild = Progress(summary.Rebuild, context),
-        LastRebuild = summary.LastRebuild is { } last ? last with { Error = Failure(last.Error, context) } : null,
+        LastRebuild = summary.LastRebuild is { } last ? last with { Error = Failure(last.Error, context), Note = Failure(last.Note, context) } : null,
     };
 
+    // A note is what went wrong without failing the rebuild (a cleanup that failed, a drain that timed
+    // out): it quotes exceptions and directories like an error does.
     public RebuildProgress? Progress(RebuildProgress? progress, HttpContext context) =>
-        progress is null ? null : progress with { Error = Failure(progress.Error, context), Note = Scrub(progress.Note), SwapSteps = Scrub(progress.SwapSteps) };
+        progress is null ? null : progress with { Error = Failure(progress.Error, context), Note = Failure(progress.Note, context), SwapSteps = Scrub(progress.SwapSteps) };
 
     /// <summary>The store's status as <c>GET /admin/store</c> shows it: its path under <c>&lt;data&gt;</c>, the purger's failure and RocksDB's refusal of writes treated as any failure text.</summary>
     public StoreStatus Store(StoreStatus status, HttpContext context) => status with
