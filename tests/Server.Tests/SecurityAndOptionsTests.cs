@@ -11,6 +11,26 @@ namespace Indexing.Server.Tests;
 public sealed class SecurityAndOptionsTests
 {
     private const string Key = "0123456789abcdef-test-key";
+    private const string ReadKey = "fedcba9876543210-read-key";
+    private const string ReadableIndex = """{"name": "by-a", "collection": "orders", "fields": [{"name": "a", "path": "a", "type": "long", "sortable": true}]}""";
+
+    // Every kind of request, by the key it needs.
+    private static readonly (string Method, string Path)[] Reads =
+    [
+        ("GET", "/docs/orders/1"), ("GET", "/indexes"), ("GET", "/indexes/by-a"), ("GET", "/indexes/by-a/query?q=*:*&include=docs"),
+        ("GET", "/indexes/by-a/rebuild"),
+    ];
+
+    private static readonly (string Method, string Path)[] Writes =
+    [
+        ("PUT", "/docs/orders/2"), ("DELETE", "/docs/orders/1"), ("POST", "/docs/bulk"), ("PUT", "/indexes/by-b"), ("POST", "/indexes/by-a/rebuild"),
+        ("DELETE", "/indexes/by-a/rebuild"), ("POST", "/indexes/by-a/verify"),
+    ];
+
+    private static readonly (string Method, string Path)[] Admin =
+    [
+        ("GET", "/admin/prefetch"), ("GET", "/admin/store"), ("GET", "/admin/rebuilds"), ("GET", "/admin/memory"), ("GET", "/metrics"), ("PUT", "/admin/prefetch/limits"),
+    ];
 
     [Fact]
     public async Task Start_AnyAddressWithoutKey_RefusedNamingTheSettings()
@@ -25,7 +45,7 @@ public sealed class SecurityAndOptionsTests
     }
 
     [Fact]
-    public async Task Requests_AnyAddressWithKey_WritesAdminAndMetricsNeedTheKeyReadsDoNot()
+    public async Task Requests_AnyAddressWithKey_EveryRequestNeedsTheKeyReadsToo()
     {
         await using var server = await RunningServer.StartAsync(new Dictionary<string, string?>
         {
@@ -36,19 +56,28 @@ public sealed class SecurityAndOptionsTests
         server.Client.BaseAddress = new UriBuilder(server.Host.BaseAddress) { Host = "127.0.0.1" }.Uri;
         server.Store.Put("orders/1", """{"a": 1}""");
 
-        foreach (var (method, path) in new[] { ("PUT", "/docs/orders/2"), ("DELETE", "/docs/orders/1"), ("POST", "/docs/bulk"), ("GET", "/admin/prefetch"), ("GET", "/metrics"), ("PUT", "/admin/prefetch/limits") })
+        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+        foreach (var (method, path) in Writes.Concat(Admin).Concat(Reads))
         {
-            using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = method == "GET" ? null : RunningServer.Json("""{"id": "orders/3", "doc": {}}""") };
+            using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = Body(method, path) };
             using var response = await server.Client.SendAsync(request);
-            var problem = await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "needs the API key (Server:ApiKey)");
-            Assert.Equal(path, problem.GetProperty("detail").GetString()!.Split(' ')[1]);
+            Assert.True(HttpStatusCode.Unauthorized == response.StatusCode, $"{method} {path}: {(int)response.StatusCode}");
+            var problem = await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "needs an API key (Server:ApiKey)");
+            Assert.Equal(path.Split('?')[0], problem.GetProperty("detail").GetString()!.Split(' ')[1]);
         }
 
         using (var wrong = new HttpRequestMessage(HttpMethod.Put, "/docs/orders/2") { Content = RunningServer.Json("{}") })
         {
             wrong.Headers.Add("X-Api-Key", Key + "x");
             using var response = await server.Client.SendAsync(wrong);
-            await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "is not the configured one");
+            await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "is not a configured one (Server:ApiKey)");
+        }
+
+        using (var wrongRead = new HttpRequestMessage(HttpMethod.Get, "/docs/orders/1"))
+        {
+            wrongRead.Headers.Add("X-Api-Key", Key + "x");
+            using var response = await server.Client.SendAsync(wrongRead);
+            await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Unauthorized, "is not a configured one (Server:ApiKey)");
         }
 
         using (var page = await server.Client.GetAsync("/admin"))
@@ -62,8 +91,14 @@ public sealed class SecurityAndOptionsTests
         Assert.Equal(1, server.Store.LastEtag);
         Assert.NotNull(server.Store.Get("orders/1"));
 
-        using var read = await server.Client.GetAsync("/docs/orders/1");
-        Assert.Equal(HttpStatusCode.OK, read.StatusCode);
+        foreach (var (method, path) in Reads)
+        {
+            using var read = new HttpRequestMessage(new HttpMethod(method), path);
+            read.Headers.Add("X-Api-Key", Key);
+            using var response = await server.Client.SendAsync(read);
+            Assert.True(response.IsSuccessStatusCode || (path.EndsWith("/rebuild", StringComparison.Ordinal) && response.StatusCode == HttpStatusCode.NotFound),
+                $"{method} {path} with the key: {(int)response.StatusCode}");
+        }
 
         using (var withHeader = new HttpRequestMessage(HttpMethod.Put, "/docs/orders/2") { Content = RunningServer.Json("{}") })
         {
@@ -77,6 +112,74 @@ public sealed class SecurityAndOptionsTests
             withBearer.Headers.Authorization = new AuthenticationHeaderValue("Bearer", Key);
             using var response = await server.Client.SendAsync(withBearer);
             Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+        }
+    }
+
+    [Fact]
+    public async Task Requests_ReadKey_OpensReadsOnly_WritesAndAdminAre403NamingTheRule()
+    {
+        await using var server = await RunningServer.StartAsync(new Dictionary<string, string?>
+        {
+            [ServerOptions.ApiKeySetting] = Key,
+            [ServerOptions.ReadApiKeySetting] = ReadKey,
+        });
+        server.Store.Put("orders/1", """{"a": 1}""");
+        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+
+        foreach (var (method, path) in Reads)
+        {
+            using var read = new HttpRequestMessage(new HttpMethod(method), path);
+            read.Headers.Authorization = new AuthenticationHeaderValue("Bearer", ReadKey);
+            using var response = await server.Client.SendAsync(read);
+            Assert.True(response.IsSuccessStatusCode || (path.EndsWith("/rebuild", StringComparison.Ordinal) && response.StatusCode == HttpStatusCode.NotFound),
+                $"{method} {path} with the read key: {(int)response.StatusCode}");
+        }
+
+        var etag = server.Store.LastEtag;
+        foreach (var (method, path) in Writes.Concat(Admin))
+        {
+            using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = Body(method, path) };
+            request.Headers.Add("X-Api-Key", ReadKey);
+            using var response = await server.Client.SendAsync(request);
+            var problem = await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.Forbidden, $"{method} {path} was sent with the read-only key (Server:ReadApiKey), which opens only reads");
+            Assert.Equal("Read-only API key", problem.GetProperty("title").GetString());
+            Assert.Contains("need the full key (Server:ApiKey)", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
+        }
+
+        Assert.Equal(etag, server.Store.LastEtag);
+        Assert.NotNull(server.Store.Get("orders/1"));
+        using (var anonymous = await server.Client.GetAsync("/docs/orders/1"))
+        {
+            await DocumentEndpointTests.AssertProblem(anonymous, HttpStatusCode.Unauthorized, "needs an API key (Server:ApiKey, or for reads Server:ReadApiKey)");
+        }
+
+        // The admin page's form takes the full key only, and says so when given the read key.
+        using (var login = await server.Client.PostAsync("/admin/login", new FormUrlEncodedContent([new("key", ReadKey)])))
+        {
+            Assert.Equal(HttpStatusCode.Unauthorized, login.StatusCode);
+            Assert.Contains("That is the read-only key (Server:ReadApiKey)", await login.Content.ReadAsStringAsync(), StringComparison.Ordinal);
+            Assert.False(login.Headers.Contains("Set-Cookie"));
+        }
+
+        using var write = new HttpRequestMessage(HttpMethod.Put, "/docs/orders/2") { Content = RunningServer.Json("{}") };
+        write.Headers.Add("X-Api-Key", Key);
+        using var written = await server.Client.SendAsync(write);
+        Assert.Equal(HttpStatusCode.Created, written.StatusCode);
+    }
+
+    [Fact]
+    public async Task Requests_LoopbackWithoutKeys_EverythingTrusted()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.Store.Put("orders/1", """{"a": 1}""");
+        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+
+        foreach (var (method, path) in Reads.Append(("GET", "/admin/prefetch")).Append(("GET", "/metrics")).Append(("PUT", "/docs/orders/2")))
+        {
+            using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = Body(method, path) };
+            using var response = await server.Client.SendAsync(request);
+            Assert.True(response.IsSuccessStatusCode || (path.EndsWith("/rebuild", StringComparison.Ordinal) && response.StatusCode == HttpStatusCode.NotFound),
+                $"{method} {path} without a key on loopback: {(int)response.StatusCode}");
         }
     }
 
@@ -182,6 +285,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.AddressSetting, "localhost:80", "Server:Address is 'localhost:80', which is not an IP address" },
         { ServerOptions.ApiKeySetting, "s3cr3t", "Server:ApiKey is 6 characters; it must be at least 16" },
         { ServerOptions.ApiKeySetting, "with whitespace inside it", "contains whitespace" },
+        { ServerOptions.ReadApiKeySetting, "r3ad", "Server:ReadApiKey is 4 characters; it must be at least 16" },
+        { ServerOptions.ReadApiKeySetting, "read key with whitespace", "Server:ReadApiKey is 24 characters and contains whitespace" },
         { ServerOptions.MaxDocumentBytesSetting, "lots", "Storage:MaxDocumentBytes is 'lots', which is not a size" },
         { ServerOptions.MaxDocumentBytesSetting, "2GiB", "Storage:MaxDocumentBytes is 2 GiB; it must be from 1 KiB to 1 GiB" },
         { ServerOptions.BlockCacheBytesSetting, "100KiB", "Storage:BlockCacheBytes is 100 KiB" },
@@ -241,11 +346,56 @@ public sealed class SecurityAndOptionsTests
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?> { [setting] = value }).Build();
         var error = Assert.Throws<ServerConfigurationException>(() => ServerOptions.Bind(configuration, "data"));
         Assert.Contains(expected, Assert.Single(error.Problems), StringComparison.Ordinal);
-        if (setting == ServerOptions.ApiKeySetting)
+        if (setting is ServerOptions.ApiKeySetting or ServerOptions.ReadApiKeySetting)
         {
             // The key is a secret, even a bad one: the message describes it without echoing it.
             Assert.DoesNotContain(value, error.Message, StringComparison.Ordinal);
         }
+    }
+
+    [Theory]
+    [InlineData(null, "Server:ReadApiKey is set but Server:ApiKey is not: without the full key every request is trusted, so a read-only key would restrict nothing")]
+    [InlineData(ReadKey, "Server:ReadApiKey is the same as Server:ApiKey; the read-only key must differ from the full key")]
+    public void Bind_ReadKeyWithoutOrEqualToTheFullKey_Refused(string? apiKey, string expected)
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.ApiKeySetting] = apiKey,
+            [ServerOptions.ReadApiKeySetting] = ReadKey,
+        }).Build();
+
+        var error = Assert.Throws<ServerConfigurationException>(() => ServerOptions.Bind(configuration, "data"));
+
+        Assert.StartsWith(expected, Assert.Single(error.Problems), StringComparison.Ordinal);
+        Assert.DoesNotContain(ReadKey, error.Message, StringComparison.Ordinal);
+    }
+
+    [Fact]
+    public void Bind_BothKeys_EffectiveConfigSaysSetWithoutTheirValues_AndTheGuardNamesTheReadKey()
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ApiKeySetting] = Key,
+            [ServerOptions.ReadApiKeySetting] = ReadKey,
+        }).Build();
+
+        var options = ServerOptions.Bind(configuration, "data");
+
+        Assert.Equal(ReadKey, options.ReadApiKey);
+        Assert.Contains("api key set, read api key set,", options.ToString(), StringComparison.Ordinal);
+        Assert.DoesNotContain(Key, options.ToString(), StringComparison.Ordinal);
+        Assert.DoesNotContain(ReadKey, options.ToString(), StringComparison.Ordinal);
+        Assert.Contains("api key not set, read api key not set,", ServerOptions.Bind(new ConfigurationBuilder().Build(), "data").ToString(), StringComparison.Ordinal);
+
+        var readOnly = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.AddressSetting] = "0.0.0.0",
+            [ServerOptions.ReadApiKeySetting] = ReadKey,
+        }).Build();
+        var error = Assert.Throws<ServerConfigurationException>(() => ServerOptions.Bind(readOnly, "data"));
+        Assert.Contains("Server:ApiKey is not set (Server:ReadApiKey is set, but opens reads only beside a full key); refusing to serve", error.Message, StringComparison.Ordinal);
+        Assert.Equal(2, error.Problems.Count);
     }
 
     [Fact]
@@ -316,4 +466,14 @@ public sealed class SecurityAndOptionsTests
         }).Build();
         Assert.Equal(["search.example.com", "*.internal.example"], ServerOptions.Bind(named, "data").AllowedHosts);
     }
+
+    private static HttpContent? Body(string method, string path) => method switch
+    {
+        "PUT" when path.StartsWith("/indexes/", StringComparison.Ordinal) =>
+            RunningServer.Json("""{"name": "by-b", "collection": "orders", "fields": [{"name": "a", "path": "a", "type": "long"}]}"""),
+        "PUT" when path.StartsWith("/admin/", StringComparison.Ordinal) => RunningServer.Json("""{"maxConcurrency": 2}"""),
+        "PUT" => RunningServer.Json("""{"a": 2}"""),
+        "POST" when path == "/docs/bulk" => new StringContent("""{"id": "orders/3", "doc": {}}""" + "\n", System.Text.Encoding.UTF8, "application/x-ndjson"),
+        _ => null,
+    };
 }

@@ -30,8 +30,8 @@ internal static class ServeCommand
 
         var command = new Command(
             "serve",
-            "Serve documents and the admin API/page over HTTP. Settings: Server:Address, Server:Port, Server:ApiKey, AllowedHosts, Server:QueryTimeout, " +
-            "Server:MaxConcurrentQueries, Server:QueryQueueLength, Server:MaxQueryTerms, Server:MaxEventStreams, Server:MaxConnections, " +
+            "Serve documents and the admin API/page over HTTP. Settings: Server:Address, Server:Port, Server:ApiKey, Server:ReadApiKey, AllowedHosts, Server:QueryTimeout, " +
+            "Server:MaxConcurrentQueries, Server:QueryQueueLength, Server:MaxQueryTerms, Server:MaxSortKeys, Server:MaxEventStreams, Server:MaxConnections, " +
             "Storage:MaxDocumentBytes, Storage:SyncWrites, Storage:BlockCacheBytes, Storage:RowCacheBytes, Storage:DirectReads, Storage:NativeLibrary, " +
             "Indexes:IndexingThreads, Indexes:IndexingThreadNice, Logging:LogLevel:Microsoft.AspNetCore (docs/configuration.md lists every setting), " +
             "from appsettings.json, environment (Server__Port) or arguments (--Server:QueryTimeout=5s).")

@@ -17,9 +17,9 @@ namespace Indexing.Server.Hosting;
 // What stands between a client and the endpoints, in request order:
 //   host filtering (ASP.NET Core's, from AllowedHosts: a loopback server answers only to loopback
 //   names, so DNS rebinding cannot reach it) -> exception handler (problem details without exception
-//   text) -> cookie authentication and ApiKeyGate (when a key is set) -> CrossSiteWriteGuard (no
-//   writes from other origins) -> rate limiting (queries, event streams) -> the endpoint, with its
-//   content-type filter and its body limit.
+//   text) -> cookie authentication and ApiKeyGate (when a key is set: every request needs the full
+//   or the read-only key) -> CrossSiteWriteGuard (no writes from other origins) -> rate limiting
+//   (queries, event streams) -> the endpoint, with its content-type filter and its body limit.
 // Kestrel: at most Server:MaxConnections connections, small bodies by default (endpoints that take
 // larger ones say so), and its minimum request and response data rates left on, so a client that
 // trickles a body or stops reading is cut off instead of holding a connection and a request.
@@ -95,7 +95,7 @@ internal sealed partial class ServerHost
             },
         });
         app.UseStatusCodePages();
-        var gate = new ApiKeyGate(options.ApiKey);
+        var gate = new ApiKeyGate(options.ApiKey, options.ReadApiKey);
         if (options.ApiKey is not null)
         {
             app.UseAuthentication();

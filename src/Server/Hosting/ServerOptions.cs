@@ -19,6 +19,7 @@ internal sealed class ServerOptions
     public const string AddressSetting = "Server:Address";
     public const string PortSetting = "Server:Port";
     public const string ApiKeySetting = "Server:ApiKey";
+    public const string ReadApiKeySetting = "Server:ReadApiKey";
     public const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
     public const string SyncWritesSetting = "Storage:SyncWrites";
     public const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
@@ -51,12 +52,15 @@ internal sealed class ServerOptions
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
 
-    private ServerOptions(string dataDirectory, IPAddress address, int port, string? apiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store, Indexer.IndexOptions indexes)
+    private ServerOptions(
+        string dataDirectory, IPAddress address, int port, string? apiKey, string? readApiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store,
+        Indexer.IndexOptions indexes)
     {
         DataDirectory = dataDirectory;
         Address = address;
         Port = port;
         ApiKey = apiKey;
+        ReadApiKey = readApiKey;
         AllowedHosts = allowedHosts;
         Limits = limits;
         Store = store;
@@ -77,8 +81,11 @@ internal sealed class ServerOptions
     /// <summary>TCP port; 0 asks the OS for a free one (tests).</summary>
     public int Port { get; }
 
-    /// <summary>When set, writes, /admin and /metrics need it (X-Api-Key or Authorization: Bearer).</summary>
+    /// <summary>When set, every request but the admin sign-in needs a key (X-Api-Key or Authorization: Bearer): this one opens everything.</summary>
     public string? ApiKey { get; }
+
+    /// <summary>Only with <see cref="ApiKey"/>: a second key that opens reads only (documents, queries, index and rebuild status); never failure texts.</summary>
+    public string? ReadApiKey { get; }
 
     /// <summary>Host names (Host header) the server answers; "*" for any. Loopback names by default on a loopback address.</summary>
     public IReadOnlyList<string> AllowedHosts { get; }
@@ -141,10 +148,13 @@ internal sealed class ServerOptions
         }
         else if (apiKey is null && !IPAddress.IsLoopback(address))
         {
-            problems.Add($"{AddressSetting} is {address}, which is reachable from other machines, and {ApiKeySetting} is not set; " +
-                $"refusing to serve documents and the admin API without authentication. Set {ApiKeySetting} (at least {MinApiKeyLength} characters), " +
-                $"or bind 127.0.0.1.");
+            problems.Add($"{AddressSetting} is {address}, which is reachable from other machines, and {ApiKeySetting} is not set " +
+                $"({ReadApiKeySetting} {(server.ReadApiKey is null ? "is not set either" : "is set, but opens reads only beside a full key")}); " +
+                $"refusing to serve documents and the admin API without authentication. Set {ApiKeySetting} (at least {MinApiKeyLength} characters; " +
+                $"then every request needs a key, and {ReadApiKeySetting} can give clients that only read a key of their own), or bind 127.0.0.1.");
         }
+
+        var readApiKey = ReadKey(server.ReadApiKey, server.ApiKey, problems);
 
         var maxDocumentBytes = Size(storage.MaxDocumentBytes, MaxDocumentBytesSetting, StoreOptions.DefaultMaxDocumentBytes, problems);
         var blockCacheBytes = Size(storage.BlockCacheBytes, BlockCacheBytesSetting, StoreOptions.Default.BlockCacheBytes, problems);
@@ -184,14 +194,50 @@ internal sealed class ServerOptions
 
         return problems.Count > 0
             ? null
-            : new ServerOptions(dataDirectory, address, port, apiKey, allowedHosts, limits, store, indexes);
+            : new ServerOptions(dataDirectory, address, port, apiKey, readApiKey, allowedHosts, limits, store, indexes);
     }
 
-    /// <summary>The effective configuration for the start-up log line (the API key only as set or not).</summary>
+    /// <summary>The effective configuration for the start-up log line (the API keys only as set or not).</summary>
     public override string ToString() =>
-        $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
+        $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, " +
+        $"read api key {(ReadApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
         $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}; " +
         $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s";
+
+    // The read-only key: the full key's rules, a value of its own, and only beside a full key. The
+    // keys are secrets: a refusal says what is wrong, never echoes them.
+    private static string? ReadKey(string? readKey, string? apiKey, List<string> problems)
+    {
+        if (readKey is null)
+        {
+            return null;
+        }
+
+        if (readKey.Length < MinApiKeyLength || readKey.Any(char.IsWhiteSpace))
+        {
+            problems.Add($"{ReadApiKeySetting} is {readKey.Length} characters{(readKey.Any(char.IsWhiteSpace) ? " and contains whitespace" : string.Empty)}; " +
+                $"it must be at least {MinApiKeyLength} characters without whitespace (e.g. the output of `openssl rand -hex 32`).");
+            return null;
+        }
+
+        if (apiKey is null)
+        {
+            // Without a full key every request is trusted: a read key would restrict nothing, and an
+            // operator who set one expects writes to be closed.
+            problems.Add($"{ReadApiKeySetting} is set but {ApiKeySetting} is not: without the full key every request is trusted, so a read-only key " +
+                $"would restrict nothing. Set {ApiKeySetting} too (then every request needs one of the keys), or remove {ReadApiKeySetting}.");
+            return null;
+        }
+
+        if (string.Equals(readKey, apiKey, StringComparison.Ordinal))
+        {
+            problems.Add($"{ReadApiKeySetting} is the same as {ApiKeySetting}; the read-only key must differ from the full key, or every reader could write. " +
+                $"Give {ReadApiKeySetting} a value of its own (e.g. another output of `openssl rand -hex 32`).");
+            return null;
+        }
+
+        return readKey;
+    }
 
     private static HttpLimits ReadLimits(ServerSettings.ServerSection server, List<string> problems)
     {

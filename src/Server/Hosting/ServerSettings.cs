@@ -39,6 +39,8 @@ internal sealed class ServerSettings
 
         public string? ApiKey { get; set; }
 
+        public string? ReadApiKey { get; set; }
+
         public string? QueryTimeout { get; set; }
 
         public string? MaxConcurrentQueries { get; set; }

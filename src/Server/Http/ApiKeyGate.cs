@@ -2,6 +2,7 @@ using System.Security.Claims;
 using System.Security.Cryptography;
 using System.Text;
 using Indexing.Server.Admin;
+using Indexing.Server.Hosting;
 using Microsoft.AspNetCore.Authentication;
 using Microsoft.AspNetCore.Authentication.Cookies;
 using Microsoft.AspNetCore.Http;
@@ -9,14 +10,18 @@ using Microsoft.AspNetCore.Http;
 namespace Indexing.Server.Http;
 
 /// <summary>
-/// When an API key is configured, every write (any method but GET/HEAD/OPTIONS) and every /admin and
-/// /metrics request must carry it, as <c>X-Api-Key</c> or <c>Authorization: Bearer</c>. Document and
-/// index reads stay open, but only requests that proved the key see failure texts
-/// (<see cref="CanSeeDetails"/>). The comparison is constant-time so response timing does not reveal
+/// When an API key is configured (<c>Server:ApiKey</c>), every request must carry a key, as
+/// <c>X-Api-Key</c> or <c>Authorization: Bearer</c>, except the sign-in (<c>POST /admin/login</c>, and
+/// <c>GET /admin</c>, which answers the sign-in form). The full key opens everything; the read-only
+/// key (<c>Server:ReadApiKey</c>, optional) opens reads: GET and HEAD (and OPTIONS) outside
+/// <c>/admin</c> and <c>/metrics</c>, i.e. documents, queries and index and rebuild status. A write
+/// or admin request carrying only the read key is refused with 403 naming the rule; one without a key,
+/// or with another, with 401. Only requests that proved the full key see failure texts
+/// (<see cref="CanSeeDetails"/>). Comparisons are constant-time so response timing does not reveal
 /// how much of a guess matched. Without a key (a loopback server) every request passes and is trusted.
 /// <para>
 /// The key never travels in a URL. A browser cannot put a header on the admin page's own requests
-/// (EventSource has none), so the page asks for the key in a form (<c>POST /admin/login</c>); a valid key
+/// (EventSource has none), so the page asks for the key in a form (<c>POST /admin/login</c>); the full key
 /// signs the browser in with ASP.NET Core's cookie authentication: the cookie is a ticket encrypted by
 /// Data Protection (keys in memory: a restart signs everyone out), never the key, HttpOnly,
 /// SameSite=Strict, scoped to /admin and honoured for GET /admin/* only, so it can never authorise a
@@ -31,49 +36,77 @@ internal sealed class ApiKeyGate
     private const string HeaderName = "X-Api-Key";
     private const string BearerPrefix = "Bearer ";
     private const string FormField = "key";
+    private const string MetricsPath = "/metrics";
     private static readonly object _trustedKey = new();
 
     private readonly byte[]? _key;
+    private readonly byte[]? _readKey;
 
-    public ApiKeyGate(string? key)
+    /// <summary>A gate for <paramref name="key"/> (null: every request is trusted) and the read-only <paramref name="readKey"/> (only with a key).</summary>
+    public ApiKeyGate(string? key, string? readKey = null)
     {
+        if (key is null && readKey is not null)
+        {
+            throw new ArgumentException("a read-only key restricts nothing without the full key; ServerOptions refuses this configuration.", nameof(readKey));
+        }
+
         _key = key is null ? null : Encoding.UTF8.GetBytes(key);
+        _readKey = readKey is null ? null : Encoding.UTF8.GetBytes(readKey);
     }
 
     /// <summary>
-    /// Whether the request may see failure texts (index errors, rebuild errors): it proved the key, or the
-    /// server has none. Set by <see cref="InvokeAsync"/>, which runs before every endpoint.
+    /// Whether the request may see failure texts (index errors, rebuild errors and notes): it proved the
+    /// full key (or signed in with it), or the server has none. The read-only key does not. Set by
+    /// <see cref="InvokeAsync"/>, which runs before every endpoint.
     /// </summary>
     public static bool CanSeeDetails(HttpContext context) => context.Items.ContainsKey(_trustedKey);
 
     public async Task InvokeAsync(HttpContext context, RequestDelegate next)
     {
         var request = context.Request;
-        if (_key is null || Matches(Presented(request)) || IsSignedInAdminRead(context))
+        var presented = Presented(request);
+        if (_key is null || Matches(presented, _key) || IsSignedInAdminRead(context))
         {
             context.Items[_trustedKey] = true;
             await next(context).ConfigureAwait(false);
             return;
         }
 
-        if (!NeedsKey(request) || (HttpMethods.IsPost(request.Method) && request.Path.Equals(LoginPath, StringComparison.Ordinal)))
+        if (HttpMethods.IsPost(request.Method) && request.Path.Equals(LoginPath, StringComparison.Ordinal))
         {
             await next(context).ConfigureAwait(false);
             return;
         }
 
-        if (HttpMethods.IsGet(request.Method) && request.Path.Equals(AdminPath, StringComparison.Ordinal) && Presented(request) is null)
+        var what = $"{request.Method} {request.Path}";
+        if (Matches(presented, _readKey))
+        {
+            if (IsRead(request))
+            {
+                await next(context).ConfigureAwait(false);
+                return;
+            }
+
+            await ProblemResults.Forbidden(
+                    "Read-only API key",
+                    $"{what} was sent with the read-only key ({ServerOptions.ReadApiKeySetting}), which opens only reads: GET and HEAD of documents, queries and " +
+                    $"index and rebuild status. Writes, /admin and /metrics need the full key ({ServerOptions.ApiKeySetting}).")
+                .ExecuteAsync(context).ConfigureAwait(false);
+            return;
+        }
+
+        if (HttpMethods.IsGet(request.Method) && request.Path.Equals(AdminPath, StringComparison.Ordinal) && presented is null)
         {
             await AdminPage.Login(StatusCodes.Status401Unauthorized, message: null).ExecuteAsync(context).ConfigureAwait(false);
             return;
         }
 
-        var presented = Presented(request) is not null;
+        var keys = _readKey is null ? ServerOptions.ApiKeySetting : $"{ServerOptions.ApiKeySetting}, or for reads {ServerOptions.ReadApiKeySetting}";
         context.Response.Headers.WWWAuthenticate = "Bearer";
         await ProblemResults.Unauthorized(
-                presented
-                    ? $"the API key sent with {request.Method} {request.Path} is not the configured one (Server:ApiKey); send the server's key."
-                    : $"{request.Method} {request.Path} needs the API key (Server:ApiKey): send it as the X-Api-Key header or as Authorization: Bearer <key> (in a browser, open /admin and enter it).")
+                presented is not null
+                    ? $"the API key sent with {what} is not a configured one ({keys}); send the server's key."
+                    : $"{what} needs an API key ({keys}): send it as the X-Api-Key header or as Authorization: Bearer <key> (in a browser, open /admin and enter it).")
             .ExecuteAsync(context).ConfigureAwait(false);
     }
 
@@ -81,9 +114,14 @@ internal sealed class ApiKeyGate
     public async Task<IResult> LoginAsync(HttpContext context)
     {
         var form = await context.Request.ReadFormAsync(context.RequestAborted).ConfigureAwait(false);
-        if (!Matches(form[FormField].Count == 1 ? form[FormField][0] : null))
+        var entered = form[FormField].Count == 1 ? form[FormField][0] : null;
+        if (!Matches(entered, _key))
         {
-            return AdminPage.Login(StatusCodes.Status401Unauthorized, "That is not the server's key (Server:ApiKey).");
+            return AdminPage.Login(
+                StatusCodes.Status401Unauthorized,
+                Matches(entered, _readKey)
+                    ? $"That is the read-only key ({ServerOptions.ReadApiKeySetting}); the admin page needs the full key ({ServerOptions.ApiKeySetting})."
+                    : $"That is not the server's key ({ServerOptions.ApiKeySetting}).");
         }
 
         var operatorIdentity = new ClaimsIdentity([new Claim(ClaimTypes.Name, "operator")], authenticationType: "api-key");
@@ -91,10 +129,12 @@ internal sealed class ApiKeyGate
         return TypedResults.LocalRedirect(AdminPath);
     }
 
-    private static bool NeedsKey(HttpRequest request) =>
-        !(HttpMethods.IsGet(request.Method) || HttpMethods.IsHead(request.Method) || HttpMethods.IsOptions(request.Method))
-        || request.Path.StartsWithSegments(AdminPath, StringComparison.OrdinalIgnoreCase)
-        || request.Path.StartsWithSegments("/metrics", StringComparison.OrdinalIgnoreCase);
+    // What the read-only key opens: reads outside the admin surface (documents, queries, index and
+    // rebuild status). Verify is a POST: it scans the whole index and store, an operator's action.
+    private static bool IsRead(HttpRequest request) =>
+        (HttpMethods.IsGet(request.Method) || HttpMethods.IsHead(request.Method) || HttpMethods.IsOptions(request.Method))
+        && !request.Path.StartsWithSegments(AdminPath, StringComparison.OrdinalIgnoreCase)
+        && !request.Path.StartsWithSegments(MetricsPath, StringComparison.OrdinalIgnoreCase);
 
     private static bool IsSignedInAdminRead(HttpContext context) =>
         (HttpMethods.IsGet(context.Request.Method) || HttpMethods.IsHead(context.Request.Method))
@@ -114,6 +154,6 @@ internal sealed class ApiKeyGate
             : null;
     }
 
-    private bool Matches(string? presented) =>
-        _key is not null && presented is not null && CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(presented), _key);
+    private static bool Matches(string? presented, byte[]? key) =>
+        key is not null && presented is not null && CryptographicOperations.FixedTimeEquals(Encoding.UTF8.GetBytes(presented), key);
 }

@@ -9,7 +9,8 @@ namespace Indexing.Server.Http;
 /// What HTTP clients read of an index's failures. Failure texts (an index's last error and last
 /// document failure, a rebuild's error and notes, the last rebuild's error and note, the purger's
 /// error) carry the engine's own exception messages, which name files and internals: a request that
-/// did not prove the API key (<see cref="ApiKeyGate.CanSeeDetails"/>) gets <see cref="Withheld"/> in their place, while the fields themselves (null or not) still say
+/// did not prove the full API key (<see cref="ApiKeyGate.CanSeeDetails"/>; the read-only key does not)
+/// gets <see cref="Withheld"/> in their place, while the fields themselves (null or not) still say
 /// whether something failed. Requests that may see them get them without the data directory's
 /// absolute path: it becomes <c>&lt;data&gt;</c>. The index's directory is left out of the JSON
 /// altogether (<see cref="HideDirectories"/>). A loopback server without a key trusts every request,
@@ -17,7 +18,7 @@ namespace Indexing.Server.Http;
 /// </summary>
 internal sealed class FailureTexts
 {
-    public const string Withheld = "withheld: failure texts are shown to requests with the API key (Server:ApiKey)";
+    public const string Withheld = "withheld: failure texts are shown to requests with the full API key (Server:ApiKey), not the read-only one";
     private const string DataPlaceholder = "<data>";
 
     private readonly string _dataDirectory;
