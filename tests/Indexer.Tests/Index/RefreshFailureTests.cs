@@ -60,20 +60,23 @@ public sealed class RefreshFailureTests
         var plan = new FaultPlan();
         var documents = IndexTestEnvironment.Generate(200);
         environment.Put(documents.Take(100));
-        var index = environment.OpenIndex(options: Options(plan, refreshInterval: TimeSpan.FromMilliseconds(50)));
+        var index = environment.OpenIndex(options: Options(plan, refreshInterval: TimeSpan.FromSeconds(3)));
         index.CatchUp(store);
         index.Commit();
         index.StartFollowing(store);
+        environment.Put(documents.Skip(100));
+        IndexTestEnvironment.WaitUntil(() => index.GetStatus().AppliedEtag == store.LastEtag, HangGuard, "the follower to apply every change");
 
-        // The refresh loop's next flush fails, but only once Dispose has begun.
+        // The refresh loop's next flush (within 3 s) fails, but only once Dispose has begun.
+        using var inFault = new ManualResetEventSlim();
         using var disposing = new ManualResetEventSlim();
         plan.FailNext(FlushWrite, onFault: () =>
         {
+            inFault.Set();
             disposing.Wait(HangGuard);
             Thread.Sleep(200);
         });
-        environment.Put(documents.Skip(100));
-        IndexTestEnvironment.WaitUntil(() => plan.Operations > 0 && index.GetStatus().AppliedEtag == store.LastEtag, HangGuard, "the follower to apply every change");
+        Assert.True(inFault.Wait(HangGuard), "the refresh loop never flushed");
         disposing.Set();
         index.Dispose();
         Assert.Equal(1, plan.Failures);
