@@ -14,9 +14,25 @@ namespace Indexing.Server.Hosting;
 /// <param name="MaxSortKeys">Server:MaxSortKeys: sort keys one query may have.</param>
 /// <param name="MaxEventStreams">Server:MaxEventStreams: open <c>/admin/prefetch/stream</c> streams; more get 429.</param>
 /// <param name="MaxConnections">Server:MaxConnections: open TCP connections; Kestrel closes the ones past it at once.</param>
+/// <param name="MinResponseBytesPerSecond">
+/// Server:MinResponseBytesPerSecond: Kestrel's minimum response data rate. Kestrel gives every byte
+/// written 1/rate seconds (and each write at least <see cref="ResponseGracePeriod"/>) and adds them
+/// up, so the rate is an average over the answer: a client that stops reading is cut off about
+/// (bytes already in its socket buffers and Kestrel's) / rate after it stopped, and frees what its
+/// request held.
+/// </param>
 internal sealed record HttpLimits(
-    TimeSpan QueryTimeout, int MaxConcurrentQueries, int QueryQueueLength, int MaxQueryTerms, int MaxSortKeys, int MaxEventStreams, int MaxConnections)
+    TimeSpan QueryTimeout, int MaxConcurrentQueries, int QueryQueueLength, int MaxQueryTerms, int MaxSortKeys, int MaxEventStreams, int MaxConnections,
+    int MinResponseBytesPerSecond = HttpLimits.DefaultMinResponseBytesPerSecond)
 {
+    // Kestrel's default is 240 bytes/s, which lets a 64 MiB answer take 78 hours, and a client that
+    // stalls after its socket buffers took a few MiB hold its request for hours: 16 KiB/s (128 kbit/s)
+    // still lets a 64 MiB document take over an hour, and cuts a stalled reader within minutes.
+    public const int DefaultMinResponseBytesPerSecond = 16 << 10;
+
+    /// <summary>Kestrel's grace: a write may take this long whatever its size (Kestrel's default for requests and answers).</summary>
+    public static readonly TimeSpan ResponseGracePeriod = TimeSpan.FromSeconds(5);
+
     public static readonly TimeSpan DefaultQueryTimeout = TimeSpan.FromSeconds(10);
     public const int DefaultQueryQueueLength = 32;
     public const int DefaultMaxEventStreams = 100;
@@ -28,5 +44,6 @@ internal sealed record HttpLimits(
     public override string ToString() => string.Create(
         CultureInfo.InvariantCulture,
         $"query timeout {QueryTimeout.TotalSeconds:0.###} s, {MaxConcurrentQueries} queries at once + {QueryQueueLength} waiting, " +
-        $"{MaxQueryTerms} terms per pattern, {MaxSortKeys} sort keys, {MaxEventStreams} event streams, {MaxConnections} connections");
+        $"{MaxQueryTerms} terms per pattern, {MaxSortKeys} sort keys, {MaxEventStreams} event streams, {MaxConnections} connections, " +
+        $"answers read at {MinResponseBytesPerSecond} bytes/s at least");
 }

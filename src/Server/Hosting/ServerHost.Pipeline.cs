@@ -9,6 +9,7 @@ using Microsoft.AspNetCore.Diagnostics;
 using Microsoft.AspNetCore.Hosting;
 using Microsoft.AspNetCore.HostFiltering;
 using Microsoft.AspNetCore.Http;
+using MinDataRate = Microsoft.AspNetCore.Server.Kestrel.Core.MinDataRate;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 
@@ -43,6 +44,7 @@ internal sealed partial class ServerHost
             kestrel.Listen(options.Address, options.Port);
             kestrel.Limits.MaxConcurrentConnections = options.Limits.MaxConnections;
             kestrel.Limits.MaxRequestBodySize = SmallBodyBytes;
+            kestrel.Limits.MinResponseDataRate = new MinDataRate(options.Limits.MinResponseBytesPerSecond, HttpLimits.ResponseGracePeriod);
             kestrel.AddServerHeader = false;
         });
         // The host filtering middleware is already in the pipeline (the web host adds it first); it

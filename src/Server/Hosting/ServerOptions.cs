@@ -33,6 +33,7 @@ internal sealed class ServerOptions
     public const string MaxSortKeysSetting = "Server:MaxSortKeys";
     public const string MaxEventStreamsSetting = "Server:MaxEventStreams";
     public const string MaxConnectionsSetting = "Server:MaxConnections";
+    public const string MinResponseBytesPerSecondSetting = "Server:MinResponseBytesPerSecond";
     public const string IndexingThreadsSetting = "Indexes:IndexingThreads";
     public const string IndexingThreadNiceSetting = "Indexes:IndexingThreadNice";
     public const string BulkCommitIntervalSetting = "Indexes:BulkCommitInterval";
@@ -256,7 +257,9 @@ internal sealed class ServerOptions
                 $"so streams could take them all; raise {MaxConnectionsSetting} or lower {MaxEventStreamsSetting}.");
         }
 
-        return new HttpLimits(queryTimeout, queries, queue, terms, sortKeys, streams, connections);
+        var minResponseRate = Count(server.MinResponseBytesPerSecond, MinResponseBytesPerSecondSetting, HttpLimits.DefaultMinResponseBytesPerSecond, 1, 1_000_000_000,
+            "bytes a second a client must read an answer at, on average, after a 5 s grace", problems);
+        return new HttpLimits(queryTimeout, queries, queue, terms, sortKeys, streams, connections, minResponseRate);
     }
 
     // A whole number in [min, max]; a problem naming the setting, its range and what it counts otherwise.

@@ -54,6 +54,8 @@ internal sealed class ServerSettings
         public string? MaxEventStreams { get; set; }
 
         public string? MaxConnections { get; set; }
+
+        public string? MinResponseBytesPerSecond { get; set; }
     }
 
     /// <summary>Section <c>Storage</c>: the <see cref="Indexing.Storage.StoreOptions"/> the server opens its store with.</summary>
