@@ -136,7 +136,7 @@ internal static class DocumentEndpoints
         }
 
         context.Response.Headers.ETag = ETag(document.Etag);
-        return TypedResults.Bytes(document.Body, "application/json");
+        return new DocumentBodyResult(document.Body);
     }
 
     private static IResult Delete(string id, HttpContext context, DocumentStore store, FailureTexts failures)

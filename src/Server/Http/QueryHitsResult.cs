@@ -7,12 +7,12 @@ namespace Indexing.Server.Http;
 
 /// <summary>
 /// The answer to a query: <c>{"totalHits": n, "hits": [{"id", "score", "etag", "document"}]}</c>.
-/// With <c>include=docs</c> it is written as it is read: the hits' documents are
-/// read from the store <see cref="BatchDocuments"/> at a time (one sorted MultiGet each) and each
-/// batch is written and flushed before the next is read, so the server holds one batch, not the
-/// page (up to 10,000 documents of up to the document limit each). The flush waits while the client
-/// is slower than the store: a client that stops reading stops the reads too, and Kestrel's minimum
-/// response data rate ends one that stalls.
+/// With <c>include=docs</c> it is written as it is read: each hit's document is read from the store
+/// alone and written in <see cref="BodyPieces"/> (each piece flushed) before the next is read, so the
+/// server holds one document and one piece in Kestrel's buffer, not a batch or the page (up to 10,000
+/// documents of up to the document limit each). The flushes wait while the client is slower than the
+/// store: a client that stops reading stops the reads too, and Kestrel's minimum response data rate
+/// (<c>Server:MinResponseBytesPerSecond</c>) ends one that stalls.
 /// <para>
 /// A document is null when not asked for, when it was deleted after the index saw it, or deleted
 /// while the answer was being written. Once the first bytes are sent the status is 200; a store
@@ -22,7 +22,12 @@ namespace Indexing.Server.Http;
 /// </summary>
 internal sealed class QueryHitsResult : IResult
 {
-    public const int BatchDocuments = 32;
+    // Without documents, hits are flushed this many at a time.
+    private const int FlushEveryHits = 32;
+
+    // Validation off: a body is written straight to the pipe between the "document" property name and
+    // the end of its object, which a validating writer would refuse. The structure is this class's own.
+    private static readonly JsonWriterOptions _writerOptions = new() { SkipValidation = true };
 
     private readonly QueryResult _result;
     private readonly DocumentStore? _store;
@@ -41,43 +46,37 @@ internal sealed class QueryHitsResult : IResult
         response.StatusCode = StatusCodes.Status200OK;
         response.ContentType = "application/json; charset=utf-8";
         var body = response.BodyWriter;
-        await using var json = new Utf8JsonWriter(body);
+        await using var json = new Utf8JsonWriter(body, _writerOptions);
         json.WriteStartObject();
         json.WriteNumber("totalHits", _result.TotalHits);
         json.WriteStartArray("hits");
-        var ids = new string[Math.Min(BatchDocuments, _result.Hits.Count)];
-        for (var start = 0; start < _result.Hits.Count; start += BatchDocuments)
+        var one = new string[1];
+        for (var i = 0; i < _result.Hits.Count; i++)
         {
-            var count = Math.Min(BatchDocuments, _result.Hits.Count - start);
-            for (var i = 0; i < count; i++)
+            var hit = _result.Hits[i];
+            json.WriteStartObject();
+            json.WriteString("id", hit.Id);
+            json.WriteNumber("score", hit.Score);
+            json.WriteNumber("etag", hit.Etag);
+            json.WritePropertyName("document");
+            one[0] = hit.Id;
+            if (_store?.GetMany(one)[0] is { } document)
             {
-                ids[i] = _result.Hits[start + i].Id;
+                // Validated as strict JSON when it was stored; written after what the writer holds.
+                await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+                await BodyPieces.WriteAsync(body, document.Body, cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                json.WriteNullValue();
             }
 
-            var documents = _store?.GetMany(count == ids.Length ? ids : ids[..count]);
-            for (var i = 0; i < count; i++)
+            json.WriteEndObject();
+            if (_store is not null || i % FlushEveryHits == FlushEveryHits - 1)
             {
-                var hit = _result.Hits[start + i];
-                json.WriteStartObject();
-                json.WriteString("id", hit.Id);
-                json.WriteNumber("score", hit.Score);
-                json.WriteNumber("etag", hit.Etag);
-                json.WritePropertyName("document");
-                if (documents?[i] is { } document)
-                {
-                    // Validated as strict JSON when it was stored.
-                    json.WriteRawValue(document.Body, skipInputValidation: true);
-                }
-                else
-                {
-                    json.WriteNullValue();
-                }
-
-                json.WriteEndObject();
+                await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+                await body.FlushAsync(cancellationToken).ConfigureAwait(false);
             }
-
-            await json.FlushAsync(cancellationToken).ConfigureAwait(false);
-            await body.FlushAsync(cancellationToken).ConfigureAwait(false);
         }
 
         json.WriteEndArray();
