@@ -211,7 +211,7 @@ public sealed partial class DocumentStore
         }
     }
 
-    private IEnumerable<ChangeEntry> ReadChangesFrom(OpenIterator iterator, int maxEntries)
+    internal IEnumerable<ChangeEntry> ReadChangesFrom(OpenIterator iterator, int maxEntries)
     {
         try
         {

@@ -62,6 +62,27 @@ public sealed class StoreSnapshot : IDisposable
     }
 
     /// <summary>
+    /// The change feed as the snapshot holds it: each document's latest change up to <see cref="Etag"/>
+    /// and after <paramref name="afterEtag"/>, in etag order (see <see cref="DocumentStore.ReadChanges"/>).
+    /// Later writes and tombstone purges cannot hide an entry from it. Lazily enumerated.
+    /// </summary>
+    public IEnumerable<ChangeEntry> ReadChanges(long afterEtag)
+    {
+        ArgumentOutOfRangeException.ThrowIfNegative(afterEtag);
+        Enter();
+        try
+        {
+            var iterator = _store.OpenIterator(_store.ChangesHandle, _read, this);
+            iterator.Native.Seek(StoredFormats.EtagKey(afterEtag + 1));
+            return _store.ReadChangesFrom(iterator, int.MaxValue);
+        }
+        finally
+        {
+            Exit();
+        }
+    }
+
+    /// <summary>
     /// Appends the bodies of the live documents with <paramref name="firstId"/> &lt;= id &lt;=
     /// <paramref name="lastId"/> (key order) to <paramref name="destination"/>, in key order: one
     /// iterator, which stops on <paramref name="lastId"/> or on the first key past it.
