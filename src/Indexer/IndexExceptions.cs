@@ -229,3 +229,13 @@ public sealed class IndexUnavailableException : IndexException
     /// <summary>Why its generation could not be opened.</summary>
     public string Reason { get; }
 }
+
+/// <summary>A verify of the index is already running: one runs at a time per index.</summary>
+public sealed class VerifyConflictException : IndexException
+{
+    internal VerifyConflictException(string name, DateTimeOffset runningSince)
+        : base(name, $"a verify of index {MessageText.Quote(name)} is already running (since {runningSince:u}); one runs at a time per index, " +
+            "as each reads every entry and every document of the collection. Wait for its report, then ask again.", null)
+    {
+    }
+}

@@ -2,41 +2,55 @@ using Indexing.Storage;
 
 namespace Indexing.Indexer;
 
-// Verify: what the index holds (id and etag of every live entry, as the engine's searcher reads
-// them) against the store's live documents of the collection (ScanMetadata). Meaningful when the
-// two are at the same point: pause following and catch up first, or expect the writes in between
-// to show as differences.
+// Verify: what the index holds (each live id once, with its etag and copies, in key order from the
+// engine's id cursor) against the store's live documents of the collection (ScanMetadata, also in
+// key order), walked side by side. Verify here compares with the store as it is now: writes in
+// between show as differences. The manager's verify pins both at one point (OpenVerifyView).
 public sealed partial class DocumentIndex
 {
     /// <summary>
     /// Compares the index with <paramref name="store"/>: documents missing from the index, entries
     /// the store no longer has, entries holding an older or newer etag than the store, and ids the
-    /// index holds more than once. Reads every entry of the current query view (refresh first).
+    /// index holds more than once. Walks the current query view (refreshed first) and the store's
+    /// metadata side by side in key order: memory holds one id of each and the lists.
     /// </summary>
     /// <exception cref="IndexReadException">Reading the index or the store failed.</exception>
     public IndexVerifyResult Verify(DocumentStore store, int maxListed = 100)
     {
         ArgumentNullException.ThrowIfNull(store);
         ArgumentOutOfRangeException.ThrowIfNegative(maxListed);
-        var duplicates = new List<string>();
-        var indexed = ReadEntries(duplicates, maxListed, out var duplicateCount);
-
-        var missing = new List<string>();
-        var stale = new List<string>();
-        long missingCount = 0, staleCount = 0, storeCount = 0;
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        RefreshForQueries();
+        using var ids = OpenIdCursor();
+        List<string> missing = [], extra = [], stale = [], duplicates = [];
+        long missingCount = 0, extraCount = 0, staleCount = 0, duplicateCount = 0, storeCount = 0;
+        var hasEntry = NextVerifyEntry(ids);
         try
         {
             foreach (var metadata in store.ScanMetadata(Definition.Collection))
             {
                 storeCount++;
-                if (!indexed.Remove(metadata.Id, out var etag))
+                while (hasEntry && DocumentIds.CompareKeyOrder(ids.Current.Id, metadata.Id) < 0)
+                {
+                    CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
+                    CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
+                    hasEntry = NextVerifyEntry(ids);
+                }
+
+                if (!hasEntry || !string.Equals(ids.Current.Id, metadata.Id, StringComparison.Ordinal))
                 {
                     CountAndList(missing, metadata.Id, ref missingCount, maxListed);
+                    continue;
                 }
-                else if (etag != metadata.Etag)
+
+                var entry = ids.Current;
+                CountDuplicates(entry, duplicates, ref duplicateCount, maxListed);
+                if (entry.Etag != metadata.Etag)
                 {
-                    CountAndList(stale, $"{metadata.Id} (index {etag}, store {metadata.Etag})", ref staleCount, maxListed);
+                    CountAndList(stale, $"{metadata.Id} (index {entry.Etag}, store {metadata.Etag})", ref staleCount, maxListed);
                 }
+
+                hasEntry = NextVerifyEntry(ids);
             }
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
@@ -44,34 +58,76 @@ public sealed partial class DocumentIndex
             throw new IndexReadException(Name, $"scanning the store for verify failed: {exception.Message}", exception);
         }
 
-        var extra = indexed.Keys.Order(StringComparer.Ordinal).Take(maxListed).ToList();
-        return new IndexVerifyResult(storeCount, missingCount, indexed.Count, staleCount, duplicateCount, missing, extra, stale, duplicates);
+        while (hasEntry)
+        {
+            CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
+            CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
+            hasEntry = NextVerifyEntry(ids);
+        }
+
+        return new IndexVerifyResult(storeCount, missingCount, extraCount, staleCount, duplicateCount, missing, extra, stale, duplicates);
     }
 
-    // Every live entry's id and etag as the query view shows them after a refresh: what Verify
-    // compares with the store now, and the manager's verify with a store snapshot at a known point.
-    internal Dictionary<string, long> ReadEntries(List<string> duplicates, int maxListed, out long duplicateCount)
+    // The index's next id for a verify walk; the engine's failures wrapped once, naming the index.
+    internal bool NextVerifyEntry(IEnumerator<IndexIdEntry> ids)
     {
-        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        RefreshForQueries();
-        duplicateCount = 0;
-        var indexed = new Dictionary<string, long>(StringComparer.Ordinal);
         try
         {
-            foreach (var entry in _searcher.ReadEntries())
-            {
-                if (!indexed.TryAdd(entry.Id, entry.Etag))
-                {
-                    CountAndList(duplicates, entry.Id, ref duplicateCount, maxListed);
-                }
-            }
+            return ids.MoveNext();
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
         }
+    }
 
-        return indexed;
+    // Every copy of an id past the first is a duplicate.
+    internal static void CountDuplicates(IndexIdEntry entry, List<string> list, ref long count, int maxListed)
+    {
+        for (var copy = 1; copy < entry.Copies; copy++)
+        {
+            CountAndList(list, entry.Id, ref count, maxListed);
+        }
+    }
+
+    private IEnumerator<IndexIdEntry> OpenIdCursor()
+    {
+        try
+        {
+            return _searcher.OpenIdCursor();
+        }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(Name, $"opening its entries for verify failed: {exception.Message}", exception);
+        }
+    }
+
+    /// <summary>
+    /// Pins what the manager's verify compares: under the write gate (no step runs, so the writer
+    /// holds exactly the changes through the applied etag), refreshes the query view, opens an id
+    /// cursor on it and takes a store snapshot. Following waits only for this, not for the comparison.
+    /// </summary>
+    internal VerifyView OpenVerifyView(DocumentStore store)
+    {
+        ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+        lock (_writeGate)
+        {
+            var applied = Volatile.Read(ref _appliedEtag);
+            RefreshForQueries();
+            var ids = OpenIdCursor();
+
+            try
+            {
+                // Taken while the index stands at the applied etag: the store's tombstone watermark
+                // counts this index, so no change after that etag can be purged before the snapshot.
+                return new VerifyView(applied, ids, store.CreateSnapshot());
+            }
+            catch
+            {
+                ids.Dispose();
+                throw;
+            }
+        }
     }
 
     // Counts a finding and lists it while the list has room (the verify reports' samples).
@@ -81,6 +137,26 @@ public sealed partial class DocumentIndex
         if (list.Count < maxListed)
         {
             list.Add(item);
+        }
+    }
+}
+
+/// <summary>
+/// What a verify compares, pinned at one point: the index's ids as of <paramref name="IndexEtag"/>
+/// (a held query view, in key order) and a store snapshot taken at that moment (its etag is at least
+/// <paramref name="IndexEtag"/>). Dispose releases both, the snapshot first.
+/// </summary>
+internal sealed record VerifyView(long IndexEtag, IEnumerator<IndexIdEntry> Ids, StoreSnapshot Snapshot) : IDisposable
+{
+    public void Dispose()
+    {
+        try
+        {
+            Snapshot.Dispose();
+        }
+        finally
+        {
+            Ids.Dispose();
         }
     }
 }

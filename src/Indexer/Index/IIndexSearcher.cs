@@ -8,7 +8,7 @@ namespace Indexing.Indexer;
 // Failures: Search throws the indexer's query exceptions for a request it refuses (QuerySyntax,
 // InvalidQuery, QueryExpansion), QueryTimeoutException or OperationCanceledException from the
 // budget, and IndexReadException for its own failures, wrapped once (the engine alone knows whether
-// opening its view or searching failed). ReadEntries throws what the engine throws; the loop wraps it.
+// opening its view or searching failed). OpenIdCursor and its MoveNext throw what the engine throws; the loop wraps it.
 //
 // Threading: any thread, any number of queries at once.
 internal interface IIndexSearcher
@@ -25,9 +25,12 @@ internal interface IIndexSearcher
     /// <summary>Live documents whose id is at or below <paramref name="id"/> (UTF-8 key order), as of the last refresh: what a resumed build skips.</summary>
     long CountIdsThrough(string id);
 
-    /// <summary>Every live entry's id and etag, in no particular order; a view is held until the enumeration is disposed.</summary>
-    IEnumerable<IndexEntry> ReadEntries();
+    /// <summary>
+    /// Every live id once, in UTF-8 key order (the store's), with its etag and how many entries hold
+    /// it, on the view as of the last refresh: the view is taken now and held until the cursor is disposed.
+    /// </summary>
+    IEnumerator<IndexIdEntry> OpenIdCursor();
 }
 
-/// <summary>One live entry of an index: the document id and the etag of the body it holds.</summary>
-internal readonly record struct IndexEntry(string Id, long Etag);
+/// <summary>One id of an index in key order: the etag of its first live entry, and how many live entries hold it (more than one is a duplicate).</summary>
+internal readonly record struct IndexIdEntry(string Id, long Etag, int Copies);

@@ -6,8 +6,8 @@ namespace Indexing.Indexer;
 
 // The Lucene engine's reading side (IIndexSearcher), over the near-real-time searchers of its sink's
 // SearcherManager: queries (DefinitionQueryParser, sort on doc values, top-N collection under the
-// query's budget, hits' id and etag from stored fields) and the verify reader (every live entry's
-// id from stored fields and etag from doc values).
+// query's budget, hits' id and etag from stored fields) and the verify cursor (every live id once from
+// the terms of __id, in key order, its etag from doc values).
 //
 // Each call acquires a searcher and releases it in finally (a rollback may replace the manager
 // meanwhile: the lease releases to the one it came from), so a query stopped part-way by its budget
@@ -15,7 +15,6 @@ namespace Indexing.Indexer;
 internal sealed class LuceneIndexSearcher : IIndexSearcher
 {
     private static readonly HashSet<string> _hitFields = [IndexFieldNames.Id, IndexFieldNames.Etag];
-    private static readonly HashSet<string> _idOnly = [IndexFieldNames.Id];
 
     private readonly LuceneIndexSink _sink;
     private readonly IndexDefinition _definition;
@@ -111,23 +110,17 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
         return count.TotalHits;
     }
 
-    public IEnumerable<IndexEntry> ReadEntries()
+    public IEnumerator<IndexIdEntry> OpenIdCursor()
     {
-        using var lease = _sink.AcquireSearcher();
-        foreach (var leaf in lease.Searcher.IndexReader.Leaves)
+        var lease = _sink.AcquireSearcher();
+        try
         {
-            var reader = leaf.AtomicReader;
-            var live = reader.LiveDocs;
-            var etags = reader.GetNumericDocValues(IndexFieldNames.Etag);
-            for (var doc = 0; doc < reader.MaxDoc; doc++)
-            {
-                if (live is not null && !live.Get(doc))
-                {
-                    continue;
-                }
-
-                yield return new IndexEntry(reader.Document(doc, _idOnly).Get(IndexFieldNames.Id), etags?.Get(doc) ?? 0);
-            }
+            return new IdCursor(lease);
+        }
+        catch
+        {
+            lease.Dispose();
+            throw;
         }
     }
 
@@ -152,6 +145,73 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
         }
 
         return new Sort(sortFields);
+    }
+
+    /// <summary>
+    /// The ids of one held view in term order (BytesRef compares unsigned bytes: the store's key order),
+    /// from the merged terms of <c>__id</c>; an id's entries are its term's live postings, the etag the
+    /// first one's doc value. Holds one term and one postings enum, whatever the index's size.
+    /// </summary>
+    private sealed class IdCursor : IEnumerator<IndexIdEntry>
+    {
+        private readonly SearcherLease _lease;
+        private readonly Lucene.Net.Index.TermsEnum? _terms;
+        private readonly Lucene.Net.Util.IBits? _live;
+        private readonly Lucene.Net.Index.NumericDocValues? _etags;
+        private Lucene.Net.Index.DocsEnum? _docs;
+        private int _disposed;
+
+        public IdCursor(SearcherLease lease)
+        {
+            _lease = lease;
+            var reader = lease.Searcher.IndexReader;
+            _terms = Lucene.Net.Index.MultiFields.GetTerms(reader, IndexFieldNames.Id)?.GetEnumerator();
+            _live = Lucene.Net.Index.MultiFields.GetLiveDocs(reader);
+            _etags = Lucene.Net.Index.MultiDocValues.GetNumericValues(reader, IndexFieldNames.Etag);
+        }
+
+        public IndexIdEntry Current { get; private set; }
+
+        object System.Collections.IEnumerator.Current => Current;
+
+        public bool MoveNext()
+        {
+            ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
+            while (_terms is not null && _terms.MoveNext())
+            {
+                _docs = _terms.Docs(_live, _docs, Lucene.Net.Index.DocsFlags.NONE);
+                var copies = 0;
+                long etag = 0;
+                int doc;
+                while ((doc = _docs.NextDoc()) != DocIdSetIterator.NO_MORE_DOCS)
+                {
+                    if (copies == 0)
+                    {
+                        etag = _etags?.Get(doc) ?? 0;
+                    }
+
+                    copies++;
+                }
+
+                if (copies > 0)
+                {
+                    Current = new IndexIdEntry(_terms.Term.Utf8ToString(), etag, copies);
+                    return true;
+                }
+            }
+
+            return false;
+        }
+
+        public void Reset() => throw new NotSupportedException("an id cursor reads forward once; open another.");
+
+        public void Dispose()
+        {
+            if (Interlocked.Exchange(ref _disposed, 1) == 0)
+            {
+                _lease.Dispose();
+            }
+        }
     }
 }
 

@@ -1,106 +1,144 @@
+using System.Collections.Concurrent;
 using Indexing.Storage;
 
 namespace Indexing.Indexer;
 
 // Verify: does the serving generation hold exactly the store's live documents of its collection,
-// each at its current etag? Following is paused so the index stands still at etag X (after a
-// catch-up); a store snapshot S is then taken (S >= X). Documents whose etag in S is above X, and
-// documents deleted after X, changed while verify ran: they are counted apart, not as errors.
+// each at its current etag? The index pins a view at its applied etag X and a store snapshot S
+// (S >= X) in one step under its write gate (DocumentIndex.OpenVerifyView); following then goes on
+// while both are walked side by side in key order, so memory holds one id of each and the samples,
+// whatever the collection's size. Documents written after X (live in S at an etag above X) and
+// documents deleted after X (a delete in S's change feed after X) changed while verify ran: they are
+// counted apart, not as errors. One verify runs at a time per index (VerifyConflictException).
 public sealed partial class IndexManager
 {
     private const int SampleLimit = 20;
 
+    private readonly ConcurrentDictionary<string, DateTimeOffset> _verifying = new(StringComparer.Ordinal);
+
     /// <summary>Compares the serving generation of <paramref name="name"/> with the store: missing, extra and stale entries.</summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="VerifyConflictException">A verify of the index is already running.</exception>
     public VerifyReport Verify(string name, CancellationToken cancellationToken = default)
     {
-        return OnServing(Find(name), serving => Verify(serving, serving.Index.Definition.Collection, cancellationToken));
+        var managed = Find(name);
+        if (!_verifying.TryAdd(managed.Name, DateTimeOffset.UtcNow))
+        {
+            throw new VerifyConflictException(managed.Name, _verifying.GetValueOrDefault(managed.Name, DateTimeOffset.UtcNow));
+        }
+
+        try
+        {
+            VerifyStartedHook?.Invoke(managed.Name);
+            return OnServing(managed, serving => Verify(serving, serving.Index.Definition.Collection, cancellationToken));
+        }
+        finally
+        {
+            _verifying.TryRemove(managed.Name, out _);
+        }
     }
+
+    /// <summary>Test hook: runs once a verify holds the index's verify slot, before it reads anything.</summary>
+    internal Action<string>? VerifyStartedHook { get; set; }
+
+    /// <summary>Test hook: runs after every id the verify walk has judged (the store's or the index's).</summary>
+    internal Action<string>? VerifyStepHook { get; set; }
 
     private VerifyReport Verify(ServingIndex serving, string collection, CancellationToken cancellationToken)
     {
         var index = serving.Index;
-        var following = TryPauseFollowing(index);
+        if (index.State is IndexState.Idle or IndexState.Paused && !index.IsStale)
+        {
+            index.CatchUp(_store, upToEtag: null, cancellationToken);
+        }
 
-        Dictionary<string, long> entries;
-        List<string> duplicateIds = [];
-        long duplicates;
-        long asOf;
-        StoreSnapshot snapshot;
+        using var view = index.OpenVerifyView(_store);
+        var asOf = view.IndexEtag;
+        var snapshot = view.Snapshot;
+
+        // Deleted after X: only what was written between the index's last step and the snapshot (the
+        // two are taken together), so this set is small whatever the store's size.
+        var deletedAfter = new HashSet<string>(StringComparer.Ordinal);
+        foreach (var change in snapshot.ReadChanges(asOf))
+        {
+            if (change.Deleted)
+            {
+                deletedAfter.Add(change.Id);
+            }
+        }
+
+        long storeDocuments = 0, missing = 0, stale = 0, extra = 0, duplicates = 0, changedDuring = 0;
+        List<string> missingIds = [], staleIds = [], extraIds = [], duplicateIds = [];
+        var ids = view.Ids;
+        var hasEntry = index.NextVerifyEntry(ids);
         try
         {
-            if (index.State is IndexState.Idle or IndexState.Paused && !index.IsStale)
-            {
-                index.CatchUp(_store, upToEtag: null, cancellationToken);
-            }
-
-            asOf = index.GetStatus().AppliedEtag;
-            entries = index.ReadEntries(duplicateIds, SampleLimit, out duplicates);
-            snapshot = _store.CreateSnapshot();
-        }
-        finally
-        {
-            if (following)
-            {
-                index.ResumeFollowing();
-            }
-        }
-
-        using (snapshot)
-        {
-            long storeDocuments = 0, missing = 0, stale = 0, extra = 0, changedDuring = 0;
-            List<string> missingIds = [], staleIds = [], extraIds = [];
             foreach (var meta in snapshot.ScanMetadata(collection, cancellationToken: cancellationToken))
             {
                 storeDocuments++;
+                // Index ids before this document: not live in the snapshot.
+                while (hasEntry && DocumentIds.CompareKeyOrder(ids.Current.Id, meta.Id) < 0)
+                {
+                    JudgeIndexOnly(ids.Current);
+                    hasEntry = index.NextVerifyEntry(ids);
+                }
+
+                var entry = hasEntry && string.Equals(ids.Current.Id, meta.Id, StringComparison.Ordinal) ? ids.Current : (IndexIdEntry?)null;
+                if (entry is { } held)
+                {
+                    CountDuplicates(held);
+                    hasEntry = index.NextVerifyEntry(ids);
+                }
+
                 if (meta.Etag > asOf)
                 {
                     changedDuring++;
-                    entries.Remove(meta.Id);
-                    continue;
                 }
-
-                if (!entries.Remove(meta.Id, out var indexedEtag))
+                else if (entry is null)
                 {
                     DocumentIndex.CountAndList(missingIds, meta.Id, ref missing, SampleLimit);
                 }
-                else if (indexedEtag != meta.Etag)
+                else if (entry.Value.Etag != meta.Etag)
                 {
-                    DocumentIndex.CountAndList(staleIds, meta.Id, ref stale, SampleLimit);
+                    DocumentIndex.CountAndList(staleIds, $"{meta.Id} (index {entry.Value.Etag}, store {meta.Etag})", ref stale, SampleLimit);
                 }
+
+                VerifyStepHook?.Invoke(meta.Id);
             }
 
-            // What is left is in the index but not live in the snapshot: deleted after X (fine) or extra.
-            var deletedAfter = new HashSet<string>(StringComparer.Ordinal);
-            foreach (var change in _store.ReadChanges(asOf))
+            while (hasEntry)
             {
-                if (change.Etag > snapshot.Etag)
-                {
-                    break;
-                }
-
-                if (change.Deleted)
-                {
-                    deletedAfter.Add(change.Id);
-                }
+                cancellationToken.ThrowIfCancellationRequested();
+                JudgeIndexOnly(ids.Current);
+                hasEntry = index.NextVerifyEntry(ids);
             }
-
-            foreach (var id in entries.Keys)
-            {
-                if (deletedAfter.Contains(id))
-                {
-                    changedDuring++;
-                }
-                else
-                {
-                    DocumentIndex.CountAndList(extraIds, id, ref extra, SampleLimit);
-                }
-            }
-
-            return new VerifyReport(
-                index.Name, serving.Generation, asOf, snapshot.Etag, storeDocuments, index.GetStatus().DocumentCount,
-                missing, extra, stale, duplicates, changedDuring, missingIds, extraIds, staleIds, duplicateIds);
         }
+        catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+        {
+            throw new IndexReadException(index.Name, $"comparing the index with the store for verify failed: {exception.Message}", exception);
+        }
+
+        return new VerifyReport(
+            index.Name, serving.Generation, asOf, snapshot.Etag, storeDocuments, index.GetStatus().DocumentCount,
+            missing, extra, stale, duplicates, changedDuring, missingIds, extraIds, staleIds, duplicateIds);
+
+        // In the index, not live in the snapshot: deleted after X (fine) or extra.
+        void JudgeIndexOnly(IndexIdEntry entry)
+        {
+            CountDuplicates(entry);
+            if (deletedAfter.Contains(entry.Id))
+            {
+                changedDuring++;
+            }
+            else
+            {
+                DocumentIndex.CountAndList(extraIds, entry.Id, ref extra, SampleLimit);
+            }
+
+            VerifyStepHook?.Invoke(entry.Id);
+        }
+
+        void CountDuplicates(IndexIdEntry entry) => DocumentIndex.CountDuplicates(entry, duplicateIds, ref duplicates, SampleLimit);
     }
 }
 

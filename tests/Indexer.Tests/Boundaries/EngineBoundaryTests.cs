@@ -45,7 +45,7 @@ public sealed class EngineBoundaryTests
     public void EveryEngineType_RefersToLucene_SoTheCheckSeesUsesInCode()
     {
         // LuceneIndexSearcher's fields and signatures name none of Lucene's types: only its code does
-        // (and its ReadEntries iterator's, a nested compiler-generated type).
+        // (and its nested id cursor's).
         foreach (var type in _luceneEngine)
         {
             var nested = typeof(DocumentIndex).Assembly.GetTypes().Where(t => TypeReferences.Outermost(t) == type);
