@@ -53,6 +53,47 @@ public sealed class RebuildEndpointTests
         Assert.True(summary.GetProperty("generation").GetInt32() >= 2);
     }
 
+    // One verify runs at a time per index: of two sent together (each reads 40,000 ids and documents'
+    // metadata, a few hundred milliseconds), one is refused with 409 naming the running one.
+    [Fact]
+    public async Task Verify_TwoAtOnce_OneIsAConflictAndTheOtherReports()
+    {
+        await using var server = await RunningServer.StartAsync();
+        const int documents = 40_000;
+        server.Store.PutMany(Enumerable.Range(0, documents).Select(i =>
+            new Storage.DocumentWrite($"orders/{i:D6}", System.Text.Encoding.UTF8.GetBytes($$"""{"status": "s{{i % 7}}", "total": {{i}}}"""))));
+        await server.DefineIndexAsync(Definition, documents);
+
+        var conflicts = new List<string>();
+        for (var attempt = 0; attempt < 10 && conflicts.Count == 0; attempt++)
+        {
+            var pair = await Task.WhenAll(
+                server.Client.PostAsync("/indexes/orders-by-status/verify", content: null),
+                server.Client.PostAsync("/indexes/orders-by-status/verify", content: null));
+            foreach (var response in pair)
+            {
+                using (response)
+                {
+                    var body = await response.Content.ReadFromJsonAsync<JsonElement>();
+                    if (response.StatusCode == HttpStatusCode.Conflict)
+                    {
+                        Assert.Equal("Verify running", body.GetProperty("title").GetString());
+                        conflicts.Add(body.GetProperty("detail").GetString()!);
+                    }
+                    else
+                    {
+                        Assert.Equal(HttpStatusCode.OK, response.StatusCode);
+                        Assert.True(body.GetProperty("isConsistent").GetBoolean(), body.ToString());
+                        Assert.Equal(documents, body.GetProperty("storeDocuments").GetInt64());
+                    }
+                }
+            }
+        }
+
+        Assert.NotEmpty(conflicts);
+        Assert.StartsWith("a verify of index 'orders-by-status' is already running", conflicts[0], StringComparison.Ordinal);
+    }
+
     [Fact]
     public async Task CancelRebuild_WhenNoneRuns_IsAConflict_AndUnknownIndexIsNotFound()
     {

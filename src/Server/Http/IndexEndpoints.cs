@@ -214,7 +214,7 @@ internal static class IndexEndpoints
         OnIndex(name, () => TypedResults.Ok(indexes.Verify(name, cancellationToken)));
 
     // Every handler's frame: 400 for a bad name (before anything else, so no path on disk sees it),
-    // then the work, with 404 for an unknown index, 409 when a rebuild of it is already running, and
+    // then the work, with 404 for an unknown index, 409 when a rebuild (or a verify) of it is already running, and
     // 503 when its serving generation could not be opened (a rebuild replaces it).
     private static IResult OnIndex(string name, Func<IResult> work)
     {
@@ -254,6 +254,7 @@ internal static class IndexEndpoints
     {
         IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
         RebuildConflictException e => ProblemResults.Conflict("Rebuild refused", e.Message),
+        VerifyConflictException e => ProblemResults.Conflict("Verify running", e.Message),
         // The reason names files under the data directory: readers without the key see it only
         // through the index's status, where FailureTexts withholds or scrubs it.
         IndexUnavailableException e => ProblemResults.Unavailable(
