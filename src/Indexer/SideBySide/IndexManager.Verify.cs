@@ -100,7 +100,7 @@ public sealed partial class IndexManager
                 }
                 else if (entry.Value.Etag != meta.Etag)
                 {
-                    DocumentIndex.CountAndList(staleIds, $"{meta.Id} (index {entry.Value.Etag}, store {meta.Etag})", ref stale, SampleLimit);
+                    DocumentIndex.CountAndList(staleIds, meta.Id, ref stale, SampleLimit);
                 }
 
                 VerifyStepHook?.Invoke(meta.Id);
