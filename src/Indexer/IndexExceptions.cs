@@ -14,7 +14,7 @@ namespace Indexing.Indexer;
 // ObjectDisposedException, naming the index. Everything else the indexer throws on purpose is an
 // IndexException:
 // - requests it refuses: IndexDefinitionException, QuerySyntaxException, InvalidQueryException,
-//   QueryExpansionException, IndexNotFoundException, RebuildConflictException;
+//   QueryExpansionException, IndexNotFoundException, RebuildConflictException, VerifyConflictException;
 // - failures: IndexWriteException and IndexReadException (the engine or the store failed; they wrap
 //   the original exception once, where it crossed into the indexer), IndexUnavailableException (a
 //   generation that could not be opened) and QueryTimeoutException (a query stopped at its limit).

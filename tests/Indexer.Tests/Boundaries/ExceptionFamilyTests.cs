@@ -15,7 +15,7 @@ public sealed class ExceptionFamilyTests
             [
                 nameof(IndexDefinitionException), nameof(IndexException), nameof(IndexNotFoundException), nameof(IndexReadException),
                 nameof(IndexUnavailableException), nameof(IndexWriteException), nameof(InvalidQueryException), nameof(QueryExpansionException),
-                nameof(QuerySyntaxException), nameof(QueryTimeoutException), nameof(RebuildConflictException),
+                nameof(QuerySyntaxException), nameof(QueryTimeoutException), nameof(RebuildConflictException), nameof(VerifyConflictException),
             ],
             exceptions.Select(t => t.Name).Order(StringComparer.Ordinal));
         Assert.Equal(typeof(Exception), typeof(IndexException).BaseType);
