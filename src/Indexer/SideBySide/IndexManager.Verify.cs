@@ -56,8 +56,8 @@ public sealed partial class IndexManager
         var asOf = view.IndexEtag;
         var snapshot = view.Snapshot;
 
-        // Deleted after X: only what was written between the index's last step and the snapshot (the
-        // two are taken together), so this set is small whatever the store's size.
+        // Deleted after X: the deletes among the changes the index had not applied yet when both were
+        // taken (its lag), so this set grows with the lag, not with the collection.
         var deletedAfter = new HashSet<string>(StringComparer.Ordinal);
         foreach (var change in snapshot.ReadChanges(asOf))
         {
