@@ -47,9 +47,12 @@ public sealed partial class IndexManager
     private VerifyReport Verify(ServingIndex serving, string collection, CancellationToken cancellationToken)
     {
         var index = serving.Index;
-        if (index.State is IndexState.Idle or IndexState.Paused && !index.IsStale)
+        if (index.State is IndexState.Idle or IndexState.Paused or IndexState.Following && !index.IsStale)
         {
-            index.CatchUp(_store, upToEtag: null, cancellationToken);
+            // Up to the store as verify starts (a bound, so writes that go on cannot keep it busy), step
+            // by step beside the follow loop rather than in its place: the comparison then judges what
+            // was written before the request instead of counting the index's lag as changed meanwhile.
+            index.CatchUp(_store, upToEtag: _store.LastEtag, cancellationToken);
         }
 
         using var view = index.OpenVerifyView(_store);
