@@ -13,8 +13,8 @@ namespace Indexing.Indexer.Tests.Faults;
 // At CI size it runs a seeded sample of SampledPoints points: every operation but writes (creates,
 // fsyncs, renames, deletes, the catalog's steps) while they fit, the rest writes (far more numerous).
 // With INDEXING_FAULT_SWEEP=full it runs every non-write point and a wider sample of writes, each
-// alone and followed by a second fault on the next operation (tools: docs/architecture.md, "Fault
-// sweep", says how long that takes).
+// alone and followed by a second fault on the next operation (benchmarks/results/fault-sweep.md has
+// what both found and how long they took).
 public sealed class FaultSweepTests(ITestOutputHelper output)
 {
     private const int Documents = 60;
