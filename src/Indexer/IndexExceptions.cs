@@ -191,7 +191,7 @@ public sealed class IndexNotFoundException : IndexException
 
 /// <summary>
 /// A rebuild cannot start now: one of the index is already running (only one replacement per index
-/// at a time), or the index has no readable definition to rebuild with.
+/// at a time), the index has no readable definition to rebuild with, or it is being deleted.
 /// </summary>
 public sealed class RebuildConflictException : IndexException
 {
@@ -205,6 +205,10 @@ public sealed class RebuildConflictException : IndexException
             .Append($"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
             .Append($"started {running.StartedAt:u}); only one replacement per index runs at a time. Wait for it, or cancel it first.")
             .ToString());
+
+    internal static RebuildConflictException BeingDeleted(string name) =>
+        new(name, $"index {MessageText.Quote(name)} is being deleted; nothing can be defined, rebuilt or deleted under that name until the delete ended. " +
+            $"Wait for it (GET /indexes answers without it once it is gone), then define it again.");
 
     // The reason (it names the catalog's path) stays in the index's status, where the server shows it to operators only.
     internal static RebuildConflictException NoDefinition(string name) =>

@@ -6,7 +6,8 @@ namespace Indexing.Indexer;
 
 // Opening: the catalog's entries become open indexes. The rules that keep startup from ever
 // costing an index: the catalog is required whenever index directories exist (IndexCatalog.Load);
-// only generation directories of catalogued indexes that the catalog no longer names are deleted;
+// only generation directories of catalogued indexes that the catalog no longer names, and index
+// directories of names it no longer holds (a delete interrupted after its catalog write), are deleted;
 // an index that cannot be opened is kept, in Error with its reason, while the others serve; an index
 // whose checkpoint is ahead of its store is rebuilt rather than followed.
 public sealed partial class IndexManager
@@ -36,6 +37,7 @@ public sealed partial class IndexManager
         try
         {
             manager.DeleteUnreferencedGenerations();
+            manager.DeleteUnreferencedDirectories();
             lock (manager._lock)
             {
                 foreach (var (name, entry) in manager._catalog.State.Indexes)
@@ -175,6 +177,29 @@ public sealed partial class IndexManager
                 {
                     Directory.Delete(generationDirectory, recursive: true);
                 }
+            }
+        }
+    }
+
+    // Index directories of names the catalog does not hold: left by a delete that was interrupted
+    // after its catalog write (IndexManager.Delete.cs). Only a directory that holds generation
+    // directories (what IndexCatalog.Load counts as an index directory), or nothing at all (the
+    // delete got that far), is taken; nothing else under the root is touched. The catalog was
+    // loaded, so it exists: a missing one with index directories was refused before this.
+    private void DeleteUnreferencedDirectories()
+    {
+        foreach (var directory in Directory.EnumerateDirectories(_catalog.Root))
+        {
+            var name = Path.GetFileName(directory);
+            if (_catalog.State.Indexes.ContainsKey(name))
+            {
+                continue;
+            }
+
+            var entries = Directory.GetFileSystemEntries(directory);
+            if (entries.Length == 0 || entries.Any(entry => Directory.Exists(entry) && IndexCatalog.IsGenerationDirectoryName(Path.GetFileName(entry))))
+            {
+                Directory.Delete(directory, recursive: true);
             }
         }
     }

@@ -29,7 +29,7 @@ public sealed partial class IndexManager
     /// serving queries and following writes until the swap.
     /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, or it has no readable definition and none is given.</exception>
+    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, it has no readable definition and none is given, or it is being deleted.</exception>
     public RebuildProgress StartRebuild(string name, IndexDefinition? definition = null)
     {
         var managed = Find(name);
@@ -42,6 +42,7 @@ public sealed partial class IndexManager
 
         lock (_lock)
         {
+            ThrowIfDeletingLocked(name);
             if (managed.Rebuild is { IsRunning: true } running)
             {
                 throw RebuildConflictException.AlreadyRunning(name, running.Progress());
@@ -350,12 +351,21 @@ public sealed partial class IndexManager
         {
             // A first build that failed: the index stays defined (serving what it has, marked
             // interrupted) and keeps its intent, so that a restart or an explicit rebuild retries it.
+            // Only a delete cancels one (CancelRebuildAsync refuses): the index goes next.
             lock (_lock)
             {
                 managed.LastRebuild = summary;
             }
 
-            run.Fail(error ?? "cancelled");
+            if (phase == RebuildPhase.Cancelled)
+            {
+                run.EnterPhase(RebuildPhase.Cancelled);
+            }
+            else
+            {
+                run.Fail(error ?? "failed");
+            }
+
             return;
         }
 

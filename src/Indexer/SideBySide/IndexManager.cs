@@ -11,7 +11,8 @@ namespace Indexing.Indexer;
 /// Layout under the root: <c>catalog.json</c> (<see cref="IndexCatalog"/>: the one source of truth
 /// for which generation serves) and one directory per generation, <c>&lt;name&gt;/g000001/</c>.
 /// Generation directories of catalogued indexes that the catalog does not name (left by a crash
-/// between the catalog switch and the delete, or during a cancel) are deleted on open; nothing else is.
+/// between the catalog switch and the delete, or during a cancel), and index directories of names the
+/// catalog no longer holds (left by a crash during a delete), are deleted on open; nothing else is.
 /// </para>
 /// <para>
 /// Threading: any method from any thread. <c>_lock</c> serialises catalog changes and the map of
@@ -25,7 +26,8 @@ namespace Indexing.Indexer;
 /// Files: this one (create/update, status, query, dispose); <c>.Open.cs</c> (catalog entries to open
 /// indexes, startup cleanup); <c>.Rebuild.cs</c> (the rebuild's phases, abandon); <c>.Swap.cs</c>
 /// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison);
-/// <c>.Tombstones.cs</c> (the low watermark below which the store purges tombstones).
+/// <c>.Tombstones.cs</c> (the low watermark below which the store purges tombstones); <c>.Delete.cs</c>
+/// (deleting an index, catalog first).
 /// </para>
 /// </remarks>
 public sealed partial class IndexManager : IAsyncDisposable
@@ -58,13 +60,14 @@ public sealed partial class IndexManager : IAsyncDisposable
     /// an existing one with the same definition is left alone; a changed definition starts a
     /// side-by-side rebuild, and the old definition serves until the swap.
     /// </summary>
-    /// <exception cref="RebuildConflictException">The definition changed while a rebuild of the index is running.</exception>
+    /// <exception cref="RebuildConflictException">The definition changed while a rebuild of the index is running, or the index is being deleted.</exception>
     public IndexPutResult CreateOrUpdate(IndexDefinition definition)
     {
         ArgumentNullException.ThrowIfNull(definition);
         ThrowIfDisposed();
         lock (_lock)
         {
+            ThrowIfDeletingLocked(definition.Name);
             if (!_indexes.TryGetValue(definition.Name, out var managed))
             {
                 var intent = new RebuildIntent(1, definition.ToJson(), DateTimeOffset.UtcNow, RebuildPhase.Bulk, "new index");
@@ -294,19 +297,21 @@ public sealed partial class IndexManager : IAsyncDisposable
 
     private void Hook(string name, RebuildPoint point) => _options.RebuildHook?.Invoke(name, point);
 
+    private void Hook(string name, DeletePoint point) => _options.DeleteHook?.Invoke(name, point);
+
+    private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, RebuildPoint? point = null) =>
+        UpdateCatalog(name, change, atRename: point is { } reached ? () => Hook(name, reached) : null);
+
     // Every catalog change goes through here (under _lock): the test hooks run between the new
     // catalog's temp file and its rename, where a real write fails on a full disk.
-    private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, RebuildPoint? point = null)
+    private void UpdateCatalog(string name, Func<CatalogEntry?, CatalogEntry?> change, Action? atRename)
     {
         _catalog.Update(name, change, (step, path) =>
         {
             if (step == AtomicFileStep.Rename)
             {
                 _options.CatalogHook?.Invoke(name);
-                if (point is { } reached)
-                {
-                    Hook(name, reached);
-                }
+                atRename?.Invoke();
             }
 
             _options.CatalogFileHook?.Invoke(step, path);

@@ -25,6 +25,10 @@ public sealed record IndexManagerOptions
     // tests stop the process there) or throw (to fail the rebuild at that point).
     internal Action<string, RebuildPoint>? RebuildHook { get; init; }
 
+    // Test hook: called at each DeletePoint on the deleting thread; it may block (the crash tests
+    // stop the process there).
+    internal Action<string, DeletePoint>? DeleteHook { get; init; }
+
     // Test hook: called before every catalog write's rename with the name of the index it changes;
     // it may throw (a full disk).
     internal Action<string>? CatalogHook { get; init; }

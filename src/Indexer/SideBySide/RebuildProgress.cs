@@ -118,3 +118,18 @@ internal enum RebuildPoint
     OldDrained,
     OldDeleted,
 }
+
+/// <summary>
+/// The points of an index's delete a test can stop at (an internal hook), in the order they are
+/// reached. A crash at any of them must leave either the whole index (before CatalogWritten) or
+/// nothing of it (from CatalogWritten on, once the next open cleaned up).
+/// </summary>
+internal enum DeletePoint
+{
+    RebuildStopped,     // following paused, a running rebuild cancelled and ended
+    CatalogTempWritten, // the catalog without the entry is written, not yet renamed into place
+    CatalogWritten,     // the commit point: the catalog no longer names the index
+    GenerationsClosed,
+    GenerationDeleted,  // after each generation directory is deleted (the index directory still exists)
+    Deleted,            // the index directory is gone
+}
