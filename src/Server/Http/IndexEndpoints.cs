@@ -14,7 +14,8 @@ namespace Indexing.Server.Http;
 /// <c>PUT /indexes/{name}</c> (define; a changed definition starts a side-by-side rebuild),
 /// <c>GET /indexes</c>, <c>GET /indexes/{name}</c>, <c>GET /indexes/{name}/query</c>, and the
 /// rebuild: <c>POST /indexes/{name}/rebuild</c> (202 + progress URL), <c>GET</c> and <c>DELETE</c>
-/// (cancel) on <c>/indexes/{name}/rebuild</c>, <c>POST /indexes/{name}/verify</c>.
+/// (cancel) on <c>/indexes/{name}/rebuild</c>, <c>POST /indexes/{name}/verify</c>; <c>DELETE /indexes/{name}</c>
+/// deletes the index.
 /// <para>
 /// The routes take the rest of the path whole ({**path}) rather than one segment, so that a name with
 /// '/' or an empty name reaches the name rule and gets a 400 that says what is wrong with it,
@@ -59,7 +60,7 @@ internal static class IndexEndpoints
         app.MapDelete("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
                 path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
                     ? CancelRebuildAsync(path[..^RebuildSuffix.Length], context, indexes, failures, cancellationToken)
-                    : Task.FromResult<IResult>(ProblemResults.NotFound("Unknown operation", $"DELETE /indexes/{path} is not an operation; DELETE /indexes/{{name}}/rebuild cancels a rebuild.")))
+                    : DeleteAsync(path ?? string.Empty, context, indexes, failures))
             .RequireNoBody();
 
         IndexSummary? SummaryOrNull(string name)
@@ -208,6 +209,15 @@ internal static class IndexEndpoints
             {
                 return ProblemResults.Conflict("Nothing to cancel", e.Message);
             }
+        });
+
+    // 200 with what was deleted; 404 unknown, 409 when a delete of it already runs. Not cancelled by
+    // the client going away: a delete runs to its end once started (its catalog write is the commit point).
+    private static Task<IResult> DeleteAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
+        OnIndexAsync(name, async () =>
+        {
+            var deleted = await indexes.DeleteAsync(name).ConfigureAwait(false);
+            return TypedResults.Ok(deleted with { Rebuild = failures.Progress(deleted.Rebuild, context), Note = failures.Scrub(deleted.Note) });
         });
 
     private static IResult Verify(string name, IndexManager indexes, CancellationToken cancellationToken) =>
