@@ -20,10 +20,21 @@ using Indexing.Storage;
 // prints "AT bulk <percent>%" and blocks forever (the feeder blocked, the commit loop still running):
 // the test kills it there and checks that the restart reads only the ids after the last commit's key.
 //
+// Usage: delete <store directory> <index root> <delete point> <definition file>
+// Opens the store and the index manager over its catalog (the index built by the test), starts a
+// rebuild to the definition (its bulk phase slowed to 20 ms a take), and once the rebuild has taken
+// its first batch deletes the index; when the delete reaches the named point it prints
+// "AT <point>" and blocks forever: the test kills it there. Prints "DONE deleted" if it never does.
+//
 // Usage: purge <store directory> <index root> <batch>
 // Opens the store and the index manager over its catalog, waits until every index has applied and
 // committed the whole change feed, then runs one tombstone purge round; once its purge batch number
 // <batch> is written it prints "AT purge batch <batch>" and blocks forever: the test kills it there.
+if (args.Length == 5 && args[0] == "delete")
+{
+    return await DeleteUntilKilledAsync(args[1], args[2], Enum.Parse<DeletePoint>(args[3]), args[4]);
+}
+
 if (args.Length == 4 && args[0] == "purge")
 {
     return await PurgeUntilKilledAsync(args[1], args[2], int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture));
@@ -145,6 +156,46 @@ static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexR
     manager.CreateOrUpdate(definition);
     var progress = await manager.WaitForRebuildAsync(definition.Name);
     Console.WriteLine($"DONE {progress?.Phase}");
+    return 0;
+}
+
+static async Task<int> DeleteUntilKilledAsync(string storeDirectory, string indexRoot, DeletePoint stopAt, string definitionFile)
+{
+    var definition = IndexDefinition.Parse(File.ReadAllText(definitionFile));
+    using var store = DocumentStore.Open(storeDirectory, new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20));
+    var bulkTaken = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+    var options = new IndexManagerOptions
+    {
+        SwapLagEtags = 10,
+        Index = new IndexOptions { TakeMaxDocuments = 20 },
+        RebuildHook = (_, point) =>
+        {
+            if (point == RebuildPoint.BulkBatchTaken)
+            {
+                bulkTaken.TrySetResult();
+            }
+        },
+        DeleteHook = (_, point) =>
+        {
+            if (point == stopAt)
+            {
+                Console.WriteLine($"AT {point}");
+                Console.Out.Flush();
+                Thread.Sleep(Timeout.Infinite);
+            }
+        },
+    };
+    await using var manager = IndexManager.Open(
+        indexRoot,
+        store,
+        (request, cancellationToken) => new SlowSource(
+            Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 4 << 20 }, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
+            _ => Thread.Sleep(20)),
+        options);
+    manager.CreateOrUpdate(definition);
+    await bulkTaken.Task.WaitAsync(TimeSpan.FromSeconds(60));
+    var deleted = await manager.DeleteAsync(definition.Name);
+    Console.WriteLine($"DONE deleted (rebuild {deleted.Rebuild?.Phase})");
     return 0;
 }
 
