@@ -52,7 +52,13 @@ public sealed partial class IndexManager
         RebuildProgress? cancelled = null;
         try
         {
-            if (managed.Rebuild is { } run)
+            RebuildRun? run;
+            lock (_lock)
+            {
+                run = managed.Rebuild;
+            }
+
+            if (run is not null)
             {
                 run.RequestCancel();
                 await run.Completion.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
@@ -80,6 +86,7 @@ public sealed partial class IndexManager
 
                 committed = true;
                 _indexes.Remove(name);
+                managed.Deleted = true;
             }
         }
         catch when (!committed)

@@ -203,8 +203,14 @@ public sealed partial class IndexManager : IAsyncDisposable
 
             if (!serving.TryAcquire())
             {
-                // Retired a moment ago by a swap (the next read sees the new generation) or by shutdown.
+                // Retired a moment ago by a swap (the next read sees the new generation), by a delete
+                // or by shutdown.
                 ThrowIfDisposed();
+                if (managed.Deleted)
+                {
+                    throw new IndexNotFoundException(managed.Name);
+                }
+
                 Thread.Yield();
                 continue;
             }

@@ -8,6 +8,7 @@ internal sealed class ManagedIndex
 {
     private ServingIndex? _active;
     private string? _openFailure;
+    private bool _deleted;
 
     public ManagedIndex(string name, IndexDefinition? definition, int generation, ServingIndex? active, string? openFailure, RebuildSummary? lastRebuild)
     {
@@ -33,6 +34,14 @@ internal sealed class ManagedIndex
 
     public RebuildRun? Rebuild { get; set; }
 
+    // Set (under the manager's lock) once a delete removed the index from the catalog: a query that
+    // found it before then and meets its retired generation answers not found instead of waiting
+    // for a swap that never comes.
+    public bool Deleted
+    {
+        get => Volatile.Read(ref _deleted);
+        set => Volatile.Write(ref _deleted, value);
+    }
     public RebuildSummary? LastRebuild { get; set; }
 
     // The swap: from now on queries start on the replacement; returns the generation it replaced

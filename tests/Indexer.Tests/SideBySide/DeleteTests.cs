@@ -116,6 +116,42 @@ public sealed class DeleteTests
     }
 
     [Fact]
+    public async Task Delete_AQueryOutlastsTheDrain_TheNameStaysReservedUntilItEnds_ThenTheDirectoryGoes()
+    {
+        using var env = new ManagerEnvironment(documents: Documents);
+        using var release = new ManualResetEventSlim();
+        var queryStarted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var manager = env.OpenManager(ManagerEnvironment.FastOptions() with
+        {
+            DrainTimeout = TimeSpan.FromMilliseconds(200),
+            QueryHook = (_, _) =>
+            {
+                queryStarted.TrySetResult();
+                Assert.True(release.Wait(_hangGuard), "the test never released the query");
+            },
+        });
+        manager.CreateOrUpdate(ManagerEnvironment.V1);
+        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+        var query = Task.Run(() => manager.Query("orders", _all));
+        await queryStarted.Task.WaitAsync(_hangGuard);
+
+        var deleted = await manager.DeleteAsync("orders").WaitAsync(_hangGuard);
+
+        Assert.Contains("1 query still ran on the index", deleted.Note, StringComparison.Ordinal);
+        Assert.Throws<IndexNotFoundException>(() => manager.GetSummary("orders"));
+        Assert.True(Directory.Exists(Path.Combine(env.IndexRoot, "orders")), "the directory went while a query ran on it");
+        var reserved = Assert.Throws<RebuildConflictException>(() => manager.CreateOrUpdate(ManagerEnvironment.V1));
+        Assert.Contains("'orders' is being deleted", reserved.Message, StringComparison.Ordinal);
+
+        release.Set();
+        Assert.Equal(Documents, (await query.WaitAsync(_hangGuard)).TotalHits);
+        IndexTestWait.Until(() => !Directory.Exists(Path.Combine(env.IndexRoot, "orders")), "the directory to go once the query ended");
+        IndexTestWait.Until(() => TryDefine(manager), "the name to be free again");
+        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
+        Assert.Equal(1, manager.GetSummary("orders").Generation);
+    }
+
+    [Fact]
     public async Task Open_IndexDirectoriesTheCatalogDoesNotName_AreDeleted_OtherDirectoriesAreKept()
     {
         using var env = new ManagerEnvironment(documents: 10);
@@ -136,6 +172,18 @@ public sealed class DeleteTests
         Assert.False(Directory.Exists(Path.Combine(env.IndexRoot, "emptied")));
         Assert.True(File.Exists(Path.Combine(env.IndexRoot, "other", "notes.txt")));
         Assert.Equal(10, manager.Query("orders", _all).TotalHits);
+    }
+
+    private static bool TryDefine(IndexManager manager)
+    {
+        try
+        {
+            return manager.CreateOrUpdate(ManagerEnvironment.V1) == IndexPutResult.Created;
+        }
+        catch (RebuildConflictException)
+        {
+            return false;
+        }
     }
 
     private static Dictionary<string, JsonElement> CatalogIndexes(ManagerEnvironment env)
