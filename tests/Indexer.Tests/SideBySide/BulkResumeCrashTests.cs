@@ -20,13 +20,7 @@ public sealed class BulkResumeCrashTests(ITestOutputHelper log)
     public async Task KilledMidBulk_WithAWriter_RestartReadsOnlyAfterTheKey_AndVerifyIsClean(int percent)
     {
         using var env = new ManagerEnvironment(documents: Documents);
-        var manager = env.OpenManager();
-        manager.CreateOrUpdate(ManagerEnvironment.V1);
-        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-        await env.CloseManagerAsync();
-        env.Store.Dispose();
-        var definitionFile = Path.Combine(env.Root, "v2.json");
-        await File.WriteAllTextAsync(definitionFile, ManagerEnvironment.V2Json);
+        var definitionFile = await env.BuildV1ForTheCrashHostAsync();
 
         var output = await CrashHostProcess.RunUntilKilledAsync(
             ["bulk", env.StoreDirectory, env.IndexRoot, definitionFile, percent.ToString(System.Globalization.CultureInfo.InvariantCulture)],
@@ -44,7 +38,7 @@ public sealed class BulkResumeCrashTests(ITestOutputHelper log)
         log.WriteLine($"killed at {percent}%: key {key}, snapshot etag {snapshotEtag}, {written.Acknowledged} acknowledged writes, {liveAfterKey} of {live.Count} live documents after the key");
 
         var sources = new CountingBulkSources(ManagerEnvironment.AdaptiveSource);
-        manager = env.OpenManager(bulkSources: sources.Start);
+        var manager = env.OpenManager(bulkSources: sources.Start);
         Assert.Equal(Documents, manager.Query("orders", new IndexQuery("*:* -status:written") { Take = 1 }).TotalHits);
         var resumed = await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
 

@@ -20,18 +20,12 @@ public sealed class DeleteCrashTests
     {
         var point = Enum.Parse<DeletePoint>(pointName);
         using var env = new ManagerEnvironment(documents: Documents);
-        var manager = env.OpenManager();
-        manager.CreateOrUpdate(ManagerEnvironment.V1);
-        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-        await env.CloseManagerAsync();
-        env.Store.Dispose();
-        var definitionFile = Path.Combine(env.Root, "v2.json");
-        await File.WriteAllTextAsync(definitionFile, ManagerEnvironment.V2Json);
+        var definitionFile = await env.BuildV1ForTheCrashHostAsync();
 
         await CrashHostProcess.RunUntilKilledAsync(["delete", env.StoreDirectory, env.IndexRoot, pointName, definitionFile], $"AT {pointName}");
 
         env.ReopenStoreAfterClose();
-        manager = env.OpenManager();
+        var manager = env.OpenManager();
         if (point < DeletePoint.CatalogWritten)
         {
             // Not deleted: the whole index serves; the cancelled replacement is gone.

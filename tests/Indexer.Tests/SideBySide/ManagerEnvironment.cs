@@ -85,6 +85,22 @@ internal sealed class ManagerEnvironment : IDisposable
         }
     }
 
+    /// <summary>
+    /// Builds V1 (generation 1), then closes the manager and the store for the crash host, and writes
+    /// V2's definition to a file for it; returns that file's path.
+    /// </summary>
+    public async Task<string> BuildV1ForTheCrashHostAsync()
+    {
+        var manager = OpenManager();
+        manager.CreateOrUpdate(V1);
+        await WaitForRebuildAsync(manager, "orders");
+        await CloseManagerAsync();
+        Store.Dispose();
+        var definitionFile = Path.Combine(Root, "v2.json");
+        await File.WriteAllTextAsync(definitionFile, V2Json);
+        return definitionFile;
+    }
+
     // After a child process had the store: open it again in this process.
     public void ReopenStoreAfterClose()
     {

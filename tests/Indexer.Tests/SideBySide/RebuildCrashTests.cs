@@ -32,13 +32,7 @@ public sealed class RebuildCrashTests(ITestOutputHelper log)
     public async Task KilledAtPoint_ReopenServesACompleteIndex_AndTheRebuildCompletes(string pointName, bool writer)
     {
         using var env = new ManagerEnvironment(documents: Documents);
-        var manager = env.OpenManager();
-        manager.CreateOrUpdate(ManagerEnvironment.V1);
-        await ManagerEnvironment.WaitForRebuildAsync(manager, "orders");
-        await env.CloseManagerAsync();
-        env.Store.Dispose();
-        var definitionFile = Path.Combine(env.Root, "v2.json");
-        await File.WriteAllTextAsync(definitionFile, ManagerEnvironment.V2Json);
+        var definitionFile = await env.BuildV1ForTheCrashHostAsync();
 
         var output = await RunHostUntilKilledAsync(env, pointName, definitionFile, writer);
 
@@ -46,7 +40,7 @@ public sealed class RebuildCrashTests(ITestOutputHelper log)
         var written = WrittenState.Check(env, output);
         Assert.True(!writer || written.Acknowledged > 0, "the writer acknowledged no write before the kill");
         log.WriteLine($"killed at {pointName}: {written.Acknowledged} acknowledged writes, {written.Live} written documents live");
-        manager = env.OpenManager();
+        var manager = env.OpenManager();
         // At once, before any rebuild work resumes: a complete index serves (old or new generation).
         Assert.Equal(Documents, manager.Query("orders", new IndexQuery("*:* -status:written") { Take = 1 }).TotalHits);
         if (manager.GetRebuild("orders") is not null)
