@@ -29,7 +29,7 @@ public sealed class EngineFailureTests
         environment.Put(documents.Skip(100).Take(100));
         WaitUntilApplied(index, store);
         // ... then a write fails while more documents are added: Lucene aborts the buffer.
-        directory!.FailNthWrite(1);
+        directory!.Plan.FailNext((operation, _) => operation == FileOperation.Write);
         environment.Put(documents.Skip(200));
         IndexTestEnvironment.WaitUntil(() => directory.Failures > 0, _hangGuard, "the injected write failure");
 
@@ -57,11 +57,11 @@ public sealed class EngineFailureTests
 
         if (fault == "write")
         {
-            directory!.FailNthWrite(1);
+            directory!.Plan.FailNext((operation, _) => operation == FileOperation.Write);
         }
         else
         {
-            directory!.FailNthSync(1);
+            directory!.Plan.FailNext((operation, _) => operation == FileOperation.Sync);
         }
 
         var failure = Assert.Throws<IndexWriteException>(index.Commit);

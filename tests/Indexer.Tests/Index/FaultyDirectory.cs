@@ -11,21 +11,11 @@ namespace Indexing.Indexer.Tests.Index;
 // dependency of this project).
 internal sealed class FaultyDirectory(LuceneDirectory inner, FaultPlan? plan = null) : FilterDirectory(inner)
 {
-    private int _writesUntilFailure;
-    private int _syncsUntilFailure;
-    private int _failures;
-
     /// <summary>The plan every operation goes through.</summary>
     public FaultPlan Plan { get; } = plan ?? new FaultPlan();
 
-    /// <summary>Faults that fired so far (the countdowns' and the plan's).</summary>
-    public int Failures => Volatile.Read(ref _failures) + Plan.Failures;
-
-    /// <summary>The <paramref name="n"/>th write call from now, on any file, throws.</summary>
-    public void FailNthWrite(int n) => Volatile.Write(ref _writesUntilFailure, n);
-
-    /// <summary>The <paramref name="n"/>th fsync from now throws.</summary>
-    public void FailNthSync(int n) => Volatile.Write(ref _syncsUntilFailure, n);
+    /// <summary>Faults that fired so far.</summary>
+    public int Failures => Plan.Failures;
 
     public override IndexOutput CreateOutput(string name, IOContext context)
     {
@@ -35,12 +25,6 @@ internal sealed class FaultyDirectory(LuceneDirectory inner, FaultPlan? plan = n
 
     public override void Sync(ICollection<string> names)
     {
-        if (Fires(ref _syncsUntilFailure))
-        {
-            Interlocked.Increment(ref _failures);
-            throw new IOException($"injected fsync failure ({string.Join(", ", names)}): no space left on device");
-        }
-
         Plan.Before(FileOperation.Sync, string.Join(",", names));
         base.Sync(names);
     }
@@ -51,25 +35,7 @@ internal sealed class FaultyDirectory(LuceneDirectory inner, FaultPlan? plan = n
         base.DeleteFile(name);
     }
 
-    // Counts an armed countdown down; true when it reaches zero (then it is disarmed).
-    private static bool Fires(ref int countdown)
-    {
-        while (true)
-        {
-            var current = Volatile.Read(ref countdown);
-            if (current <= 0)
-            {
-                return false;
-            }
-
-            if (Interlocked.CompareExchange(ref countdown, current - 1, current) == current)
-            {
-                return current == 1;
-            }
-        }
-    }
-
-    // Every write call counts towards an armed write fault.
+    // Every write call goes through the plan.
     private sealed class CountingOutput(IndexOutput inner, string name, FaultyDirectory owner) : IndexOutput
     {
         public override long Position => inner.Position;
@@ -103,15 +69,6 @@ internal sealed class FaultyDirectory(LuceneDirectory inner, FaultPlan? plan = n
             }
         }
 
-        private void Check()
-        {
-            if (Fires(ref owner._writesUntilFailure))
-            {
-                Interlocked.Increment(ref owner._failures);
-                throw new IOException($"injected write failure in {name}: no space left on device");
-            }
-
-            owner.Plan.Before(FileOperation.Write, name);
-        }
+        private void Check() => owner.Plan.Before(FileOperation.Write, name);
     }
 }
