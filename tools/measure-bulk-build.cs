@@ -1,4 +1,4 @@
-#:project ../src/Indexer/Indexing.Indexer.csproj
+#:project ../src/Engine/Indexing.Engine.csproj
 #:project ../src/Datasets/Indexing.Datasets.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false

@@ -1,4 +1,4 @@
-#:project ../src/Storage/Indexing.Storage.csproj
+#:project ../src/Engine/Indexing.Engine.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 

@@ -1,5 +1,4 @@
-#:project ../src/Indexer/Indexing.Indexer.csproj
-#:project ../src/Prefetcher/Indexing.Prefetcher.csproj
+#:project ../src/Engine/Indexing.Engine.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 

@@ -90,7 +90,7 @@ public sealed class HttpLoadTests
         foreach (var argument in new[]
         {
             "-t2", "-c32", $"-d{(int)duration.TotalSeconds}s", "--timeout", "30s",
-            "-s", Path.Combine(RepositoryRoot(), "benchmarks", "http-load", "mix.lua"), server.ToString(),
+            "-s", RepositoryFiles.Combine("benchmarks", "http-load", "mix.lua"), server.ToString(),
         })
         {
             start.ArgumentList.Add(argument);
@@ -130,17 +130,5 @@ public sealed class HttpLoadTests
             Assert.True(wrk.ExitCode == 0 && line is not null, $"wrk exited with {wrk.ExitCode}:\n{text}\n{await error}");
             return JsonDocument.Parse(line!["LOAD-RESULT ".Length..]).RootElement.Clone();
         }
-    }
-
-    private static string RepositoryRoot()
-    {
-        var directory = new DirectoryInfo(AppContext.BaseDirectory);
-        while (directory is not null && !File.Exists(Path.Combine(directory.FullName, "Indexing.sln")))
-        {
-            directory = directory.Parent;
-        }
-
-        Assert.NotNull(directory);
-        return directory.FullName;
     }
 }
