@@ -21,7 +21,7 @@ namespace Indexing.Indexer;
 // The server maps each type to one HTTP status (src/Server/Http/IndexEndpoints.cs).
 
 /// <summary>The base of every exception the indexer throws on purpose: a request it refuses or a failure, naming the index.</summary>
-public abstract class IndexException : Exception
+public abstract class IndexException : IndexingException
 {
     private protected IndexException(string? indexName, string message, Exception? inner)
         : base(message, inner)

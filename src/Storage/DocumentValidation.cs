@@ -41,7 +41,7 @@ public enum DocumentValidationRule
 public sealed record DocumentValidationError(string? Id, DocumentValidationRule Rule, string Message);
 
 /// <summary>Thrown when a document id or body breaks a rule; nothing has been written.</summary>
-public sealed class DocumentValidationException : Exception
+public sealed class DocumentValidationException : IndexingException
 {
     /// <summary>Wraps <paramref name="error"/>; the exception message is the error's message.</summary>
     public DocumentValidationException(DocumentValidationError error)

@@ -58,24 +58,24 @@ public sealed class StoreOptions
     /// <summary>Longest allowed <see cref="TombstonePurgeInterval"/>: 1 hour.</summary>
     public static readonly TimeSpan TombstonePurgeIntervalCeiling = TimeSpan.FromHours(1);
 
-    // How this layer's messages name its settings: by this type's own names. A host that calls them
-    // something else (the server's configuration keys, a command's options) replaces these in the
-    // messages it shows; Storage knows nothing of its hosts' names.
+    // How messages name these settings: by their place in the engine's options tree (EngineOptions.Storage),
+    // which is also the configuration section a host binds them from (Storage:MaxDocumentBytes), so a
+    // message names the setting the operator wrote and no host renames it.
 
     /// <summary>The name messages give <see cref="MaxDocumentBytes"/>.</summary>
-    public const string MaxDocumentBytesName = "StoreOptions.MaxDocumentBytes";
+    public const string MaxDocumentBytesName = "Storage:MaxDocumentBytes";
 
     /// <summary>The name messages give <see cref="BlockCacheBytes"/>.</summary>
-    public const string BlockCacheBytesName = "StoreOptions.BlockCacheBytes";
+    public const string BlockCacheBytesName = "Storage:BlockCacheBytes";
 
     /// <summary>The name messages give <see cref="TombstonePurgeInterval"/>.</summary>
-    public const string TombstonePurgeIntervalName = "StoreOptions.TombstonePurgeInterval";
+    public const string TombstonePurgeIntervalName = "Storage:TombstonePurgeInterval";
 
     /// <summary>The name messages give <see cref="RowCacheBytes"/>.</summary>
-    public const string RowCacheBytesName = "StoreOptions.RowCacheBytes";
+    public const string RowCacheBytesName = "Storage:RowCacheBytes";
 
     /// <summary>The name messages give <see cref="NativeLibrary"/>.</summary>
-    public const string NativeLibraryName = "StoreOptions.NativeLibrary";
+    public const string NativeLibraryName = "Storage:NativeLibrary";
 
     /// <summary>Options with these values; <see cref="StoreOptionsValidator"/> judges them when a store opens.</summary>
     /// <param name="maxDocumentBytes">Largest UTF-8 body a document may have; 1 KiB to 1 GiB.</param>
@@ -161,8 +161,8 @@ public sealed class StoreOptions
 }
 
 /// <summary>
-/// The rules of <see cref="StoreOptions"/>: each problem names the setting by Storage's own name
-/// (<see cref="StoreOptions.MaxDocumentBytesName"/> and so on; hosts map them to theirs), its value,
+/// The rules of <see cref="StoreOptions"/>: each problem names the setting by its place in the options tree
+/// (<see cref="StoreOptions.MaxDocumentBytesName"/> and so on), its value,
 /// the range and the default. Run by <see cref="DocumentStore.Open"/>.
 /// </summary>
 public sealed class StoreOptionsValidator : IValidateOptions<StoreOptions>

@@ -36,7 +36,7 @@ public sealed class StoreOptionsTests
         foreach (var construct in bad)
         {
             var error = Assert.Throws<OptionsValidationException>(construct);
-            Assert.Contains("StoreOptions.", error.Message, StringComparison.Ordinal);
+            Assert.Contains("Storage:", error.Message, StringComparison.Ordinal);
             Assert.DoesNotContain("Storage:", error.Message, StringComparison.Ordinal);
         }
     }
@@ -58,7 +58,7 @@ public sealed class StoreOptionsTests
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(maxDocumentBytes: value)));
 
-        Assert.Contains("StoreOptions.MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:MaxDocumentBytes is " + shown, error.Message, StringComparison.Ordinal);
         Assert.Contains("from 1 KiB to 1 GiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -80,7 +80,7 @@ public sealed class StoreOptionsTests
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(blockCacheBytes: value)));
 
-        Assert.Contains("StoreOptions.BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:BlockCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no block cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -93,7 +93,7 @@ public sealed class StoreOptionsTests
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(rowCacheBytes: value)));
 
-        Assert.Contains("StoreOptions.RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:RowCacheBytes is " + ByteSize.FormatExact(value), error.Message, StringComparison.Ordinal);
         Assert.Contains("0 (no row cache) or from 1 MiB to 1 TiB", error.Message, StringComparison.Ordinal);
     }
 
@@ -149,7 +149,7 @@ public sealed class StoreOptionsTests
 
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(tombstonePurgeInterval: interval)));
 
-        Assert.Contains($"StoreOptions.TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
+        Assert.Contains($"Storage:TombstonePurgeInterval is {shown}; it must be from 10 ms to 3600 s.", error.Message, StringComparison.Ordinal);
         Assert.Contains("default of 1 s", error.Message, StringComparison.Ordinal);
     }
 
@@ -162,8 +162,8 @@ public sealed class StoreOptionsTests
 
         Assert.Equal(typeof(StoreOptions), error.OptionsType);
         Assert.Equal(2, error.Failures.Count());
-        Assert.Contains("StoreOptions.MaxDocumentBytes is 1 B", error.Message, StringComparison.Ordinal);
-        Assert.Contains("StoreOptions.BlockCacheBytes is 1 B", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:MaxDocumentBytes is 1 B", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:BlockCacheBytes is 1 B", error.Message, StringComparison.Ordinal);
         Assert.False(Directory.Exists(path));
     }
 

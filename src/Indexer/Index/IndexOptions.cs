@@ -40,6 +40,9 @@ public sealed record IndexOptions
     /// <summary>Smallest <see cref="BulkCommitShare"/>.</summary>
     public const double MinBulkCommitShare = 0.01;
 
+    /// <summary>How messages name these settings: by their place in the engine's options tree (EngineOptions.Indexes), the configuration section <c>Indexes</c>.</summary>
+    public const string SettingsPrefix = "Indexes:";
+
     /// <summary>Threads adding documents to the one IndexWriter during a bulk build (1..16); following the change feed uses one.</summary>
     public int IndexingThreads { get; init; } = DefaultIndexingThreads;
 
@@ -139,7 +142,7 @@ public sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
     public ValidateOptionsResult Validate(string? name, IndexOptions options)
     {
         ArgumentNullException.ThrowIfNull(options);
-        var problems = new OptionProblems(nameof(IndexOptions) + ".");
+        var problems = new OptionProblems(IndexOptions.SettingsPrefix);
         Count(problems, options.IndexingThreads, 1, 16, nameof(options.IndexingThreads), "threads");
         Count(problems, options.IndexingThreadNice, 0, ThreadNice.Lowest, nameof(options.IndexingThreadNice), "nice, 0 = request threads' priority");
         Megabytes(problems, options.RamBufferSizeMB, nameof(options.RamBufferSizeMB));

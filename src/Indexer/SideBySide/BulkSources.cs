@@ -37,4 +37,12 @@ public interface IRebuildObserver
     /// first batch is taken. The returned handle, if any, is disposed when the bulk phase ends, before the source is.
     /// </summary>
     IDisposable? BulkStarted(string indexName, IBatchSource source);
+
+    /// <summary>
+    /// A rebuild of <paramref name="indexName"/> started (in its first phase) or entered <paramref name="phase"/>; called on the thread
+    /// that moved it, so it must return quickly and not call back into the manager.
+    /// </summary>
+    void PhaseEntered(string indexName, RebuildPhase phase)
+    {
+    }
 }

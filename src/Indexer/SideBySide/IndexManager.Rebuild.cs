@@ -140,8 +140,10 @@ public sealed partial class IndexManager
             }
         }
 
-        var run = new RebuildRun(_store, managed.Name, intent.Generation, definition, target, inPlace, phase, reason, _closing.Token);
+        var run = new RebuildRun(
+            _store, managed.Name, intent.Generation, definition, target, inPlace, phase, reason, _closing.Token, _observer is null ? null : _observer.PhaseEntered);
         managed.Rebuild = run;
+        _observer?.PhaseEntered(managed.Name, phase);
         run.Completion = Task.Run(() => RunRebuildAsync(managed, run));
         return run;
     }

@@ -24,8 +24,14 @@ internal sealed class RebuildRun
     private int _pastSwitch;
     private long _bulkCommits;
 
-    public RebuildRun(DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason, CancellationToken shutdown)
+    // Told each phase the run enters, on the thread that enters it (the manager's observer).
+    private readonly Action<string, RebuildPhase>? _phaseEntered;
+
+    public RebuildRun(
+        DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason,
+        CancellationToken shutdown, Action<string, RebuildPhase>? phaseEntered = null)
     {
+        _phaseEntered = phaseEntered;
         _store = store;
         Name = name;
         Generation = generation;
@@ -89,6 +95,7 @@ internal sealed class RebuildRun
         var previous = Phase;
         _phaseTimes[previous] = _phaseTimes.GetValueOrDefault(previous) + Stopwatch.GetElapsedTime(Interlocked.Exchange(ref _phaseStarted, now), now);
         Volatile.Write(ref _phase, (int)phase);
+        _phaseEntered?.Invoke(Name, phase);
     }
 
     public void Fail(string error)

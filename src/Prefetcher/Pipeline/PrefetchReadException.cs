@@ -6,7 +6,7 @@ namespace Indexing.Prefetcher;
 /// Reading documents from the snapshot failed (the store threw, or returned other documents than
 /// asked for); names the key range, with the original exception inside. The prefetcher has stopped.
 /// </summary>
-public sealed class PrefetchReadException : Exception
+public sealed class PrefetchReadException : IndexingException
 {
     private PrefetchReadException(string message, Exception innerException)
         : base(message, innerException)

@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using Indexing.Engine;
 using Indexing.Prefetcher;
 using Prometheus;
 

@@ -1,3 +1,4 @@
+using Indexing.Engine;
 using Indexing.Prefetcher;
 
 namespace Indexing.Server.Admin;

@@ -1,4 +1,5 @@
 using System.Globalization;
+using Indexing.Engine;
 using Indexing.Indexer;
 using Indexing.Storage;
 

@@ -1,4 +1,5 @@
 using System.Text.Json.Serialization;
+using Indexing.Engine;
 using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Server.Admin;
@@ -37,29 +38,28 @@ internal sealed partial class ServerHost : IAsyncDisposable
     private readonly PrefetchMetrics _metrics;
     private int _disposed;
 
-    private ServerHost(
-        WebApplication app, ServerOptions options, DocumentStore store, IndexManager indexes, PrefetchMetrics metrics, PrefetchRegistry prefetches, RebuildBoard rebuilds,
-        MemoryMonitor memory)
+    private ServerHost(WebApplication app, ServerOptions options, IndexingEngine engine, PrefetchMetrics metrics, RebuildBoard rebuilds, MemoryMonitor memory)
     {
         _app = app;
         Options = options;
-        Store = store;
-        Indexes = indexes;
+        Engine = engine;
         _metrics = metrics;
-        Prefetches = prefetches;
         Rebuilds = rebuilds;
         Memory = memory;
     }
 
     public ServerOptions Options { get; }
 
-    public DocumentStore Store { get; }
+    /// <summary>The engine over the data directory: the store, the indexes and their rebuilds' prefetches.</summary>
+    public IndexingEngine Engine { get; }
+
+    public DocumentStore Store => Engine.Store;
 
     /// <summary>The indexes over <see cref="Store"/>, in <c>&lt;data&gt;/indexes</c>.</summary>
-    public IndexManager Indexes { get; }
+    public IndexManager Indexes => Engine.Indexes;
 
     /// <summary>Where anything that runs a prefetch in this server registers it, for the admin API and metrics.</summary>
-    public PrefetchRegistry Prefetches { get; }
+    public PrefetchRegistry Prefetches => Engine.Prefetches;
 
     /// <summary>Where rebuilds report progress for the admin page.</summary>
     public RebuildBoard Rebuilds { get; }
@@ -104,24 +104,16 @@ internal sealed partial class ServerHost : IAsyncDisposable
         builder.Services.AddOptions<ServerSettings>().Bind(builder.Configuration).ValidateOnStart();
         ConfigureServices(builder, options);
 
-        var store = OpenStore(options);
-        var prefetches = new PrefetchRegistry();
+        var engine = IndexingEngine.Open(options.Engine);
+        var store = engine.Store;
+        var indexes = engine.Indexes;
+        var prefetches = engine.Prefetches;
         var rebuilds = new RebuildBoard();
-        IndexManager? indexes = null;
         MemoryMonitor? memory = null;
         PrefetchMetrics? metrics = null;
         WebApplication? app = null;
         try
         {
-            // Rebuilds read with the adaptive prefetcher (backing off on the store's Get latency), and
-            // show it on the admin page as "rebuild <index>", where operators can rethrottle it.
-            indexes = IndexManager.Open(
-                options.IndexesDirectory,
-                store,
-                static (request, cancellationToken) =>
-                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
-                new IndexManagerOptions { Index = options.Indexes },
-                observer: prefetches);
             var opened = indexes;
             rebuilds.RegisterMany(() => RebuildBars(opened));
             memory = new MemoryMonitor(store, indexes, prefetches);
@@ -134,7 +126,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
             StoreEndpoints.Map(app, store, failures);
 
-            var host = new ServerHost(app, options, store, indexes, metrics, prefetches, rebuilds, memory);
+            var host = new ServerHost(app, options, engine, metrics, rebuilds, memory);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
             host.BaseAddress = new Uri(addresses.First());
@@ -155,33 +147,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
                 await memory.DisposeAsync().ConfigureAwait(false);
             }
 
-            if (indexes is not null)
-            {
-                await indexes.DisposeAsync().ConfigureAwait(false);
-            }
-
-            store.Dispose();
+            await engine.DisposeAsync().ConfigureAwait(false);
             throw;
-        }
-    }
-
-    // Storage names its settings by StoreOptions' names (a wrong Storage:NativeLibrary is found when
-    // the store opens); the operator knows them as this server's settings.
-    private static DocumentStore OpenStore(ServerOptions options)
-    {
-        try
-        {
-            return DocumentStore.Open(options.StoreDirectory, options.Store);
-        }
-        catch (DocumentStoreException e)
-        {
-            var named = StorageSettingNames.Map(e.Message);
-            if (named == e.Message)
-            {
-                throw;
-            }
-
-            throw new DocumentStoreException(named, e);
         }
     }
 
@@ -239,17 +206,15 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
         finally
         {
-            // The memory sampler first (it reads both), then indexes before the store: they follow its
-            // change feed until closed.
+            // The memory sampler first (it reads the store and the indexes), then the engine.
             try
             {
                 await Memory.DisposeAsync().ConfigureAwait(false);
-                await Indexes.DisposeAsync().ConfigureAwait(false);
             }
             finally
             {
                 _metrics.Dispose();
-                Store.Dispose();
+                await Engine.DisposeAsync().ConfigureAwait(false);
             }
         }
     }

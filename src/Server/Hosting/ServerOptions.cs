@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Net;
+using Indexing.Engine;
 using Indexing.Storage;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.Options;
@@ -47,34 +48,32 @@ internal sealed class ServerOptions
 
     private static readonly TimeSpan _minQueryTimeout = TimeSpan.FromMilliseconds(1);
     private static readonly TimeSpan _maxQueryTimeout = TimeSpan.FromMinutes(10);
-    private static readonly TimeSpan _minBulkCommitInterval = TimeSpan.FromMilliseconds(100);
-    private static readonly TimeSpan _maxBulkCommitInterval = TimeSpan.FromHours(1);
 
     // Shorter keys are guessable; the key is compared in constant time, so its length is the only defence.
     public const int MinApiKeyLength = 16;
 
     private ServerOptions(
-        string dataDirectory, IPAddress address, int port, string? apiKey, string? readApiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, StoreOptions store,
-        Indexer.IndexOptions indexes)
+        IPAddress address, int port, string? apiKey, string? readApiKey, IReadOnlyList<string> allowedHosts, HttpLimits limits, EngineOptions engine)
     {
-        DataDirectory = dataDirectory;
+        Engine = engine;
         Address = address;
         Port = port;
         ApiKey = apiKey;
         ReadApiKey = readApiKey;
         AllowedHosts = allowedHosts;
         Limits = limits;
-        Store = store;
-        Indexes = indexes;
     }
 
-    /// <summary>The data directory; the store lives in <see cref="StoreDirectory"/>.</summary>
-    public string DataDirectory { get; }
+    /// <summary>What the engine opens with: sections <c>Storage</c> and <c>Indexes</c>, and the data directory.</summary>
+    public EngineOptions Engine { get; }
 
-    public string StoreDirectory => Path.Combine(DataDirectory, "store");
+    /// <summary>The data directory; the store lives in <see cref="StoreDirectory"/>.</summary>
+    public string DataDirectory => Engine.DataDirectory;
+
+    public string StoreDirectory => Engine.StoreDirectory;
 
     /// <summary>Where the index catalog and the Lucene indexes live.</summary>
-    public string IndexesDirectory => Path.Combine(DataDirectory, "indexes");
+    public string IndexesDirectory => Engine.IndexesDirectory;
 
     /// <summary>The address Kestrel binds; loopback unless configured.</summary>
     public IPAddress Address { get; }
@@ -93,10 +92,10 @@ internal sealed class ServerOptions
 
     public HttpLimits Limits { get; }
 
-    public StoreOptions Store { get; }
+    public StoreOptions Store => Engine.Storage;
 
     /// <summary>The options every index is opened with (indexing threads and their nice value, the bulk commit cadence; the rest are the defaults).</summary>
-    public Indexer.IndexOptions Indexes { get; }
+    public Indexer.IndexOptions Indexes => Engine.Indexes;
 
     /// <summary>Binds and validates the settings; throws <see cref="ServerConfigurationException"/> listing every problem.</summary>
     public static ServerOptions Bind(IConfiguration configuration, string dataDirectory)
@@ -173,29 +172,31 @@ internal sealed class ServerOptions
 
         var allowedHosts = Hosts(settings.AllowedHosts, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
         var limits = ReadLimits(server, problems);
-        var indexes = new Indexer.IndexOptions
+        // Sections Storage and Indexes are the engine's options tree: the text is read here, and the
+        // engine's validator judges the values, naming each setting by its path (Indexes:IndexingThreads).
+        var indexing = settings.Indexes;
+        var defaults = new Indexer.IndexOptions();
+        var indexes = defaults with
         {
-            IndexingThreads = Count(settings.Indexes.IndexingThreads, IndexingThreadsSetting, Indexer.IndexOptions.DefaultIndexingThreads, 1, 16, "threads indexing during a build", problems),
-            IndexingThreadNice = Count(settings.Indexes.IndexingThreadNice, IndexingThreadNiceSetting, Indexer.IndexOptions.DefaultIndexingThreadNice, 0, Indexer.ThreadNice.Lowest,
-                "nice value of the indexing and merge threads; 0 leaves them at the request threads' priority", problems),
-            BulkCommitInterval = Duration(settings.Indexes.BulkCommitInterval, BulkCommitIntervalSetting, Indexer.IndexOptions.DefaultBulkCommitInterval,
-                _minBulkCommitInterval, _maxBulkCommitInterval, problems),
-            BulkCommitShare = Fraction(settings.Indexes.BulkCommitShare, BulkCommitShareSetting, Indexer.IndexOptions.DefaultBulkCommitShare, Indexer.IndexOptions.MinBulkCommitShare, 1,
-                $"the share of a bulk build's estimated duration between its commits, at most {BulkCommitIntervalSetting}", problems),
+            IndexingThreads = Whole(indexing.IndexingThreads, IndexingThreadsSetting, defaults.IndexingThreads, problems),
+            IndexingThreadNice = Whole(indexing.IndexingThreadNice, IndexingThreadNiceSetting, defaults.IndexingThreadNice, problems),
+            BulkCommitInterval = AnyDuration(indexing.BulkCommitInterval, BulkCommitIntervalSetting, defaults.BulkCommitInterval, problems),
+            BulkCommitShare = AnyNumber(indexing.BulkCommitShare, BulkCommitShareSetting, defaults.BulkCommitShare, problems),
         };
-
-        // Storage's validator judges the store settings, naming them by its own names: name them as
-        // the server's users know them.
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
-        var storeProblems = new StoreOptionsValidator().Validate(name: null, store);
-        if (storeProblems.Failed)
+        var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
+        if (problems.Count == 0)
         {
-            problems.AddRange(storeProblems.Failures.Select(StorageSettingNames.Map));
+            var judged = new EngineOptionsValidator().Validate(name: null, engine);
+            if (judged.Failed)
+            {
+                problems.AddRange(judged.Failures);
+            }
         }
 
         return problems.Count > 0
             ? null
-            : new ServerOptions(dataDirectory, address, port, apiKey, readApiKey, allowedHosts, limits, store, indexes);
+            : new ServerOptions(address, port, apiKey, readApiKey, allowedHosts, limits, engine);
     }
 
     /// <summary>The effective configuration for the start-up log line (the API keys only as set or not).</summary>
@@ -279,21 +280,20 @@ internal sealed class ServerOptions
         return defaultValue;
     }
 
-    // A decimal number such as 0.05 in [min, max]; a problem naming the setting, its range and what it means otherwise.
-    private static double Fraction(string? text, string setting, double defaultValue, double min, double max, string means, List<string> problems)
+    // A whole number; its range is the engine validator's rule.
+    private static int Whole(string? text, string setting, int defaultValue, List<string> problems)
     {
         if (text is null)
         {
             return defaultValue;
         }
 
-        if (double.TryParse(text.Trim(), NumberStyles.AllowDecimalPoint, CultureInfo.InvariantCulture, out var value) && value >= min && value <= max)
+        if (int.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
         {
             return value;
         }
 
-        problems.Add(string.Create(CultureInfo.InvariantCulture,
-            $"{setting} is {MessageText.Quote(text)}; it must be a decimal number from {min} to {max}, written like 0.05 ({means}; default {defaultValue})."));
+        problems.Add($"{setting} is {MessageText.Quote(text)}, which is not a whole number (default {defaultValue:N0}).");
         return defaultValue;
     }
 
@@ -312,6 +312,40 @@ internal sealed class ServerOptions
 
         problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a duration from {min.TotalMilliseconds:0} ms to {max.TotalMinutes:0} min, " +
             $"written like 10s, 1.5s, 250ms, 2min or 00:00:10 (default {defaultValue.TotalSeconds:0} s).");
+        return defaultValue;
+    }
+
+    // A duration written as Duration takes it; its range is the engine validator's rule.
+    private static TimeSpan AnyDuration(string? text, string setting, TimeSpan defaultValue, List<string> problems)
+    {
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (TryParseDuration(text, out var value))
+        {
+            return value;
+        }
+
+        problems.Add($"{setting} is {MessageText.Quote(text)}, which is not a duration; write it like 10s, 1.5s, 250ms, 2min or 00:00:10 (default {defaultValue.TotalSeconds:0} s).");
+        return defaultValue;
+    }
+
+    // A decimal number such as 0.05; its range is the engine validator's rule.
+    private static double AnyNumber(string? text, string setting, double defaultValue, List<string> problems)
+    {
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (double.TryParse(text.Trim(), NumberStyles.AllowDecimalPoint | NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
+        {
+            return value;
+        }
+
+        problems.Add(string.Create(CultureInfo.InvariantCulture, $"{setting} is {MessageText.Quote(text)}, which is not a number; write it like 0.05 (default {defaultValue})."));
         return defaultValue;
     }
 

@@ -1,6 +1,7 @@
 using System.Net.ServerSentEvents;
 using System.Runtime.CompilerServices;
 using System.Text.Json;
+using Indexing.Engine;
 using Indexing.Server.Admin;
 using Indexing.Server.Hosting;
 using Indexing.Storage;

@@ -50,8 +50,8 @@ internal static class ProblemResults
     /// <summary>A broken id or body rule: 413 for size, 400 for everything else.</summary>
     public static ProblemHttpResult Invalid(DocumentValidationError error) =>
         error.Rule == DocumentValidationRule.BodyTooLarge
-            ? TooLarge(StorageSettingNames.Map(error.Message))
-            : BadRequest(IsIdRule(error.Rule) ? "Invalid document id" : "Invalid document body", StorageSettingNames.Map(error.Message), error.Rule.ToString());
+            ? TooLarge(error.Message)
+            : BadRequest(IsIdRule(error.Rule) ? "Invalid document id" : "Invalid document body", error.Message, error.Rule.ToString());
 
     private static bool IsIdRule(DocumentValidationRule rule) => rule is DocumentValidationRule.IdEmpty or DocumentValidationRule.IdTooLong
         or DocumentValidationRule.IdControlCharacter or DocumentValidationRule.IdInvalidUnicode or DocumentValidationRule.IdEmptyCollection;

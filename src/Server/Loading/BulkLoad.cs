@@ -180,7 +180,7 @@ internal static class BulkLoad
             var body = line[doc];
             if (!DocumentBodies.TryValidate(id, body, store.Options.MaxDocumentBytes, out var bodyError))
             {
-                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {StorageSettingNames.Map(bodyError.Message, limitSetting)}");
+                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {bodyError.Message.Replace(StoreOptions.MaxDocumentBytesName, limitSetting, StringComparison.Ordinal)}");
                 return;
             }
 

@@ -28,7 +28,7 @@ public sealed record BulkWriteResult(long Documents, long Bytes, long FirstEtag,
 /// it as "insufficient storage", not as an internal error), and every existing
 /// <c>catch (DocumentStoreException)</c> still sees it.
 /// </remarks>
-public class DocumentStoreException : Exception
+public class DocumentStoreException : IndexingException
 {
     /// <summary>Creates the exception; <paramref name="message"/> names the operation and the document or range.</summary>
     public DocumentStoreException(string message, Exception? inner = null)

@@ -14,7 +14,7 @@ public sealed class IndexOptionsTests
         var error = Assert.Throws<OptionsValidationException>(() => Validate(WithBytes(setting, value)));
 
         Assert.Equal(typeof(IndexOptions), error.OptionsType);
-        Assert.Equal([$"IndexOptions.{message}"], error.Failures);
+        Assert.Equal([$"Indexes:{message}"], error.Failures);
     }
 
     [Theory]
@@ -37,7 +37,7 @@ public sealed class IndexOptionsTests
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { BuildRamBufferSizeMB = value }));
 
-        Assert.Contains("IndexOptions.BuildRamBufferSizeMB is ", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Indexes:BuildRamBufferSizeMB is ", error.Message, StringComparison.Ordinal);
         Assert.Contains("it must be from 1 to 2048 (MB)", error.Message, StringComparison.Ordinal);
     }
 
@@ -59,8 +59,8 @@ public sealed class IndexOptionsTests
         var error = Assert.Throws<OptionsValidationException>(
             () => DocumentIndex.Open(directory, IndexTestEnvironment.Orders, new IndexOptions { ChangeBatchSize = 0, TakeMaxDocuments = 0 }));
 
-        Assert.Contains("IndexOptions.ChangeBatchSize is 0; it must be from 1 to 100000 (entries).", error.Message, StringComparison.Ordinal);
-        Assert.Contains("IndexOptions.TakeMaxDocuments is 0", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Indexes:ChangeBatchSize is 0; it must be from 1 to 100000 (entries).", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Indexes:TakeMaxDocuments is 0", error.Message, StringComparison.Ordinal);
         Assert.False(System.IO.Directory.Exists(directory));
     }
 
@@ -73,7 +73,7 @@ public sealed class IndexOptionsTests
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { BulkCommitShare = value }));
 
-        Assert.Contains("IndexOptions.BulkCommitShare is", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Indexes:BulkCommitShare is", error.Message, StringComparison.Ordinal);
         Assert.Contains("it must be from 0.01 to 1 (the share of a bulk build's estimated duration between its commits; default 0.05)", error.Message, StringComparison.Ordinal);
     }
 

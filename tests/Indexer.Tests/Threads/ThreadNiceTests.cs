@@ -135,7 +135,7 @@ public sealed class ThreadNiceTests
         var error = Assert.Throws<OptionsValidationException>(
             () => OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), new IndexOptions { IndexingThreadNice = nice }));
 
-        Assert.StartsWith($"IndexOptions.IndexingThreadNice is {nice}; it must be from 0 to 19", error.Message, StringComparison.Ordinal);
+        Assert.StartsWith($"Indexes:IndexingThreadNice is {nice}; it must be from 0 to 19", error.Message, StringComparison.Ordinal);
     }
 
     // Hands out the inner source's batches; the take numbered pauseAtTake waits until Resume.

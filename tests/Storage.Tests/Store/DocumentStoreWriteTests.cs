@@ -125,7 +125,7 @@ public sealed class DocumentStoreWriteTests
         var error = Assert.Throws<DocumentValidationException>(() => temp.Store.Put("orders/17", TempStore.Json("{\"x\":\"" + new string('y', 5000) + "\"}")));
 
         Assert.Contains("'orders/17'", error.Message, StringComparison.Ordinal);
-        Assert.Contains("StoreOptions.MaxDocumentBytes", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:MaxDocumentBytes", error.Message, StringComparison.Ordinal);
         Assert.Equal(0, temp.Store.LastEtag);
     }
 

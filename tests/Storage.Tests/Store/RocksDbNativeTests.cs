@@ -33,7 +33,7 @@ public sealed class RocksDbNativeTests
 
         // Either reason names the setting: jemalloc is not preloaded here, or (had another test opened a
         // store first) this process already runs the glibc build.
-        Assert.Contains("StoreOptions.NativeLibrary is jemalloc", error.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:NativeLibrary is jemalloc", error.Message, StringComparison.Ordinal);
         Assert.True(error.Message.Contains("LD_PRELOAD=libjemalloc.so.2", StringComparison.Ordinal) || error.Message.Contains("already runs RocksDB", StringComparison.Ordinal), error.Message);
         Assert.False(Directory.Exists(directory));
     }

@@ -2,7 +2,7 @@ using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 
-namespace Indexing.Server.Admin;
+namespace Indexing.Engine;
 
 /// <summary>
 /// The prefetches running in this server, by name, for the admin endpoints and metrics. Whoever
@@ -14,7 +14,7 @@ namespace Indexing.Server.Admin;
 /// SSE loop and metric scrapes never contend with registrations.
 /// </para>
 /// </summary>
-internal sealed class PrefetchRegistry : IRebuildObserver
+internal sealed class PrefetchRegistry(Action<string, RebuildPhase>? phaseEntered = null) : IRebuildObserver
 {
     private readonly Lock _lock = new();
     private RegisteredPrefetch[] _running = [];
@@ -47,7 +47,13 @@ internal sealed class PrefetchRegistry : IRebuildObserver
     }
 
     /// <summary>Registers a rebuild's bulk prefetch as <c>rebuild &lt;index&gt;</c> until its bulk phase ends.</summary>
-    public IDisposable? BulkStarted(string indexName, IBatchSource source) => Register($"rebuild {indexName}", source);
+    public IDisposable? BulkStarted(string indexName, IBatchSource source) => Register(RebuildPrefetchName(indexName), source);
+
+    /// <summary>The name a rebuild's bulk prefetch is registered under.</summary>
+    public static string RebuildPrefetchName(string indexName) => $"rebuild {indexName}";
+
+    /// <summary>Passes each rebuild's phase on to the engine's events.</summary>
+    public void PhaseEntered(string indexName, RebuildPhase phase) => phaseEntered?.Invoke(indexName, phase);
 
     /// <summary>The prefetch registered under <paramref name="name"/>, or null.</summary>
     public RegisteredPrefetch? Find(string name) => Running.FirstOrDefault(r => r.Name == name);
