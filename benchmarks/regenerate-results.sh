@@ -56,7 +56,8 @@ COMMANDS=(
   "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
   "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
   "slow-readers|dotnet run tools/verify-memory.cs -c Release -- 300000"
-  # Other figures: row cache, bulk commit cadence, tombstone purge, hot path, size ceiling, demo.
+  # Other figures: row cache, bulk commit cadence, tombstone purge, hot path, size ceiling, the
+  # strategies on RocksDB, the ceiling of 64 readers, the demo.
   "other|bash benchmarks/row-cache/run.sh"
   "other|dotnet run tools/measure-bulk-build.cs -- --size 64MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
   "other|dotnet run tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
@@ -64,6 +65,8 @@ COMMANDS=(
   "other|dotnet run tools/measure-tombstone-purge.cs -- 200000"
   "other|dotnet run -c Release --project benchmarks -- --filter '*BudgetAndHistogramBenchmarks*' --job short"
   "other|dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~SizeInputTests' --logger 'console;verbosity=detailed'"
+  "other|PREFETCH_FIGURES_MB=100 PREFETCH_FIGURES_RUNS=3 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~RocksDbStrategyFigures' --logger 'console;verbosity=detailed'"
+  "other|PREFETCH_CEILING_SECONDS=60 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~CeilingFigures' --logger 'console;verbosity=detailed'"
   "other|tools/controller-figures.sh demo"
 )
 
