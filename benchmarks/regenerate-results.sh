@@ -57,7 +57,7 @@ COMMANDS=(
   "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
   "slow-readers|dotnet run tools/verify-memory.cs -c Release -- 300000"
   # Other figures: row cache, bulk commit cadence, tombstone purge, hot path, size ceiling, the
-  # strategies on RocksDB, the ceiling of 64 readers, the demo.
+  # strategies on RocksDB, the ceiling of 64 readers, the shutdown bound, the demo.
   "other|bash benchmarks/row-cache/run.sh"
   "other|dotnet run tools/measure-bulk-build.cs -- --size 64MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
   "other|dotnet run tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
@@ -67,6 +67,7 @@ COMMANDS=(
   "other|dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~SizeInputTests' --logger 'console;verbosity=detailed'"
   "other|PREFETCH_FIGURES_MB=100 PREFETCH_FIGURES_RUNS=3 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~RocksDbStrategyFigures' --logger 'console;verbosity=detailed'"
   "other|PREFETCH_CEILING_SECONDS=60 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~CeilingFigures' --logger 'console;verbosity=detailed'"
+  "other|dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~RocksDbShutdownTests' --logger 'console;verbosity=detailed'"
   "other|tools/controller-figures.sh demo"
 )
 
