@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Reproduces every figure of benchmarks/results/controller.md (issue 26) and the rebuild table at
-# 256 MB (issue 23, item 5). Run from anywhere; takes about an hour here and needs about 25 GB
-# free under DATA (default /tmp/controller-figures, removed at the end). Results go to OUT
-# (default benchmarks/results/controller-run): BenchmarkDotNet's tables, the median runs'
+# Reproduces the controller's figures (issue 26) and the rebuild table at 256 MB (issue 23, item 5):
+# benchmarks/results/README.md, "Controller vs BestFixed" and "Rebuild vs its bound and FixedBatch".
+# Run from anywhere; takes about an hour here and needs about 25 GB free under DATA (default
+# /tmp/controller-figures, removed at the end). Results go to OUT (default
+# benchmarks/results/raw/controller-run, ignored by git): BenchmarkDotNet's tables, the median runs'
 # timelines and decisions, measure's JSON, the demo's logs, and uptime every 30 s.
 #
 #   tools/controller-figures.sh                 # everything
@@ -11,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DATA=${DATA:-/tmp/controller-figures}
-OUT=${OUT:-$ROOT/benchmarks/results/controller-run}
+OUT=${OUT:-$ROOT/benchmarks/results/raw/controller-run}
 PARTS=${*:-reading bound-by-reading real-text rebuilds demo}
 mkdir -p "$DATA" "$OUT"
 

@@ -7,7 +7,7 @@
 // of the shared machine's load moves both halves of a pair alike. BenchmarkDotNet's table runs each
 // method's three iterations back to back, minutes apart from the other's, and on a noisy machine
 // that moved IndexOnly's median by up to 50% between two runs of the same commit
-// (benchmarks/results/controller.md, "The IndexOnly bound commits as a rebuild does").
+// (benchmarks/results/README.md, "Rebuild vs its bound and FixedBatch").
 //
 //   dotnet run tools/paired-rebuild.cs -- [--shapes growing,lognormal,rare-giants,uniform] [--size 256MB]
 //       [--pairs 5] [--directory DIR]

@@ -2,7 +2,8 @@
 # The scale run in one command per allocator: builds the server once, then runs `soak` (load a
 # dataset unless the data directory has it, build the index the first time, rebuild it side by side
 # under live traffic, sample memory every second) with the allocator chosen here, and writes
-# benchmarks/results/scale-SIZE-ALLOCATOR.{csv,svg,json,md}.
+# benchmarks/results/raw/scale-SIZE-ALLOCATOR.{csv,svg,json,md} (ignored by git; the report quotes them in
+# benchmarks/results/README.md, "Scale and memory").
 #
 #   tools/scale-run.sh default               # the product's default: librocksdb.so, glibc malloc, arenas limited to one per core at start
 #   tools/scale-run.sh glibc                 # librocksdb.so, glibc malloc at glibc's own arena limit (MALLOC_ARENA_MAX=8 per core)

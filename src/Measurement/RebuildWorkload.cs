@@ -23,7 +23,7 @@ namespace Indexing.Measurement;
 /// collection's totals known, so the build makes the bulk commits (checkpoints) a build from the
 /// prefetcher makes, on the same cadence. Without them the bound would leave out their flushes and
 /// the merges of the smaller segments they make, work every rebuild does (benchmarks/results/
-/// controller.md, "The IndexOnly bound commits as a rebuild does", measures it). A collection of at most
+/// README.md, "Rebuild vs its bound and FixedBatch"). A collection of at most
 /// <see cref="InMemoryLimitBytes"/> of bodies is read into memory once, before any clock starts.
 /// A larger one is read during each IndexOnly run in chunks of at most the limit (a document
 /// larger than the limit is a chunk of its own), one held at a time, each loaded when the previous
@@ -74,9 +74,10 @@ public sealed partial class RebuildWorkload
     /// The indexer's options for measured rebuilds (the benchmarks and `measure`): takes of at most
     /// 1 MiB / 256 documents. With larger takes the indexer's channel (one batch per indexing
     /// thread) plus the batches being indexed hold several takes ahead of indexing (64 MiB with the
-    /// 16 MiB takes of the time), which was the whole of a 30-60 MB dataset: the first benchmark run
-    /// showed every strategy handing out everything within about a second and the rest of the
-    /// rebuild indexing from that queue (benchmarks' results/run1-default-take). On a real rebuild of tens of GB that queue is noise;
+    /// 16 MiB takes of the time), which can be the whole of a dataset of tens of MB: every strategy
+    /// then hands out everything within about a second and the rest of the rebuild indexes from that
+    /// queue (the first benchmark run, 2026-11-23, in git's history of benchmarks/results). On a real
+    /// rebuild of tens of GB that queue is noise;
     /// small takes make a rebuild of tens of MB behave like its steady state, reading at the
     /// indexer's pace under the prefetcher's budget.
     /// </summary>

@@ -35,17 +35,18 @@ public sealed class StoreOptions
     internal const long BlockCacheBytesCeiling = 1L << 40;
 
     /// <summary>
-    /// Default <see cref="RowCacheBytes"/>: 64 MiB. Measured over HTTP with a hot set (90% of requests
-    /// to 10% of 400,000 orders; benchmarks/results/scale.md, "Caches"): Gets +28% requests/s and a
-    /// p50 of 0.32 instead of 0.41 ms against no row cache; search-then-fetch unchanged (the search
-    /// is its cost). 64 MiB more in the memory bound.
+    /// Default <see cref="RowCacheBytes"/>: 64 MiB. A row hit skips the block lookup and its decoding,
+    /// which is most of a point read of a hot document; search-then-fetch gains nothing, as the search
+    /// is its cost. 64 MiB more in the memory bound (docs/decisions/0013; benchmarks/results/README.md,
+    /// "Other figures").
     /// </summary>
     internal const long DefaultRowCacheBytes = 64L << 20;
 
     /// <summary>
-    /// Default <see cref="NativeLibrary"/>: the glibc build, as before the choice existed (until measured:
-    /// benchmarks/results/scale.md). Switching the default is this line (jemalloc also needs the process
-    /// started with libjemalloc.so.2 preloaded; see <see cref="RocksDbNative"/>).
+    /// Default <see cref="NativeLibrary"/>: the glibc build, because jemalloc needs the process started
+    /// with libjemalloc.so.2 preloaded, which <c>dotnet run</c> cannot give itself (docs/decisions/0010;
+    /// benchmarks/results/README.md, "Scale and memory"). Switching the default is this line (see
+    /// <see cref="RocksDbNative"/>).
     /// </summary>
     public const RocksDbLibrary DefaultNativeLibrary = RocksDbLibrary.Glibc;
 
@@ -135,8 +136,8 @@ public sealed class StoreOptions
 
     /// <summary>
     /// Size of the engine's row cache in bytes; 0 means none. The row cache holds whole values found by
-    /// point reads (Get, MultiGet), so a hot document is served without touching a block; off by default
-    /// until measured (benchmarks/row-cache).
+    /// point reads (Get, MultiGet), so a hot document is served without touching a block; the default is
+    /// <see cref="DefaultRowCacheBytes"/>.
     /// </summary>
     public long RowCacheBytes { get; }
 

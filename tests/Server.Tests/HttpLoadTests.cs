@@ -12,8 +12,8 @@ namespace Indexing.Server.Tests;
 /// live server while a side-by-side rebuild runs: GETs, PUTs and queries at as many connections as
 /// the server takes, with a small query limit so that some queries are refused. It asserts only what
 /// cannot flake on a loaded machine: no errors but the intended 429s, and the rebuild finishes.
-/// Latency and memory are measured by the 60 s run (benchmarks/http-load/run.sh), written down in
-/// benchmarks/results/http-load.md.
+/// Latency and memory are measured by the full run (benchmarks/http-load/run.sh), written down in
+/// benchmarks/results/README.md, "HTTP load".
 /// </summary>
 [Trait("Category", "Load")]
 public sealed class HttpLoadTests

@@ -8,14 +8,16 @@ namespace Indexing.Indexer;
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
 /// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
-/// while the index is open: pass a new instance when reopening. Defaults come from measurements
-/// on a 2-core VM (see benchmarks/results/indexer.md and indexing-throughput.md).
+/// while the index is open: pass a new instance when reopening. Why the defaults are these:
+/// docs/decisions/0011 and 0012; their figures: benchmarks/results/README.md.
 /// </remarks>
 public sealed record IndexOptions
 {
     /// <summary>
-    /// Default <see cref="IndexingThreads"/>: 2, from a quiet 2-core run (1.52x the documents per
-    /// second of 1 thread on real text, and at nice 10 the foreground Get p99 within 1.5x of idle).
+    /// Default <see cref="IndexingThreads"/>: 2. Where a core is free a second thread indexes
+    /// markedly faster than one, and at nice 10 the foreground Get p99 during a rebuild stays within
+    /// its target (docs/decisions/0011; benchmarks/results/README.md, "IndexOnly vs LuceneOnly" and
+    /// "Foreground p99 during a rebuild").
     /// </summary>
     public const int DefaultIndexingThreads = 2;
 

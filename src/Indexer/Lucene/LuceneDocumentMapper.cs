@@ -36,7 +36,8 @@ internal sealed class LuceneDocumentMapper
     /// <summary>
     /// The precision step of long and double fields: 16, four trie terms per value, where Lucene
     /// 4.8's default of 4 writes sixteen (later Lucene versions made 16 their default for 64-bit
-    /// values). Indexing two keyword and two numeric fields of 2 GB of documents took 28% less time.
+    /// values): a quarter of the terms to write per value, which shows in indexing time where
+    /// numeric fields are a large part of a document (benchmarks/results/README.md, "Other figures").
     /// The cost is at query time: at each end of a range, up to 2^16 - 1 values at full precision
     /// instead of 15 (only values that exist are visited). The query parser uses this step; indexes
     /// written with step 4 hold every term a step-16 query asks for (shifts 0, 16, 32 and 48 are

@@ -63,7 +63,8 @@ public sealed record ControllerOptions
 
     /// <summary>
     /// L is at most this multiple of the budget over the largest recent document. 2, not 1: giants are
-    /// rarely all in flight at once (2-20 MB in 64 MiB: L = 3 stalled the indexer 17% of the time, 4 only 4%).
+    /// rarely all in flight at once, and a ceiling of the budget over the largest left too few readers
+    /// and stalled the indexer (benchmarks/results/README.md, "Other figures", the size ceiling).
     /// </summary>
     public double LargeDocumentBudgetFraction { get; init; } = 2.0;
 
@@ -92,8 +93,8 @@ public sealed record ControllerOptions
     /// <summary>
     /// The run's first task of small documents; the next ones double from it up to the target
     /// (<see cref="InitialTaskBytes"/> until a rate is measured); at or above the target, no ramp.
-    /// 256 KiB is 36 ms on a slow stream (8 MB/s, 4 ms a request), where a first 4 MiB task kept
-    /// the indexer waiting half a second.
+    /// 256 KiB is 36 ms on a slow stream (8 MB/s, 4 ms a request), where a first 4 MiB task keeps
+    /// the indexer waiting half a second (docs/decisions/0003).
     /// </summary>
     public long FirstTaskBytes { get; init; } = 256 * 1024;
 

@@ -8,9 +8,9 @@ namespace Indexing.Prefetcher;
 /// a FIFO queue reads L / depth whatever the sizes; queueing must also show in most classes with
 /// enough reads, as one class's slow reads (cold MultiGets) are not a queue. The run's first tasks
 /// (the ramp) teach no class: read at the initial L, alone on the device and the cores, their 2
-/// MiB class is the one the measured target falls in, and reads at the device's depth then took
-/// twice that un-queued time from CPU contention while L still paid (reading alone fell from 1.09x
-/// to 0.73x the best fixed L). They still count in what the window delivered.
+/// MiB class is the one the measured target falls in, and reads at the device's depth then take
+/// twice that un-queued time from CPU contention while L still pays, which set off false queueing
+/// cuts (docs/decisions/0003). They still count in what the window delivered.
 /// </summary>
 internal sealed class ReadLatencyBaseline
 {

@@ -4,7 +4,7 @@ namespace Indexing.Prefetcher;
 /// Throughput over a run of ticks at one concurrency, and how uncertain it is. <b>From the reads
 /// themselves</b> (Little's law) when reads in flight are measured: mean reads in flight x Σ bytes /
 /// Σ latency, so a 20 MB read completing on either side of a tick edge does not move it (bytes per
-/// tick moved ±40% a second with a slow disk's giants); only reads issued since the measurement
+/// tick swing by a large share of the rate with a slow disk's giants); only reads issued since the measurement
 /// began count, as the old L's shorter latencies would promise too much. <b>From bytes per tick</b>
 /// otherwise: a tick's surplus at an edge is the next one's deficit, so Var(mean) ~ (var + 2 lag-1
 /// cov) / n, never below var / n^2 nor the largest read's share. An unsettled tick (the first)

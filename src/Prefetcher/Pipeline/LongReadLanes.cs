@@ -10,9 +10,9 @@ namespace Indexing.Prefetcher;
 /// Why: on a slow stream a giant holds its reader for seconds (2-20 MiB at 8 MB/s is 0.25-2.5 s),
 /// and in key order the readers soon all sit on giants. At the start of a rebuild, with L=2, the
 /// indexer then had nothing at all until the first giant arrived, although small documents lay
-/// between the giants (rare giants on the slow disk: 0.4 s of a 7 s rebuild). A single lane for
-/// small reads was not enough: one stream delivers 2 KiB documents more slowly than the indexer
-/// takes them.
+/// between the giants. A single lane for small reads is not enough: one stream delivers 2 KiB
+/// documents more slowly than the indexer takes them (docs/decisions/0004;
+/// benchmarks/results/README.md, "Rebuild vs its bound and FixedBatch").
 /// </para>
 /// <para>
 /// About a budget's worth of long reads wait at most (the one that passes the budget is the last

@@ -25,9 +25,10 @@ public sealed record PrefetchOptions
     /// <summary>
     /// When the first tick comes (jittered too; never later than <see cref="TickInterval"/>). Sooner
     /// than the others: until it, L is the initial 2, which on a slow device (8 MB/s a stream)
-    /// starves a rebuild's indexer for the whole tick. Not sooner than 150 ms: the first tick
-    /// measures the initial L on the run's first, shortest tasks, and measured on fewer of them
-    /// (100-125 ms) that rate came out low enough that a capped device's L ran past its knee of 4.
+    /// starves a rebuild's indexer for the whole tick. Not much sooner: the first tick measures the
+    /// initial L on the run's first, shortest tasks, and on fewer of them that rate comes out low, the
+    /// first step looks better than it is, and a capped device's L runs past its knee
+    /// (docs/decisions/0008).
     /// </summary>
     public TimeSpan FirstTickInterval { get; init; } = TimeSpan.FromMilliseconds(150);
 

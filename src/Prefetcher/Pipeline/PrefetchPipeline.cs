@@ -116,7 +116,9 @@ public sealed partial class PrefetchPipeline : IBatchSource
     }
 
     /// <summary>
-    /// Stops reading once the store calls in flight return (130 ms for a 48 MiB Get here) and releases
+    /// Stops reading once the store calls in flight return (a RocksDB call cannot be interrupted, so
+    /// this waits for the longest one, a Get of the largest document; benchmarks/results/README.md,
+    /// "Other figures", the shutdown bound) and releases
     /// the snapshot and all budget; idempotent. Throws a release failure the run could not report.
     /// </summary>
     public async ValueTask DisposeAsync()

@@ -7,8 +7,8 @@ namespace Indexing.Prefetcher;
 /// that is half a second before the indexer gets its first document, while a 256 KiB task is 36
 /// ms. Each size goes to as many tasks as there are readers, so that every reader starts on a
 /// small task: a ramp of one task per size gave the first readers its few small tasks and every
-/// other reader started on a 4 MiB one (with L at 16 from the start, the indexer waited 0.4 s in
-/// all, in virtual time). The ramp ends when it reaches the target; a giant, read alone, does not take
+/// other reader started on a 4 MiB one, half a second on a slow stream (docs/decisions/0003). The
+/// ramp ends when it reaches the target; a giant, read alone, does not take
 /// a step. Not thread-safe: owned by the planner's one enumeration.
 /// </summary>
 internal sealed class TaskRamp(long? firstBytes)

@@ -30,12 +30,13 @@ internal sealed record MemoryBound(
     /// <summary>
     /// The fixed overhead: the .NET runtime and JIT-compiled code, Kestrel, RocksDB's and Lucene's code
     /// and static state, thread stacks, the GC's own headroom (garbage not yet collected: documents the
-    /// indexer is done with, Lucene's per-document garbage; the GC heap peaked at 740 MiB against a
-    /// 256 MiB budget), Lucene's merges, and what malloc keeps but does not use. Measured by `soak` as
+    /// indexer is done with, Lucene's per-document garbage, which can be a few times the prefetch
+    /// budget), Lucene's merges, and what malloc keeps but does not use. Measured by `soak` as
     /// "unaccounted": private memory (RSS without mapped files) minus the parts above as they stand,
-    /// each second. At 10 GiB (benchmarks/results/scale.md) the server's default (glibc, arenas limited
-    /// to one per core at start) left at most 1.1 GiB unaccounted; side by side, MALLOC_ARENA_MAX=2
-    /// left 791 MiB, jemalloc 619 MiB and glibc's own arena limit (8 per core) 1.5 GiB. 1.25 GiB here.
+    /// each second. The rule: the most the server's default (glibc, arenas limited to one per core at
+    /// start) left unaccounted on the 10 GiB run, with some headroom, since the bound must hold for
+    /// the default allocator and a smaller one would be crossed (benchmarks/results/README.md,
+    /// "Scale and memory"; other allocators leave less, docs/decisions/0010). 1.25 GiB here.
     /// </summary>
     public const long MeasuredOverheadBytes = 5L << 28;
 

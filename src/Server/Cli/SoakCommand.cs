@@ -61,7 +61,7 @@ internal static class SoakCommand
         var output = new Option<DirectoryInfo>("--out")
         {
             Description = "Where scale-LABEL.csv, .svg, .json and .md are written.",
-            DefaultValueFactory = _ => new DirectoryInfo(Path.Combine("benchmarks", "results")),
+            DefaultValueFactory = _ => new DirectoryInfo(Path.Combine("benchmarks", "results", "raw")),
         };
         var label = new Option<string?>("--label")
         {

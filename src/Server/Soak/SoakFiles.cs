@@ -8,8 +8,8 @@ using Indexing.Storage;
 namespace Indexing.Server.Soak;
 
 // The scale run's files, each replaced whole: scale-LABEL.csv (one row a second), .svg (the same as
-// panels, through the project's TimelineFiles), .json (the report) and .md (the report as the
-// section benchmarks/results/scale.md is made of).
+// panels, through the project's TimelineFiles), .json (the report) and .md (the report, as
+// benchmarks/results/scale-10GiB-default.md; see benchmarks/results/README.md, "Scale and memory").
 internal static class SoakFiles
 {
     private const double MiB = 1 << 20;

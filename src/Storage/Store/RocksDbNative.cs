@@ -220,9 +220,10 @@ public static class RocksDbNative
     /// <c>MALLOC_ARENA_MAX</c> (an operator's choice wins) or jemalloc is the process's malloc. Call it
     /// first thing in a process: glibc gives each new thread an arena of its own until the limit, so the
     /// arenas the runtime's threads made before the call stay. Returns whether the limit was set; the
-    /// first call decides. The server starts with one arena per core: on the same 2 GiB rebuild side by
-    /// side, glibc's own limit (8 per core) held 1.6 GiB of private memory at the peak, this call 1.2 GiB
-    /// and <c>MALLOC_ARENA_MAX=2</c> in the environment 1.0 GiB (benchmarks/results/scale.md).
+    /// first call decides. The server starts with one arena per core: memory one arena frees is not
+    /// reused by another, so fewer arenas hold less private memory at the same speed; set here it
+    /// catches most, not all, of what the environment variable does (docs/decisions/0010;
+    /// benchmarks/results/README.md, "Scale and memory").
     /// </summary>
     public static bool LimitGlibcArenas(int max)
     {

@@ -13,9 +13,8 @@ namespace Indexing.Storage;
 /// Reads may run on many threads at once. Read-once access: no read fills the block cache. The
 /// metadata scan reads ahead 2 MiB at a time; range reads take RocksDB's own readahead, which
 /// starts at a block and grows while reads stay sequential. A fixed readahead is read in every
-/// file a range touches, one per level, and past the range's end: a range read of 124 KB read
-/// 10.7 MB from the files at 2 MiB, 0.4 MB without it (a rebuild read 4.3x its bytes from the
-/// device). Its two ReadOptions are created once per snapshot (RocksDbSharp frees them in a
+/// file a range touches, one per level, and past the range's end, so a short range read many times
+/// its bytes from the device (benchmarks/results/README.md, "Other figures"). Its two ReadOptions are created once per snapshot (RocksDbSharp frees them in a
 /// finalizer; there is no Dispose). Per-call iterator bounds would need a ReadOptions per call, so
 /// range reads stop by comparing keys with the range's last id instead. Dispose waits for reads in
 /// flight, frees its scans' iterators, then releases the RocksDB snapshot; it is idempotent, and

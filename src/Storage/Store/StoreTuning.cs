@@ -92,13 +92,13 @@ internal sealed class StoreTuning
 
     // docs: bodies of DocumentStore.MinBlobBytes and more go to blob files, the SST keeping a
     // pointer (RocksDB's integrated BlobDB). Inline, a giant shares its block with the small
-    // documents written just before it, so reading those reads the giant too: a rebuild over rare
-    // giants read 1.7-1.9x the bytes it delivered from the disk; with blob files 1.02x (0.74x with
-    // LZ4). 256 KiB is 16 blocks: a smaller value costs its neighbours little.
+    // documents written just before it, so reading those reads the giant too, and the giant's own
+    // read reads it again. In a blob file a giant is read once, by its own read. 256 KiB is 16
+    // blocks: a smaller value costs its neighbours little.
     //
     // LZ4 like the deeper levels: blob files are written at flush and never recompressed by
-    // compaction. On 512 MB of rare giants the store took 359 MB instead of 498 uncompressed,
-    // and the load took as long (4.0-4.1 s against 3.9-4.2).
+    // compaction, and compressing giants at flush did not slow a load (docs/decisions/0009;
+    // benchmarks/results/README.md, "Other figures").
     private static ColumnFamilyOptions BlobFiles(ColumnFamilyOptions family)
     {
         // The binding's ColumnFamilyOptions has no setters for these; the C API's are in Native.
@@ -141,8 +141,9 @@ internal sealed class StoreTuning
             // which matters more for a source of truth than the extra write amplification.
             .SetCompactionStyle(Compaction.Level)
             .SetLevelCompactionDynamicLevelBytes(true)
-            // No compression in L0 and L1, LZ4 below. Compressing at flush time cut a bulk load
-            // from 168 to 50 MB/s here (2 cores: flushes compete with the writer); the deeper
+            // No compression in L0 and L1, LZ4 below. Compressing at flush time slows a bulk load
+            // several times over on few cores, where flushes compete with the writer
+            // (benchmarks/results/README.md, "Other figures"); the deeper
             // levels, where almost all data ends up, are rewritten by compaction in the
             // background anyway, and JSON compresses 2-4x there.
             .SetCompressionPerLevel(_compressionPerLevel, (ulong)_compressionPerLevel.Length)

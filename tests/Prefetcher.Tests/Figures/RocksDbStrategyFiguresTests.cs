@@ -12,7 +12,7 @@ namespace Indexing.Prefetcher.Tests;
 /// <see cref="Prefetch.Start"/>, on the local disk and under the modelled network disk (default
 /// parameters), into an indexer modelled as 10 ns per byte (100 MB/s). Medians of
 /// PREFETCH_FIGURES_RUNS runs (default 1) of about PREFETCH_FIGURES_MB per shape (default 8, so
-/// the suite stays fast; benchmarks/results/prefetcher.md quotes 100 MB, 3 runs). It asserts delivery only: speed
+/// the suite stays fast; benchmarks/results/README.md, "Other figures", quotes 100 MB, 3 runs). It asserts delivery only: speed
 /// targets belong in written results, not in timed tests.
 /// </summary>
 [Collection(TimingSensitive.Name)]

@@ -14,8 +14,8 @@ namespace Indexing.Indexer;
 //
 // Why not Lucene's WildcardQuery and RegexpQuery: Lucene.Net 4.8 turns the pattern into a
 // deterministic automaton with no limit on its size, and that subset construction is exponential in
-// patterns as short as `x*a????????????????` (57 s for 16 '?' on this machine, doubling with each
-// more) or `/x[ab]*a[ab]{18}/` (50 s), uninterruptible, while the memory grows. The NonBacktracking
+// patterns as short as `x*a????????????????` or `/x[ab]*a[ab]{18}/`, each more `?` doubling the
+// time, uninterruptible, while the memory grows (benchmarks/results/README.md, "Other figures"). The NonBacktracking
 // engine refuses a pattern whose automaton could exceed 10,000 nodes (NotSupportedException, at
 // construction) and matches in time linear in the term.
 //
