@@ -127,7 +127,7 @@ public abstract class RebuildBenchmarkBase
     /// compactions would read and write beside the first runs). Compacted is false when they were
     /// still running after 5 minutes; the caller owns the store.
     /// </summary>
-    public static (DocumentStore Store, bool Compacted) LoadStore(DatasetShape shape, long targetBytes, string storePath)
+    internal static (DocumentStore Store, bool Compacted) LoadStore(DatasetShape shape, long targetBytes, string storePath)
     {
         using (var writing = DocumentStore.Open(storePath, new StoreOptions(syncWrites: false)))
         {

@@ -13,7 +13,7 @@ namespace Indexing;
 /// directory fsync after the rename throws <see cref="FileReplacedNotDurableException"/>: the new
 /// file is the one every reader sees, but a power loss could still bring the old one back.
 /// </remarks>
-public static class AtomicFile
+internal static class AtomicFile
 {
     /// <summary>Writes <paramref name="path"/> through <paramref name="write"/>, which gets the temporary file's stream.</summary>
     /// <param name="beforeStep">Called before each step with the step and the path it touches (a test seam: the catalog's fault sweep counts and fails steps here; a throw is that step's failure).</param>
@@ -126,7 +126,7 @@ public static class AtomicFile
 }
 
 /// <summary>A step of <see cref="AtomicFile.Replace"/>, in order.</summary>
-public enum AtomicFileStep
+internal enum AtomicFileStep
 {
     /// <summary>The content is written to the temporary file.</summary>
     Write,
@@ -147,7 +147,7 @@ public enum AtomicFileStep
 /// one back. Whoever relies on the replacement surviving (deleting what the old file named) must
 /// make it durable first (<see cref="AtomicFile.SyncDirectoryOf"/>).
 /// </summary>
-public sealed class FileReplacedNotDurableException : IOException
+internal sealed class FileReplacedNotDurableException : IOException
 {
     /// <summary>Creates the exception for <paramref name="path"/>, with the fsync's failure.</summary>
     public FileReplacedNotDurableException(string path, Exception inner)

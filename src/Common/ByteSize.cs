@@ -9,7 +9,7 @@ namespace Indexing;
 /// figure from an exact one. <see cref="FormatExact"/> adds the byte count when that matters,
 /// e.g. when a document is over a limit by a few bytes and both would round to the same text.
 /// </remarks>
-public static class ByteSize
+internal static class ByteSize
 {
     private const int UnitShift = 10;
     private static readonly string[] _units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

@@ -15,7 +15,7 @@ namespace Indexing;
 /// the exact range). The histograms of foreground latencies, document sizes and size profiles
 /// all use it, with 5, 4 and 6 bits.
 /// </remarks>
-public readonly record struct LogLinearBuckets
+internal readonly record struct LogLinearBuckets
 {
     /// <summary>Buckets per power of two: 2^<paramref name="subBucketBits"/>, from 2 to 2^16.</summary>
     public LogLinearBuckets(int subBucketBits)

@@ -11,7 +11,7 @@ namespace Indexing;
 /// given (every too-long document id is cut, so that rule's message gets its length from here).
 /// Every layer quotes through this one type so messages look alike.
 /// </remarks>
-public static class MessageText
+internal static class MessageText
 {
     private const int DisplayChars = 64;
 

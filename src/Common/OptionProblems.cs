@@ -13,7 +13,7 @@ namespace Indexing;
 /// Short-lived and confined to the validating thread.
 /// </summary>
 /// <param name="prefix">Put before each problem, e.g. "PrefetchOptions." before "TickInterval must be ...".</param>
-public sealed class OptionProblems(string prefix = "")
+internal sealed class OptionProblems(string prefix = "")
 {
     private readonly List<string> _problems = [];
 

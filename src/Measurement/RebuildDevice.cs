@@ -22,13 +22,13 @@ public sealed record RebuildDevice
     public string Name { get; }
 
     /// <summary>The modelled disk's parameters; null on the local disk.</summary>
-    public NetworkDiskModelOptions? NetworkDisk { get; }
+    internal NetworkDiskModelOptions? NetworkDisk { get; }
 
     /// <summary>
     /// The store under the modelled network disk with these parameters (validated now), labelled
     /// <paramref name="name"/> (e.g. "slow-disk" for a read-bound one).
     /// </summary>
-    public static RebuildDevice ModelledNetworkDisk(NetworkDiskModelOptions? options = null, string name = "network-disk")
+    internal static RebuildDevice ModelledNetworkDisk(NetworkDiskModelOptions? options = null, string name = "network-disk")
     {
         ArgumentException.ThrowIfNullOrWhiteSpace(name);
         return new(name, (options ?? new NetworkDiskModelOptions()).Validate());

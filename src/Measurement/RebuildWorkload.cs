@@ -57,7 +57,7 @@ public sealed partial class RebuildWorkload
     /// <param name="store">The documents; open it with direct reads for the local-disk figures to mean anything.</param>
     /// <param name="definition">The index rebuilt; its collection is the one read.</param>
     /// <param name="workDirectory">Where each run's index is built (a fresh subdirectory per run, deleted after it).</param>
-    public RebuildWorkload(DocumentStore store, IndexDefinition definition, string workDirectory, IndexOptions? indexOptions = null, PrefetchOptions? prefetchOptions = null)
+    internal RebuildWorkload(DocumentStore store, IndexDefinition definition, string workDirectory, IndexOptions? indexOptions = null, PrefetchOptions? prefetchOptions = null)
     {
         ArgumentNullException.ThrowIfNull(store);
         ArgumentNullException.ThrowIfNull(definition);
@@ -104,7 +104,7 @@ public sealed partial class RebuildWorkload
 
     public IndexOptions IndexOptions { get; }
 
-    public PrefetchOptions PrefetchOptions { get; }
+    internal PrefetchOptions PrefetchOptions { get; }
 
     /// <summary>
     /// The most body bytes the IndexOnly bound holds in memory (default 1 GiB, more than 0): a

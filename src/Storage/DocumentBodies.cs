@@ -19,7 +19,7 @@ namespace Indexing.Storage;
 /// <see cref="Utf8JsonReader"/> refuses.
 /// </para>
 /// </remarks>
-public static class DocumentBodies
+internal static class DocumentBodies
 {
     /// <summary>Deepest nesting of objects and arrays a body may have.</summary>
     public const int MaxDepth = 64;

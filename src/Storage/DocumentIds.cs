@@ -13,7 +13,7 @@ namespace Indexing.Storage;
 /// strict UTF-8 bytes, so the store's key order is ordinal UTF-8 byte order (which is Unicode
 /// code point order, not .NET's UTF-16 ordinal order; see <see cref="CompareKeyOrder"/>).
 /// </remarks>
-public static class DocumentIds
+internal static class DocumentIds
 {
     /// <summary>Largest id length in UTF-8 bytes; also the buffer size that fits any key.</summary>
     public const int MaxIdBytes = 512;

@@ -35,7 +35,7 @@ public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan 
 /// the newer second.
 /// </para>
 /// </remarks>
-public sealed class LatencyHistogram
+internal sealed class LatencyHistogram
 {
     private const int SubBucketBits = 5;
     private const long TopTicks = 60 * TimeSpan.TicksPerSecond;

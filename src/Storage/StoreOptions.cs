@@ -166,7 +166,7 @@ public sealed class StoreOptions
 /// (<see cref="StoreOptions.MaxDocumentBytesName"/> and so on), its value,
 /// the range and the default. Run by <see cref="DocumentStore.Open"/>.
 /// </summary>
-public sealed class StoreOptionsValidator : IValidateOptions<StoreOptions>
+internal sealed class StoreOptionsValidator : IValidateOptions<StoreOptions>
 {
     public ValidateOptionsResult Validate(string? name, StoreOptions options)
     {

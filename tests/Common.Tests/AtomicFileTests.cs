@@ -35,11 +35,13 @@ public sealed class AtomicFileTests : IDisposable
     }
 
     [Theory]
-    [InlineData(AtomicFileStep.Write)]
-    [InlineData(AtomicFileStep.Flush)]
-    [InlineData(AtomicFileStep.Rename)]
-    public void Replace_AStepBeforeTheRenameFails_KeepsTheOldFileAndNoTemporaryOne(AtomicFileStep failing)
+    [InlineData(nameof(AtomicFileStep.Write))]
+    [InlineData(nameof(AtomicFileStep.Flush))]
+    [InlineData(nameof(AtomicFileStep.Rename))]
+    public void Replace_AStepBeforeTheRenameFails_KeepsTheOldFileAndNoTemporaryOne(string step)
     {
+        // By name: the step type is internal to the engine, and a test method's parameters must be public.
+        var failing = Enum.Parse<AtomicFileStep>(step);
         var path = Path.Combine(_directory, "state.json");
         File.WriteAllText(path, "old");
 

@@ -30,7 +30,7 @@ public sealed class TempStore : IDisposable
     public StoreOptions Options { get; }
 
     /// <summary>The open store; a new instance after <see cref="Reopen"/>.</summary>
-    public DocumentStore Store { get; private set; }
+    internal DocumentStore Store { get; private set; }
 
     public static byte[] Json(string json) => Encoding.UTF8.GetBytes(json);
 

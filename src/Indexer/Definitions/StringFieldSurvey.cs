@@ -38,7 +38,7 @@ namespace Indexing.Indexer;
 /// builds the definition.
 /// </para>
 /// </remarks>
-public sealed class StringFieldSurvey
+internal sealed class StringFieldSurvey
 {
     /// <summary>Most distinct paths tracked; documents with more distinct string paths than this are unusual (maps keyed by ids).</summary>
     public const int MaxTrackedPaths = 10_000;

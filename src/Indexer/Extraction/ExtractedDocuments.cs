@@ -11,7 +11,7 @@ namespace Indexing.Indexer;
 /// holding them costs about twice the text's UTF-8 bytes in UTF-16 strings, plus small arrays.
 /// <para>Immutable once made; read by any number of threads.</para>
 /// </summary>
-public sealed class ExtractedDocuments
+internal sealed class ExtractedDocuments
 {
     private readonly Entry[] _entries;
 

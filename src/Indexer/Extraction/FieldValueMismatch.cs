@@ -9,7 +9,7 @@ namespace Indexing.Indexer;
 /// one odd document, so the value is left out, counted, and the latest one is shown in the
 /// index's status for someone to fix the data or the definition.
 /// </remarks>
-public sealed record FieldValueMismatch(string Field, string Path, string Reason)
+internal sealed record FieldValueMismatch(string Field, string Path, string Reason)
 {
     /// <inheritdoc/>
     public override string ToString() => $"field '{Field}' at {Path}: {Reason}";

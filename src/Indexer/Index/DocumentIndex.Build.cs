@@ -23,7 +23,7 @@ namespace Indexing.Indexer;
 // that commit. The index's etag stays the pre-build value until the last commit, which records S
 // as the index's etag, from which following continues. A crash leaves an index that says it is
 // incomplete, with the key to resume after.
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     /// <summary>
     /// Indexes every document <paramref name="source"/> hands out (those outside the definition's

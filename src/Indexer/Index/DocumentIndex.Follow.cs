@@ -15,7 +15,7 @@ namespace Indexing.Indexer;
 // bound, while following is paused); StartFollowing runs them in a background loop that polls
 // every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
 // step has ended, and no step starts until ResumeFollowing.
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     private static readonly TimeSpan _maxBackoff = TimeSpan.FromSeconds(5);
 
@@ -342,4 +342,4 @@ public sealed partial class DocumentIndex
 /// <param name="FromEtag">The applied etag before.</param>
 /// <param name="ToEtag">The applied etag after.</param>
 /// <param name="CaughtUp">The index reached the bound asked for, or the store's last etag as read at the end.</param>
-public sealed record CatchUpResult(long AppliedChanges, long FromEtag, long ToEtag, bool CaughtUp);
+internal sealed record CatchUpResult(long AppliedChanges, long FromEtag, long ToEtag, bool CaughtUp);

@@ -8,7 +8,7 @@ namespace Indexing.Indexer;
 // searches its near-real-time view; past the budget it throws QueryTimeoutException,
 // OperationCanceledException or QueryExpansionException from inside the search, leaving its view
 // released like any other end (see IIndexSearcher for what it throws).
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     /// <summary>Runs <paramref name="query"/> on what the index holds as of its last refresh.</summary>
     /// <exception cref="ArgumentOutOfRangeException">Take, Skip, TimeLimit, MaxExpandedTerms or MaxSortKeys is out of range.</exception>

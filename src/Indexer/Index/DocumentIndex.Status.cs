@@ -4,7 +4,7 @@ namespace Indexing.Indexer;
 //
 // State changes happen under _stateLock; counters are Interlocked; the latest messages are
 // written with Volatile, so GetStatus never waits for a writer.
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     private readonly Lock _stateLock = new();
     private IndexState _state = IndexState.Idle;

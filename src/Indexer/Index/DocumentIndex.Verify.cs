@@ -6,7 +6,7 @@ namespace Indexing.Indexer;
 // engine's id cursor) against the store's live documents of the collection (ScanMetadata, also in
 // key order), walked side by side. Verify here compares with the store as it is now: writes in
 // between show as differences. The manager's verify pins both at one point (OpenVerifyView).
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     /// <summary>
     /// Compares the index with <paramref name="store"/>: documents missing from the index, entries
@@ -171,7 +171,7 @@ internal sealed record VerifyView(long IndexEtag, IEnumerator<IndexIdEntry> Ids,
 /// <param name="ExtraIds">The first extra ids, in key order.</param>
 /// <param name="StaleEntries">The first stale entries, as "id (index etag, store etag)".</param>
 /// <param name="DuplicateIds">The first duplicated ids.</param>
-public sealed record IndexVerifyResult(
+internal sealed record IndexVerifyResult(
     long StoreDocuments,
     long Missing,
     long Extra,

@@ -10,7 +10,7 @@ namespace Indexing.Indexer;
 // - values of the wrong type: the document is indexed without them; they are counted;
 // - anything else from the engine is a failure of the index itself, wrapped once here naming the
 //   index and the document, and thrown to the loop, which decides (retry, then Error).
-public sealed partial class DocumentIndex
+internal sealed partial class DocumentIndex
 {
     // Per-thread state: the sink writer (the engine reuses its fields per thread) and the extraction
     // buffer. AddOnly: a build into a fresh or cleared index, where no id is there yet, so documents

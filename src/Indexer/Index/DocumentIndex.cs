@@ -25,7 +25,7 @@ namespace Indexing.Indexer;
 /// <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state).
 /// </para>
 /// </remarks>
-public sealed partial class DocumentIndex : IDisposable
+internal sealed partial class DocumentIndex : IDisposable
 {
     private const long NoBuild = -1;
 

@@ -139,7 +139,7 @@ public sealed record IndexOptions
 /// The rules of <see cref="IndexOptions"/>, each problem naming the setting, its value and its range;
 /// run when an index opens (<see cref="DocumentIndex.Open"/>, and for every index by <see cref="IndexManager"/>).
 /// </summary>
-public sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
+internal sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
 {
     public ValidateOptionsResult Validate(string? name, IndexOptions options)
     {

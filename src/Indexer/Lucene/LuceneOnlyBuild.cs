@@ -26,7 +26,7 @@ namespace Indexing.Indexer;
 /// Owns, in creation order: directory, analyzer, writer; disposed in reverse.
 /// </para>
 /// </summary>
-public sealed class LuceneOnlyBuild : IDisposable
+internal sealed class LuceneOnlyBuild : IDisposable
 {
     private readonly LuceneDirectory _directory;
     private readonly StandardAnalyzer _analyzer;

@@ -11,7 +11,7 @@ namespace Indexing.Indexer;
 /// <param name="request">What to read.</param>
 /// <param name="cancellationToken">Cancelled when the rebuild is cancelled or the manager closes.</param>
 /// <returns>A source over every live document of <see cref="BulkSourceRequest.Collection"/>, in a snapshot of <see cref="BulkSourceRequest.Store"/> taken now.</returns>
-public delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, CancellationToken cancellationToken);
+internal delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, CancellationToken cancellationToken);
 
 /// <summary>What a rebuild's bulk phase reads.</summary>
 /// <param name="Store">The manager's store: the source must read a snapshot of it, as the catch-up phase continues from that snapshot's etag in it.</param>
@@ -22,14 +22,14 @@ public delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, Cancel
 /// as <c>Prefetch.Start</c>'s <c>startAfterId</c>), and report it as <see cref="IBatchSource.HandedOutThrough"/>
 /// before the first take. A source that starts elsewhere makes the rebuild start its bulk phase over.
 /// </param>
-public sealed record BulkSourceRequest(DocumentStore Store, string IndexName, string Collection, string? StartAfterId = null);
+internal sealed record BulkSourceRequest(DocumentStore Store, string IndexName, string Collection, string? StartAfterId = null);
 
 /// <summary>
 /// Told by the <see cref="IndexManager"/> what its rebuilds are doing, for its host's operators: the
 /// server shows a rebuild's bulk prefetch on its admin page (as <c>rebuild &lt;index&gt;</c>) and in its
 /// metrics, and lets operators rethrottle it.
 /// </summary>
-public interface IRebuildObserver
+internal interface IRebuildObserver
 {
     /// <summary>
     /// A rebuild of <paramref name="indexName"/> started its bulk phase, reading <paramref name="source"/>

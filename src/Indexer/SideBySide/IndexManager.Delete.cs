@@ -18,7 +18,7 @@ namespace Indexing.Indexer;
 // failure is noted and the next open deletes what is left. The name stays reserved (defining,
 // rebuilding or deleting it again is refused) until its directory is gone, so that a new
 // generation 1 never lands in a directory the delete is still removing.
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     private readonly HashSet<string> _deleting = new(StringComparer.Ordinal);
 

@@ -10,7 +10,7 @@ namespace Indexing.Indexer;
 // directories of names it no longer holds (a delete interrupted after its catalog write), are deleted;
 // an index that cannot be opened is kept, in Error with its reason, while the others serve; an index
 // whose checkpoint is ahead of its store is rebuilt rather than followed.
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     /// <summary>
     /// Opens the indexes under <paramref name="root"/> over <paramref name="store"/>: each active

@@ -21,7 +21,7 @@ namespace Indexing.Indexer;
 // replacement (Abandon) and the old generation serves on. After it, nothing may touch the serving
 // generation: the rest of the swap (.Swap.cs) records its failures on the run, which ends Done.
 // Whatever happens, a run ends in a final phase, so a failure never blocks the next rebuild.
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     /// <summary>
     /// Starts a side-by-side rebuild of <paramref name="name"/> with its current definition (or

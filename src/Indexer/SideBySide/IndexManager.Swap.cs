@@ -19,7 +19,7 @@ namespace Indexing.Indexer;
 // on the run and in LastRebuild; the rebuild still ends Done, and a directory left behind is
 // deleted at the next open. A query still running on the old generation after DrainTimeout keeps
 // it open: it is closed when that query ends (or at shutdown), never under it.
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     private static readonly TimeSpan _followRetryFirst = TimeSpan.FromMilliseconds(200);
     private static readonly TimeSpan _followRetryMax = TimeSpan.FromSeconds(30);

@@ -17,7 +17,7 @@ namespace Indexing.Indexer;
 //
 // Why a value read earlier stays safe to purge below: every hold only moves up, except for what is
 // created later, and that reads a snapshot taken later, so starts above anything already purged.
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     private IDisposable? _watermark;
 

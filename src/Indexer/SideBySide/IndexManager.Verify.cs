@@ -10,7 +10,7 @@ namespace Indexing.Indexer;
 // whatever the collection's size. Documents written after X (live in S at an etag above X) and
 // documents deleted after X (a delete in S's change feed after X) changed while verify ran: they are
 // counted apart, not as errors. One verify runs at a time per index (VerifyConflictException).
-public sealed partial class IndexManager
+internal sealed partial class IndexManager
 {
     private const int SampleLimit = 20;
 

@@ -30,7 +30,7 @@ namespace Indexing.Indexer;
 /// (deleting an index, catalog first).
 /// </para>
 /// </remarks>
-public sealed partial class IndexManager : IAsyncDisposable
+internal sealed partial class IndexManager : IAsyncDisposable
 {
     private readonly DocumentStore _store;
     private readonly IndexCatalog _catalog;

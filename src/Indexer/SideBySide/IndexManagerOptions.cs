@@ -3,7 +3,7 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Indexer;
 
 /// <summary>Settings of the <see cref="IndexManager"/>, fixed when it opens.</summary>
-public sealed record IndexManagerOptions
+internal sealed record IndexManagerOptions
 {
     /// <summary>Options every index is opened with.</summary>
     public IndexOptions Index { get; init; } = new();
@@ -43,7 +43,7 @@ public sealed record IndexManagerOptions
 }
 
 /// <summary>The rules of <see cref="IndexManagerOptions"/>, those of its <see cref="IndexOptions"/> included; run by <see cref="IndexManager.Open"/>.</summary>
-public sealed class IndexManagerOptionsValidator : IValidateOptions<IndexManagerOptions>
+internal sealed class IndexManagerOptionsValidator : IValidateOptions<IndexManagerOptions>
 {
     public ValidateOptionsResult Validate(string? name, IndexManagerOptions options)
     {

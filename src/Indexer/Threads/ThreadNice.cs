@@ -21,7 +21,7 @@ namespace Indexing.Indexer;
 /// log once.
 /// </para>
 /// </summary>
-public static partial class ThreadNice
+internal static partial class ThreadNice
 {
     /// <summary>The highest nice value (the lowest priority) Linux gives a thread.</summary>
     public const int Lowest = 19;

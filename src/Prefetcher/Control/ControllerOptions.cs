@@ -5,7 +5,7 @@ using Microsoft.Extensions.Options;
 namespace Indexing.Prefetcher;
 
 /// <summary>Tuning of the controller and task sizing, validated by <see cref="ControllerOptionsValidator"/> when used.</summary>
-public sealed record ControllerOptions
+internal sealed record ControllerOptions
 {
     /// <summary>No configuration may exceed this many concurrent read tasks.</summary>
     public const int AbsoluteMaxConcurrency = 64;
@@ -130,7 +130,7 @@ public sealed record ControllerOptions
 }
 
 /// <summary>The rules of <see cref="ControllerOptions"/>, each problem naming the setting, its value and the rule.</summary>
-public sealed class ControllerOptionsValidator : IValidateOptions<ControllerOptions>
+internal sealed class ControllerOptionsValidator : IValidateOptions<ControllerOptions>
 {
     public ValidateOptionsResult Validate(string? name, ControllerOptions options)
     {

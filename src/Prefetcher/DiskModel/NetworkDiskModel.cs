@@ -8,7 +8,7 @@ namespace Indexing.Prefetcher;
 /// The slots are a bounded channel, which serves async and blocking waiters in arrival order alike
 /// (SemaphoreSlim does not): async foreground Gets share the model with blocking readers.
 /// </summary>
-public sealed class NetworkDiskModel
+internal sealed class NetworkDiskModel
 {
     private readonly Channel<byte> _slots;
     private int _queued;

@@ -6,7 +6,7 @@ namespace Indexing.Prefetcher;
 /// Parameters of the modelled network-attached cloud disk (<see cref="NetworkDiskModel"/> and its
 /// virtual-time twin in the tests), whose delays local disks and the page cache would hide.
 /// </summary>
-public sealed record NetworkDiskModelOptions
+internal sealed record NetworkDiskModelOptions
 {
     /// <summary>Fixed cost of every request (2 ms: a network round trip plus the device).</summary>
     public TimeSpan RequestLatency { get; init; } = TimeSpan.FromMilliseconds(2);
@@ -51,7 +51,7 @@ public sealed record NetworkDiskModelOptions
 }
 
 /// <summary>The rules of <see cref="NetworkDiskModelOptions"/>.</summary>
-public sealed class NetworkDiskModelOptionsValidator : IValidateOptions<NetworkDiskModelOptions>
+internal sealed class NetworkDiskModelOptionsValidator : IValidateOptions<NetworkDiskModelOptions>
 {
     public ValidateOptionsResult Validate(string? name, NetworkDiskModelOptions options)
     {

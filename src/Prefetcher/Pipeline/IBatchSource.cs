@@ -7,7 +7,7 @@ namespace Indexing.Prefetcher;
 /// are ready, by <see cref="PrefetchPipeline"/> with any strategy or by an in-memory source. One
 /// consumer: <see cref="TakeAsync"/> is not called again before the previous call completed.
 /// </summary>
-public interface IBatchSource : IAsyncDisposable
+internal interface IBatchSource : IAsyncDisposable
 {
     /// <summary>The latest pressure snapshot (immutable; cheap to read from any thread).</summary>
     PrefetchPressure Pressure { get; }
@@ -28,7 +28,7 @@ public interface IBatchSource : IAsyncDisposable
 }
 
 /// <summary>What every <see cref="IBatchSource"/> does the same way.</summary>
-public static class BatchSources
+internal static class BatchSources
 {
     /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(

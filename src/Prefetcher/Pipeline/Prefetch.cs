@@ -3,7 +3,7 @@ using Indexing.Storage;
 namespace Indexing.Prefetcher;
 
 /// <summary>The way in: prefetch one collection of a <see cref="DocumentStore"/>, as of a snapshot taken now.</summary>
-public static class Prefetch
+internal static class Prefetch
 {
     /// <summary>
     /// Takes a snapshot of <paramref name="store"/> and starts reading the live documents of

@@ -1,7 +1,7 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>One hand-over to the consumer: completed reads' documents, the first completed in key order first.</summary>
-public sealed class PrefetchBatch
+internal sealed class PrefetchBatch
 {
     internal PrefetchBatch(IReadOnlyList<PrefetchedDocument> documents, long totalBytes, bool waited, string? handedOutThrough)
     {

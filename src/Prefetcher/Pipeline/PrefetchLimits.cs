@@ -28,7 +28,7 @@ public sealed record PrefetchLimits
 }
 
 /// <summary>The rules of <see cref="PrefetchLimits"/>, run by <c>UpdateLimits</c> and for the starting limits.</summary>
-public sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
+internal sealed class PrefetchLimitsValidator(int fixedMaxConcurrency) : IValidateOptions<PrefetchLimits>
 {
     public ValidateOptionsResult Validate(string? name, PrefetchLimits options)
     {

@@ -9,7 +9,7 @@ namespace Indexing.Prefetcher;
 /// from <see cref="BudgetBytes"/> and <see cref="MaxBytesPerSecond"/> (task cutting keeps to the
 /// starting budget).
 /// </summary>
-public sealed record PrefetchOptions
+internal sealed record PrefetchOptions
 {
     public const long DefaultBudgetBytes = 256L * 1024 * 1024;
 
@@ -72,7 +72,7 @@ public sealed record PrefetchOptions
 }
 
 /// <summary>The rules of <see cref="PrefetchOptions"/>, its controller's and starting limits' included.</summary>
-public sealed class PrefetchOptionsValidator : IValidateOptions<PrefetchOptions>
+internal sealed class PrefetchOptionsValidator : IValidateOptions<PrefetchOptions>
 {
     public ValidateOptionsResult Validate(string? name, PrefetchOptions options)
     {

@@ -10,7 +10,7 @@ namespace Indexing.Prefetcher;
 // slot until a reader hands them on; readers are threads of their own, as a RocksDB MultiGet or
 // iterator blocks its thread for the whole read. A failure of the scan or of a read is wrapped
 // once, where it happens, as a PrefetchReadException naming the key range.
-public sealed partial class PrefetchPipeline
+internal sealed partial class PrefetchPipeline
 {
     private readonly Thread _planner;
     private readonly Thread _census;

@@ -6,7 +6,7 @@ namespace Indexing.Prefetcher;
 // sooner: PrefetchOptions.FirstTickInterval): the controller, if any, decides, and the pressure
 // view is published (also by the thread that ends the run). Ticks run on the thread pool, as they
 // never block; one that throws fails the run.
-public sealed partial class PrefetchPipeline
+internal sealed partial class PrefetchPipeline
 {
     private readonly CancellationTokenSource _stopTicks = new();
     private readonly Lock _publishLock = new();

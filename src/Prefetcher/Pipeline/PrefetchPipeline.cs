@@ -9,7 +9,7 @@ namespace Indexing.Prefetcher;
 /// again. Shutdown: cancel the token, let every thread stop, return unstarted tasks, dispose the
 /// source, complete the ready reads; disposing also stops the ticks and returns what was not taken.
 /// </summary>
-public sealed partial class PrefetchPipeline : IBatchSource
+internal sealed partial class PrefetchPipeline : IBatchSource
 {
     private readonly IDocumentReadSource _source;
     private readonly PrefetchOptions _options;

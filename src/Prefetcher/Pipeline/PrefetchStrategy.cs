@@ -1,7 +1,7 @@
 namespace Indexing.Prefetcher;
 
 /// <summary>How a prefetcher schedules its reads; all three read through the same code.</summary>
-public enum PrefetchStrategy
+internal enum PrefetchStrategy
 {
     /// <summary>Parallel byte-balanced reads, L set by the controller, whatever is ready handed out.</summary>
     Adaptive,
@@ -14,7 +14,7 @@ public enum PrefetchStrategy
 }
 
 /// <summary>The names strategies go by on command lines, in JSON and in the pressure view.</summary>
-public static class PrefetchStrategyNames
+internal static class PrefetchStrategyNames
 {
     public const string Adaptive = "adaptive";
     public const string FixedBatch = "fixed-batch";

@@ -188,7 +188,7 @@ internal sealed class DocumentSizeHistogram
 
 // A DocumentSizeHistogram reading: percentiles of the decayed distribution, within about 6% and
 // never above Max, the largest document of the recent window (0 if none).
-public readonly record struct SizeDistribution(
+internal readonly record struct SizeDistribution(
     long P50,
     long P90,
     long P99,

@@ -10,7 +10,7 @@ namespace Indexing.Storage;
 // have to release every snapshot and iterator the rebuilds hold; so the store does not resume
 // RocksDB, it only tells a full volume apart (StoreFullException, the write status) and learns
 // that writes are accepted again from the next write or status probe that succeeds.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     // RocksDB's wording of ENOSPC: its IOStatus::NoSpace subcode text, and strerror(ENOSPC) after it.
     private const string NoSpaceText = "No space left on device";

@@ -7,7 +7,7 @@ namespace Indexing.Storage;
 // cheap enough to read every second (no rocksdb.stats text). Foreground Gets count their own block
 // cache hits and misses through RocksDB's per-thread perf context, so a rebuild's reads (fill_cache
 // off, but still looked up) and query result loads do not blur the figure.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     private readonly PointReadCacheCounter _foregroundCache = new();
 
@@ -95,7 +95,7 @@ public sealed partial class DocumentStore
 }
 
 /// <summary>Hits and misses of a cache since the store opened.</summary>
-public readonly record struct CacheCounts(long Hits, long Misses)
+internal readonly record struct CacheCounts(long Hits, long Misses)
 {
     /// <summary>Hits over lookups; null with no lookup.</summary>
     public double? HitRate => Hits + Misses > 0 ? (double)Hits / (Hits + Misses) : null;
@@ -122,7 +122,7 @@ public readonly record struct CacheCounts(long Hits, long Misses)
 /// documents of <see cref="DocumentStore.MinBlobBytes"/> and more live): what reads cost the
 /// device. Over the bytes the reads returned, it is their read amplification.
 /// </param>
-public sealed record StoreMemory(
+internal sealed record StoreMemory(
     long BlockCacheUsageBytes,
     long BlockCachePinnedBytes,
     long BlockCacheCapacityBytes,

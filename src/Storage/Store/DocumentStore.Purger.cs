@@ -5,7 +5,7 @@ namespace Indexing.Storage;
 // The tombstone purger's thread and the watermarks it reads. Whoever owns the indexes registers a
 // watermark; the thread starts with the first registration, runs a purge round (.Tombstones.cs)
 // every TombstonePurgeInterval, and is stopped before the database closes.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     private readonly Lock _purgerLifecycle = new();
     private readonly List<WatermarkRegistration> _watermarks = [];

@@ -5,7 +5,7 @@ namespace Indexing.Storage;
 
 // Latest-state reads: the foreground Get (latency recorded for the prefetcher's governor),
 // GetMany for query results and incremental indexing, the metadata scan and the change feed.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     /// <summary>The document as stored now, or null. A foreground read: its latency is recorded in <see cref="ForegroundReadLatency"/>.</summary>
     public StoredDocument? Get(string id)

@@ -28,7 +28,7 @@ namespace Indexing.Storage;
 // compaction; and once a round has purged many (PurgeCompactionFloor, or an eighth of the
 // documents), the purged key range of meta is compacted (not exclusively: RocksDB's automatic
 // compactions go on meanwhile), which flushes the memtable and drops the markers.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     /// <summary>Most tombstones one purge batch removes, i.e. per hold of the writer lock.</summary>
     internal const int PurgeBatchTombstones = 256;

@@ -6,7 +6,7 @@ namespace Indexing.Storage;
 // Writes: validation first (nothing is written, no etag consumed, for a refused document), then
 // one WriteBatch per document (or per bulk chunk) under the write lock. A delete adds a tombstone
 // and a put over one removes it: either writes the tombstone count in the same batch.
-public sealed partial class DocumentStore
+internal sealed partial class DocumentStore
 {
     /// <summary>
     /// <see cref="PutMany"/> writes in chunks of about this many body bytes (or <see cref="BulkChunkDocuments"/>

@@ -31,7 +31,7 @@ namespace Indexing.Storage;
 /// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
 /// </remarks>
-public sealed partial class DocumentStore : IDisposable
+internal sealed partial class DocumentStore : IDisposable
 {
     internal const string DocsFamily = "docs";
     internal const string MetaFamily = "meta";

@@ -47,7 +47,7 @@ public enum RocksDbLibrary
 /// Only before any RocksDB object exists: once one does, the library cannot change.
 /// </para>
 /// </remarks>
-public static class RocksDbNative
+internal static class RocksDbNative
 {
     private const string GlibcFile = "librocksdb.so";
     private const string JemallocFile = "librocksdb-jemalloc.so";

@@ -1,16 +1,16 @@
 namespace Indexing.Storage;
 
 /// <summary>One row of the metadata scan: a live document's id, its etag and its exact stored size.</summary>
-public readonly record struct DocumentMetadata(string Id, long Etag, long SizeBytes);
+internal readonly record struct DocumentMetadata(string Id, long Etag, long SizeBytes);
 
 /// <summary>A document body read under a snapshot (its etag comes from the metadata scan that planned the read).</summary>
-public readonly record struct DocumentBody(string Id, byte[] Body);
+internal readonly record struct DocumentBody(string Id, byte[] Body);
 
 /// <summary>A document as the store holds it now: id, etag and JSON body.</summary>
 public readonly record struct StoredDocument(string Id, long Etag, byte[] Body);
 
 /// <summary>One entry of the change feed: the latest write to a document (a put, or a delete when <see cref="Deleted"/>).</summary>
-public readonly record struct ChangeEntry(long Etag, string Id, long SizeBytes, bool Deleted);
+internal readonly record struct ChangeEntry(long Etag, string Id, long SizeBytes, bool Deleted);
 
 /// <summary>One document for <see cref="DocumentStore.PutMany"/>: its id and UTF-8 JSON body.</summary>
 public readonly record struct DocumentWrite(string Id, ReadOnlyMemory<byte> Body);

@@ -20,7 +20,7 @@ namespace Indexing.Storage;
 /// flight, frees its scans' iterators, then releases the RocksDB snapshot; it is idempotent, and
 /// disposing the store releases every snapshot still open.
 /// </remarks>
-public sealed class StoreSnapshot : IDisposable
+internal sealed class StoreSnapshot : IDisposable
 {
     private readonly DocumentStore _store;
     private readonly Snapshot _native;

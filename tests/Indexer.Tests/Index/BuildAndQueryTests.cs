@@ -225,7 +225,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
 
         internal List<GeneratedOrder> Orders { get; }
 
-        public DocumentIndex Index { get; }
+        internal DocumentIndex Index { get; }
 
         public IndexMetrics BuildMetrics { get; }
 

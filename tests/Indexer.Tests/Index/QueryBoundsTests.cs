@@ -162,7 +162,7 @@ public sealed class QueryBoundsTests : IClassFixture<QueryBoundsTests.CodesIndex
             Index.BuildAsync(new MemoryBatchSource([.. documents], Codes.Length)).WaitAsync(TimeSpan.FromMinutes(2)).GetAwaiter().GetResult();
         }
 
-        public DocumentIndex Index { get; }
+        internal DocumentIndex Index { get; }
 
         public void Dispose() => _environment.Dispose();
     }

@@ -17,12 +17,12 @@ public sealed class RocksDbPrefetchTests
 
     private static readonly PrefetchOptions _options = new() { BudgetBytes = 16 * TestCollections.MiB, BaselineBatchDocuments = 256 };
 
-    public static TheoryData<DatasetShape, PrefetchStrategy> ShapesAndStrategies()
+    public static TheoryData<DatasetShape, string> ShapesAndStrategies()
     {
-        var data = new TheoryData<DatasetShape, PrefetchStrategy>();
+        var data = new TheoryData<DatasetShape, string>();
         foreach (var shape in Enum.GetValues<DatasetShape>())
         {
-            foreach (var strategy in Enum.GetValues<PrefetchStrategy>())
+            foreach (var strategy in PrefetchStrategyNames.All)
             {
                 data.Add(shape, strategy);
             }
@@ -31,12 +31,14 @@ public sealed class RocksDbPrefetchTests
         return data;
     }
 
-    public static TheoryData<PrefetchStrategy> AllStrategies => [.. Enum.GetValues<PrefetchStrategy>()];
+    // By name: the strategy type is internal to the engine, and a test method's parameters must be public.
+    public static TheoryData<string> AllStrategies => [.. PrefetchStrategyNames.All];
 
     [Theory]
     [MemberData(nameof(ShapesAndStrategies))]
-    public async Task ReadAll_EachShapeAndStrategy_DeliversExactlyTheSnapshotsDocuments(DatasetShape shape, PrefetchStrategy strategy)
+    public async Task ReadAll_EachShapeAndStrategy_DeliversExactlyTheSnapshotsDocuments(DatasetShape shape, string strategyName)
     {
+        var strategy = PrefetchStrategyNames.Parse(strategyName);
         using var temp = new TempStore();
         var expected = temp.Load(StoreDatasets.SmallSpec(shape));
         temp.Store.Put("other/1", """{"not":"in the collection"}""");
@@ -53,8 +55,9 @@ public sealed class RocksDbPrefetchTests
 
     [Theory]
     [MemberData(nameof(AllStrategies))]
-    public async Task ReadAll_WritesAfterTheSnapshot_AreNotDelivered(PrefetchStrategy strategy)
+    public async Task ReadAll_WritesAfterTheSnapshot_AreNotDelivered(string strategyName)
     {
+        var strategy = PrefetchStrategyNames.Parse(strategyName);
         using var temp = new TempStore();
         var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
         await using var prefetcher = Prefetch.Start(temp.Store, Collection, strategy, _options);
@@ -72,8 +75,9 @@ public sealed class RocksDbPrefetchTests
 
     [Theory]
     [MemberData(nameof(AllStrategies))]
-    public async Task ReadAll_StartAfterTheWatermark_DeliversTheRestOnly(PrefetchStrategy strategy)
+    public async Task ReadAll_StartAfterTheWatermark_DeliversTheRestOnly(string strategyName)
     {
+        var strategy = PrefetchStrategyNames.Parse(strategyName);
         using var temp = new TempStore();
         var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Growing, totalBytes: 2_000_000));
         var resumeAfter = expected[expected.Count / 3].Id;
@@ -86,8 +90,9 @@ public sealed class RocksDbPrefetchTests
 
     [Theory]
     [MemberData(nameof(AllStrategies))]
-    public async Task Cancel_MidRun_ReleasesTheSnapshotAndEveryIterator(PrefetchStrategy strategy)
+    public async Task Cancel_MidRun_ReleasesTheSnapshotAndEveryIterator(string strategyName)
     {
+        var strategy = PrefetchStrategyNames.Parse(strategyName);
         using var temp = new TempStore();
         temp.Load(StoreDatasets.SmallSpec(DatasetShape.LogNormal));
         using var cancellation = new CancellationTokenSource();
@@ -109,8 +114,9 @@ public sealed class RocksDbPrefetchTests
 
     [Theory]
     [MemberData(nameof(AllStrategies))]
-    public async Task ReadAll_StoreDisposedBeforeARead_FailureNamesTheTasksKeyRange(PrefetchStrategy strategy)
+    public async Task ReadAll_StoreDisposedBeforeARead_FailureNamesTheTasksKeyRange(string strategyName)
     {
+        var strategy = PrefetchStrategyNames.Parse(strategyName);
         using var temp = new TempStore();
         var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
 
