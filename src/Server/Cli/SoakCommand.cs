@@ -79,7 +79,7 @@ internal static class SoakCommand
             "soak",
             "The scale run: load a dataset (10 GiB by default, unless loaded before), build an index, rebuild it side by side under live traffic " +
             "(two writers, a querier, a foreground reader), sample memory every second, and write scale-LABEL.csv/.svg/.json/.md. " +
-            "Server settings pass through, e.g. --Storage:RowCacheBytes=64MiB; the allocator is the process's (tools/scale-run.sh).")
+            "Server settings pass through, e.g. --Storage:RowCacheBytes=64MiB; the allocator is the process's (lab/tools/scale-run.sh).")
         {
             data, shape, size, seed, writers, port, directReads, after, output, label,
         };

@@ -4,11 +4,11 @@
 # under live traffic, sample memory every second) with the allocator chosen here, and writes
 # benchmarks/results/scale-SIZE-ALLOCATOR.{csv,svg,json,md}.
 #
-#   tools/scale-run.sh default               # the product's default: librocksdb.so, glibc malloc, arenas limited to one per core at start
-#   tools/scale-run.sh glibc                 # librocksdb.so, glibc malloc at glibc's own arena limit (MALLOC_ARENA_MAX=8 per core)
-#   tools/scale-run.sh jemalloc              # librocksdb-jemalloc.so, jemalloc preloaded as the process's malloc
-#   tools/scale-run.sh glibc-arenas2         # librocksdb.so, glibc malloc with MALLOC_ARENA_MAX=2 in the environment
-#   SIZE=1GiB DATA=/tmp/scale-1g tools/scale-run.sh glibc --after-seconds 30 --Storage:RowCacheBytes=64MiB
+#   lab/tools/scale-run.sh default               # the product's default: librocksdb.so, glibc malloc, arenas limited to one per core at start
+#   lab/tools/scale-run.sh glibc                 # librocksdb.so, glibc malloc at glibc's own arena limit (MALLOC_ARENA_MAX=8 per core)
+#   lab/tools/scale-run.sh jemalloc              # librocksdb-jemalloc.so, jemalloc preloaded as the process's malloc
+#   lab/tools/scale-run.sh glibc-arenas2         # librocksdb.so, glibc malloc with MALLOC_ARENA_MAX=2 in the environment
+#   SIZE=1GiB DATA=/tmp/scale-1g lab/tools/scale-run.sh glibc --after-seconds 30 --Storage:RowCacheBytes=64MiB
 #
 # SIZE (default 10GiB) and DATA (default ./scale-data) pick the dataset; the three variants share it,
 # so only the first run loads and builds. Further arguments go to `soak` (see its --help), settings
@@ -16,7 +16,7 @@
 # malloc, which the process must have from its first instruction (jemalloc cannot be loaded into a
 # running process; glibc reads MALLOC_ARENA_MAX once, at its first allocation).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 variant=${1:-}
 shift || true
@@ -34,7 +34,7 @@ case "$variant" in
     fi
     env=(LD_PRELOAD=libjemalloc.so.2) ; library=jemalloc ;;
   *)
-    echo "usage: tools/scale-run.sh default|glibc|jemalloc|glibc-arenas2 [soak options and --Storage:... settings]" >&2
+    echo "usage: lab/tools/scale-run.sh default|glibc|jemalloc|glibc-arenas2 [soak options and --Storage:... settings]" >&2
     exit 2 ;;
 esac
 
