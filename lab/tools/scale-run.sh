@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The scale run in one command per allocator: builds the server once, then runs `soak` (load a
+# The scale run in one command per allocator: builds the lab's `soak` (lab/Soak) once, then runs it (load a
 # dataset unless the data directory has it, build the index the first time, rebuild it side by side
 # under live traffic, sample memory every second) with the allocator chosen here, and writes
 # benchmarks/results/scale-SIZE-ALLOCATOR.{csv,svg,json,md}.
@@ -38,7 +38,7 @@ case "$variant" in
     exit 2 ;;
 esac
 
-dotnet build src/Server -c Release -v q -nologo >/dev/null
+dotnet build lab/Soak -c Release -v q -nologo >/dev/null
 echo "scale-run: $variant, $SIZE in $DATA; load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-exec env "${env[@]}" dotnet src/Server/bin/Release/net10.0/indexing.dll soak \
+exec env "${env[@]}" dotnet lab/Soak/bin/Release/net10.0/Indexing.Lab.Soak.dll \
   --data "$DATA" --size "$SIZE" --label "$SIZE-$variant" "--Storage:NativeLibrary=$library" "$@"
