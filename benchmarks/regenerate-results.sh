@@ -20,29 +20,29 @@ cd "$(dirname "$0")/.."
 # One entry per command: "section|command". The order within a section is the order they run in.
 COMMANDS=(
   # Controller vs BestFixed: reading alone, every shape, and the real-text row.
-  "controller|tools/controller-figures.sh reading"
-  "controller|tools/controller-figures.sh real-text"
+  "controller|lab/tools/controller-figures.sh reading"
+  "controller|lab/tools/controller-figures.sh real-text"
   # Rebuild vs its bound (pairs on the slow disk), vs FixedBatch (the 256 MB table, slow and local
   # disks), and the rebuild bound by reading.
-  "rebuild|dotnet run -c Release tools/paired-rebuild.cs -- --pairs 5"
-  "rebuild|tools/controller-figures.sh rebuilds"
-  "rebuild|tools/controller-figures.sh bound-by-reading"
+  "rebuild|dotnet run -c Release lab/tools/paired-rebuild.cs -- --pairs 5"
+  "rebuild|lab/tools/controller-figures.sh rebuilds"
+  "rebuild|lab/tools/controller-figures.sh bound-by-reading"
   # IndexOnly vs LuceneOnly on real text, 1 and 2 indexing threads.
-  "lucene|COPIES=10 OUT=\$RAW/indexing-throughput tools/indexing-throughput.sh measure"
+  "lucene|COPIES=10 OUT=\$RAW/indexing-throughput lab/tools/indexing-throughput.sh measure"
   # Foreground p99 during a rebuild: three rounds back to back.
   "foreground|dotnet run -c Release --project benchmarks -- --filter '*RebuildPriorityBenchmarks*'"
   "foreground|dotnet run -c Release --project benchmarks -- --filter '*RebuildPriorityBenchmarks*'"
   "foreground|dotnet run -c Release --project benchmarks -- --filter '*RebuildPriorityBenchmarks*'"
   # Resumed rebuild: three runs on one 1 GiB store (the first loads it).
-  "resume|DATA=/tmp/resumed-rebuild bash tools/time-resumed-rebuild.sh"
-  "resume|DATA=/tmp/resumed-rebuild bash tools/time-resumed-rebuild.sh"
-  "resume|DATA=/tmp/resumed-rebuild bash tools/time-resumed-rebuild.sh"
+  "resume|DATA=/tmp/resumed-rebuild bash lab/tools/time-resumed-rebuild.sh"
+  "resume|DATA=/tmp/resumed-rebuild bash lab/tools/time-resumed-rebuild.sh"
+  "resume|DATA=/tmp/resumed-rebuild bash lab/tools/time-resumed-rebuild.sh"
   # Scale and memory: the default at 10 GiB (the first run loads the store), then the allocators
   # one after another on the same store (the recorded comparison ran them side by side on copies).
-  "scale|tools/scale-run.sh default --out \$RAW"
-  "scale|tools/scale-run.sh glibc --out \$RAW"
-  "scale|tools/scale-run.sh glibc-arenas2 --out \$RAW"
-  "scale|tools/scale-run.sh jemalloc --out \$RAW"
+  "scale|lab/tools/scale-run.sh default --out \$RAW"
+  "scale|lab/tools/scale-run.sh glibc --out \$RAW"
+  "scale|lab/tools/scale-run.sh glibc-arenas2 --out \$RAW"
+  "scale|lab/tools/scale-run.sh jemalloc --out \$RAW"
   # HTTP load: three runs of 30 s per mix.
   "http|DURATION=30 bash benchmarks/http-load/run.sh"
   "http|DURATION=30 bash benchmarks/http-load/run.sh"
@@ -52,23 +52,23 @@ COMMANDS=(
   "faults|INDEXING_FAULT_SWEEP=full dotnet test tests/Indexer.Tests -c Release --filter Category=FaultSweep --logger 'console;verbosity=detailed'"
   # Slow readers (three runs) and verify (three passes in one process).
   "slow-readers|dotnet build src/Server -c Release"
-  "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
-  "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
-  "slow-readers|dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
-  "slow-readers|dotnet run tools/verify-memory.cs -c Release -- 300000"
+  "slow-readers|dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
+  "slow-readers|dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
+  "slow-readers|dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
+  "slow-readers|dotnet run lab/tools/verify-memory.cs -c Release -- 300000"
   # Other figures: row cache, bulk commit cadence, tombstone purge, hot path, size ceiling, the
   # strategies on RocksDB, the ceiling of 64 readers, the shutdown bound, the demo.
   "other|bash benchmarks/row-cache/run.sh"
-  "other|dotnet run tools/measure-bulk-build.cs -- --size 64MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
-  "other|dotnet run tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
-  "other|dotnet run tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 1,10 --bulk-commit-share 1"
-  "other|dotnet run tools/measure-tombstone-purge.cs -- 200000"
+  "other|dotnet run lab/tools/measure-bulk-build.cs -- --size 64MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
+  "other|dotnet run lab/tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 10 --bulk-commit-share 0.05,1"
+  "other|dotnet run lab/tools/measure-bulk-build.cs -- --size 256MiB --repeat 3 --bulk-commit-s 1,10 --bulk-commit-share 1"
+  "other|dotnet run lab/tools/measure-tombstone-purge.cs -- 200000"
   "other|dotnet run -c Release --project benchmarks -- --filter '*BudgetAndHistogramBenchmarks*' --job short"
   "other|dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~SizeInputTests' --logger 'console;verbosity=detailed'"
-  "other|PREFETCH_FIGURES_MB=100 PREFETCH_FIGURES_RUNS=3 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~RocksDbStrategyFigures' --logger 'console;verbosity=detailed'"
-  "other|PREFETCH_CEILING_SECONDS=60 dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~CeilingFigures' --logger 'console;verbosity=detailed'"
+  "other|PREFETCH_FIGURES_MB=100 PREFETCH_FIGURES_RUNS=3 dotnet test lab/tests/Lab.Tests -c Release --filter 'FullyQualifiedName~RocksDbStrategyFigures' --logger 'console;verbosity=detailed'"
+  "other|PREFETCH_CEILING_SECONDS=60 dotnet test lab/tests/Lab.Tests -c Release --filter 'FullyQualifiedName~CeilingFigures' --logger 'console;verbosity=detailed'"
   "other|dotnet test tests/Prefetcher.Tests -c Release --filter 'FullyQualifiedName~RocksDbShutdownTests' --logger 'console;verbosity=detailed'"
-  "other|tools/controller-figures.sh demo"
+  "other|lab/tools/controller-figures.sh demo"
 )
 
 list=false

@@ -227,7 +227,18 @@ public sealed partial class RebuildWorkload
     }
 
     /// <summary>
-    /// One measured run. With <paramref name="foregroundReaders"/> &gt; 0, that many closed-loop
+    /// One measured run, without foreground load (what the <c>measure</c> command runs).
+    /// IndexOnly on a collection over <see cref="InMemoryLimitBytes"/> reads it in chunks from a
+    /// snapshot taken when the run starts, and its Elapsed and IndexerStall leave the chunks'
+    /// loading out (IndexOnlyLoadingTime says how much).
+    /// </summary>
+    public Task<RebuildFigures> RunAsync(RebuildMode mode, RebuildDevice device, CancellationToken cancellationToken = default) =>
+        RunAsync(mode, device, foregroundReaders: 0, idleWindow: null, cancellationToken);
+
+    /// <summary>
+    /// One measured run, optionally under foreground load: the lab's entry (the benchmarks under
+    /// load), internal and reached through the assembly's InternalsVisibleTo grants; the product's
+    /// <c>measure</c> runs without it. With <paramref name="foregroundReaders"/> &gt; 0, that many closed-loop
     /// readers Get random ids of the collection (over <see cref="InMemoryLimitBytes"/>, of a
     /// uniform sample of them) for <paramref name="idleWindow"/> first (the idle figures), then
     /// throughout the run; the adaptive strategy watches their latency.
@@ -238,8 +249,8 @@ public sealed partial class RebuildWorkload
     /// loads included).
     /// </para>
     /// </summary>
-    public async Task<RebuildFigures> RunAsync(
-        RebuildMode mode, RebuildDevice device, int foregroundReaders = 0, TimeSpan? idleWindow = null, CancellationToken cancellationToken = default)
+    internal async Task<RebuildFigures> RunAsync(
+        RebuildMode mode, RebuildDevice device, int foregroundReaders, TimeSpan? idleWindow = null, CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(device);
         ArgumentOutOfRangeException.ThrowIfNegative(foregroundReaders);

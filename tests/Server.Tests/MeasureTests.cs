@@ -14,7 +14,7 @@ namespace Indexing.Server.Tests;
 
 // The measure command end to end on real RocksDB and Lucene.Net: a generated file with bad lines
 // in it, and real text nobody shaped for the indexer (Debian's copyright files, see
-// tools/make-real-text-fixture.py). Asserts what was loaded, profiled, defined and reported, never
+// lab/tools/make-real-text-fixture.py). Asserts what was loaded, profiled, defined and reported, never
 // how fast.
 public sealed partial class MeasureTests : IDisposable
 {

@@ -5,7 +5,7 @@ using System.Text.Json;
 namespace Indexing.Server.Tests;
 
 /// <summary>
-/// Storage:NativeLibrary in real processes, as the scale run starts them (tools/scale-run.sh): the
+/// Storage:NativeLibrary in real processes, as the scale run starts them (lab/tools/scale-run.sh): the
 /// RocksDB build chosen is the one mapped and the one RocksDB calls go to (dladdr, reported by
 /// /admin/memory), jemalloc is the process's malloc when preloaded, and jemalloc without the preload
 /// is refused at start with the remedy. Needs Debian's libjemalloc2 (CI installs it).

@@ -3,7 +3,7 @@ using Indexing.Server.Hosting;
 
 namespace Indexing.Server.Cli;
 
-// The command tree: `demo` (the main job), `serve` (the HTTP API), `measure` (a rebuild on the user's own file) and `soak` (the scale run). Each command's options and action live in its own file.
+// The command tree: `demo` (the main job), `serve` (the HTTP API) and `measure` (a rebuild on the user's own file). Each command's options and action live in its own file.
 internal static class CommandLine
 {
     /// <summary>
@@ -41,7 +41,6 @@ internal static class CommandLine
         root.Subcommands.Add(DemoCommand.Create());
         root.Subcommands.Add(ServeCommand.Create());
         root.Subcommands.Add(MeasureCommand.Create());
-        root.Subcommands.Add(SoakCommand.Create());
         return root;
     }
 }

@@ -271,7 +271,7 @@ internal static class RocksDbNative
             throw new InvalidOperationException(
                 $"{StoreOptions.NativeLibraryName} is jemalloc, but jemalloc is not this process's malloc ({DescribeMalloc()}). " +
                 "libjemalloc.so.2 cannot be loaded into a running process (it needs static TLS), and without it RocksDB's allocations would still go to glibc: " +
-                "start the process with LD_PRELOAD=libjemalloc.so.2 (Debian: apt-get install libjemalloc2), e.g. tools/scale-run.sh jemalloc, " +
+                "start the process with LD_PRELOAD=libjemalloc.so.2 (Debian: apt-get install libjemalloc2), e.g. lab/tools/scale-run.sh jemalloc, " +
                 $"or leave {StoreOptions.NativeLibraryName} out for glibc.");
         }
     }

@@ -18,7 +18,7 @@ namespace Indexing.Indexer.Tests.Threads;
 /// Alone (no other test class at the same time): it finds the workers by thread name across the
 /// process, and another class's build has workers of the same names.
 /// </summary>
-[Collection(Figures.TimingSensitive.Name)]
+[Collection(TimingSensitive.Name)]
 public sealed class ThreadNiceTests
 {
     private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);

@@ -5,7 +5,7 @@ using Indexing.Indexer;
 using Indexing.Measurement;
 using Indexing.Storage;
 
-namespace Indexing.Server.Soak;
+namespace Indexing.Lab.Soak;
 
 // The scale run's files, each replaced whole: scale-LABEL.csv (one row a second), .svg (the same as
 // panels, through the project's TimelineFiles), .json (the report) and .md (the report, as

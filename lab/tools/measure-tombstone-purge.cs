@@ -1,4 +1,4 @@
-#:project ../src/Engine/Indexing.Engine.csproj
+#:project ../../src/Engine/Indexing.Engine.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 
@@ -6,7 +6,7 @@
 // tombstones go, and what a concurrent writer's synced puts see while it runs (against the same
 // writer with no purge running). Public API only, as an index owner would drive it.
 //
-//   dotnet run tools/measure-tombstone-purge.cs -- [tombstones, default 200000] [directory, default a temp one]
+//   dotnet run lab/tools/measure-tombstone-purge.cs -- [tombstones, default 200000] [directory, default a temp one]
 //
 // Prints one line per phase; run it 3 times and quote medians with `uptime`'s load average.
 using System.Diagnostics;

@@ -1,5 +1,5 @@
-#:project ../src/Engine/Indexing.Engine.csproj
-#:project ../src/Datasets/Indexing.Datasets.csproj
+#:project ../../src/Engine/Indexing.Engine.csproj
+#:project ../../src/Datasets/Indexing.Datasets.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 
@@ -8,7 +8,7 @@
 // (Metrics.CommitTime grows by one commit's time at each commit; polled every 2 ms, and commits
 // are at least a second apart). Public API only. Generates the dataset into a store once per run.
 //
-//   dotnet run tools/measure-bulk-build.cs -- [--size 128MiB] [--shape lognormal] [--repeat 3]
+//   dotnet run lab/tools/measure-bulk-build.cs -- [--size 128MiB] [--shape lognormal] [--repeat 3]
 //       [--bulk-commit-s 2[,10]] [--bulk-commit-share 0.05[,1]] [--build-ram-mb 64] [--threads 1] [--directory DIR]
 //
 // --bulk-commit-s is BulkCommitInterval (the cadence's cap), --bulk-commit-share BulkCommitShare.

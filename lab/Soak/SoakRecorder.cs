@@ -5,7 +5,7 @@ using Indexing.Server.Admin;
 using Indexing.Server.Hosting;
 using Indexing.Storage;
 
-namespace Indexing.Server.Soak;
+namespace Indexing.Lab.Soak;
 
 /// <summary>
 /// The scale run's one-second samples: the process's memory (<see cref="ProcessMemory"/>), the rebuild's

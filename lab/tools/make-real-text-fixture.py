@@ -10,17 +10,17 @@ strings, numbers): the default definition (every string field as text) has to fi
 The license texts form a second, smaller collection, "licenses". Identical files are kept once.
 
 The output is committed, so tests do not depend on what a machine has installed. Run again only to
-refresh it:  python3 tools/make-real-text-fixture.py
+refresh it:  python3 lab/tools/make-real-text-fixture.py
 A bigger file of the same kind, for trying `measure` (every distinct copyright file, uncompressed):
-  python3 tools/make-real-text-fixture.py --target-bytes 0 --out texts.ndjson
+  python3 lab/tools/make-real-text-fixture.py --target-bytes 0 --out texts.ndjson
 Scaled up by repeating the collection (ids copyright/0001/<package>, ... so each copy is read in key
 order like the original), e.g. about 2 GiB for the controller's read-bound figures:
-  python3 tools/make-real-text-fixture.py --target-bytes 0 --copies 200 --out texts.ndjson
+  python3 lab/tools/make-real-text-fixture.py --target-bytes 0 --copies 200 --out texts.ndjson
 """
 import argparse, glob, gzip, hashlib, io, json, os, re
 
 parser = argparse.ArgumentParser(description="Real text of very uneven sizes as bulk NDJSON.")
-parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "tests", "Server.Tests", "Fixtures", "debian-copyright.ndjson.gz"),
+parser.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "..", "tests", "Server.Tests", "Fixtures", "debian-copyright.ndjson.gz"),
                     help="output file; gzip-compressed when it ends in .gz")
 parser.add_argument("--target-bytes", type=int, default=3_500_000,
                     help="text of copyright files to take, the largest included (0: every distinct file)")

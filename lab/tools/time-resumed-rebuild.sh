@@ -3,7 +3,7 @@
 # how long `serve`, killed with SIGKILL at 60% of a rebuild's bulk phase, takes from its restart to
 # the rebuild's Done, as a fraction of a whole rebuild of the same work (the target is 0.5 or less).
 #
-#   bash tools/time-resumed-rebuild.sh
+#   bash lab/tools/time-resumed-rebuild.sh
 #
 # Settings (environment): SIZE (1GiB) and SHAPE (rare-giants) of the dataset, DATA (/tmp/resumed-rebuild)
 # where it is loaded once and reused, KILL_AT (60, percent of the bulk phase's bytes), PORT (5097).
@@ -32,7 +32,7 @@ KILL_AT=${KILL_AT:-60}
 PORT=${PORT:-5097}
 BASE="http://127.0.0.1:$PORT"
 NAME=resume-probe
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 dotnet build src/Server -c Release --nologo -v quiet >/dev/null
 SERVER=(dotnet src/Server/bin/Release/net10.0/indexing.dll)

@@ -1,4 +1,4 @@
-#:project ../src/Engine/Indexing.Engine.csproj
+#:project ../../src/Engine/Indexing.Engine.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 
@@ -7,7 +7,7 @@
 // run, the heap's peak above its level before the verify, the bytes allocated, and the time. Public
 // API only; the store and index are built once in a temp directory (or DIR) and deleted after.
 //
-//   dotnet run tools/verify-memory.cs -- [documents 300000] [DIR]
+//   dotnet run lab/tools/verify-memory.cs -- [documents 300000] [DIR]
 //
 // Quote the median of the three runs with `uptime`'s load average (benchmarks/results/slow-readers-and-verify.md).
 using System.Diagnostics;

@@ -7,10 +7,10 @@
 # JSON and console output per thread count, the benchmark's table, and uptime every 10 s. The last
 # lines print the medians and the load average around each part.
 #
-#   tools/indexing-throughput.sh               # both parts
-#   tools/indexing-throughput.sh measure       # one part: measure | priority
+#   lab/tools/indexing-throughput.sh               # both parts
+#   lab/tools/indexing-throughput.sh measure       # one part: measure | priority
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 OUT=${OUT:-/tmp/indexing-throughput}
 COPIES=${COPIES:-10}
@@ -28,7 +28,7 @@ for part in $PARTS; do
   case "$part" in
     measure)
       texts="$OUT/texts-x$COPIES.ndjson"
-      [ -f "$texts" ] || python3 tools/make-real-text-fixture.py --target-bytes 0 --copies "$COPIES" --out "$texts"
+      [ -f "$texts" ] || python3 lab/tools/make-real-text-fixture.py --target-bytes 0 --copies "$COPIES" --out "$texts"
       for threads in 1 2; do
         echo "load before $threads thread(s): $(uptime)" | tee -a "$OUT/summary.txt"
         dotnet run -c Release --no-build --project src/Server -- measure "$texts" --modes IndexOnly,LuceneOnly --repeat 3 \

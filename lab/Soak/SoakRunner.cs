@@ -6,7 +6,7 @@ using Indexing.Server.Hosting;
 using Indexing.Storage;
 using Spectre.Console;
 
-namespace Indexing.Server.Soak;
+namespace Indexing.Lab.Soak;
 
 /// <summary>
 /// The scale run, in order: start the server over the data directory (its admin page shows the

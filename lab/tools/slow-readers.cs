@@ -7,7 +7,7 @@
 // (/proc/PID/status) every second. All traffic is loopback; the run is bounded in connections and time.
 //
 //   dotnet build src/Server -c Release
-//   dotnet run tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll [readers 200] [seconds 60] [document MiB 8] [documents 4] [port 5391]
+//   dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll [readers 200] [seconds 60] [document MiB 8] [documents 4] [port 5391]
 //
 // Prints the peak and the last sample (MiB) and how many readers were cut off; run it 3 times per
 // build and quote medians with `uptime`'s load average (benchmarks/results/slow-readers-and-verify.md).

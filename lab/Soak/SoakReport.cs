@@ -5,7 +5,7 @@ using Indexing.Server.Admin;
 using Indexing.Server.Demo;
 using Indexing.Storage;
 
-namespace Indexing.Server.Soak;
+namespace Indexing.Lab.Soak;
 
 /// <summary>
 /// What a scale run showed, computed from its samples: the machine and load, the allocator, the

@@ -1,6 +1,6 @@
 using Indexing.Datasets;
 
-namespace Indexing.Server.Soak;
+namespace Indexing.Lab.Soak;
 
 /// <summary>What `soak` was asked to do, validated by the command line.</summary>
 /// <param name="DataDirectory">Where the store and indexes live; the dataset is loaded once and reused.</param>

@@ -1,10 +1,11 @@
 using System.Text.Json;
 using System.Xml.Linq;
 using Indexing.Datasets;
-using Indexing.Server.Soak;
+using Indexing.Lab.Soak;
+using Indexing.Server.Tests;
 using Indexing.Storage;
 
-namespace Indexing.Server.Tests;
+namespace Indexing.Lab.Tests.Soak;
 
 // The scale run end to end at a size a test can afford: load, initial build, side-by-side rebuild
 // under live traffic, the after window, and the four files with every sampled figure.

@@ -6,10 +6,10 @@
 # benchmarks/results/raw/controller-run, ignored by git): BenchmarkDotNet's tables, the median runs'
 # timelines and decisions, measure's JSON, the demo's logs, and uptime every 30 s.
 #
-#   tools/controller-figures.sh                 # everything
-#   tools/controller-figures.sh reading         # one part: reading | bound-by-reading | real-text | rebuilds | demo
+#   lab/tools/controller-figures.sh                 # everything
+#   lab/tools/controller-figures.sh reading         # one part: reading | bound-by-reading | real-text | rebuilds | demo
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 ROOT=$PWD
 DATA=${DATA:-/tmp/controller-figures}
 OUT=${OUT:-$ROOT/benchmarks/results/raw/controller-run}
@@ -40,7 +40,7 @@ for part in $PARTS; do
     bound-by-reading) benchmark bound-by-reading '*ReadingBoundRebuildBenchmarks*' ;;
     # Reading alone on real text: the Debian copyright files, repeated to about 2.2 GiB.
     real-text)
-      python3 tools/make-real-text-fixture.py --target-bytes 0 --copies 200 --out "$DATA/texts.ndjson"
+      python3 lab/tools/make-real-text-fixture.py --target-bytes 0 --copies 200 --out "$DATA/texts.ndjson"
       dotnet src/Server/bin/Release/net10.0/indexing.dll measure "$DATA/texts.ndjson" --device network-disk \
         --modes ReadOnly,BestFixed --repeat 3 --json "$OUT/real-text.json" --timeline "$OUT/real-text-readonly.csv" \
         --work "$DATA/measure-work" | tee "$OUT/real-text.log"

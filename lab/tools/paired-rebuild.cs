@@ -1,4 +1,4 @@
-#:project ../benchmarks/Indexing.Benchmarks.csproj
+#:project ../../benchmarks/Indexing.Benchmarks.csproj
 #:property TreatWarningsAsErrors=false
 #:property PublishAot=false
 
@@ -9,7 +9,7 @@
 // that moved IndexOnly's median by up to 50% between two runs of the same commit
 // (benchmarks/results/README.md, "Rebuild vs its bound and FixedBatch").
 //
-//   dotnet run tools/paired-rebuild.cs -- [--shapes growing,lognormal,rare-giants,uniform] [--size 256MB]
+//   dotnet run lab/tools/paired-rebuild.cs -- [--shapes growing,lognormal,rare-giants,uniform] [--size 256MB]
 //       [--pairs 5] [--directory DIR]
 //
 // The device is the rebuild table's slow disk (the modelled disk at 8 MB/s per stream, 4 ms per

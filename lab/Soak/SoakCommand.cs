@@ -1,18 +1,20 @@
 using System.CommandLine;
 using System.Globalization;
 using Indexing.Datasets;
-using Indexing.Server.Soak;
+using Indexing.Server.Cli;
+using Indexing.Server.Hosting;
 using Indexing.Storage;
 
-namespace Indexing.Server.Cli;
+namespace Indexing.Lab.Soak;
 
-// `soak`: the scale run (Soak/SoakRunner.cs). Tokens this command does not know are passed on to the
-// server's configuration, as `serve` does (--Storage:RowCacheBytes=64MiB, --Storage:NativeLibrary=jemalloc).
+// The scale run's command line (SoakRunner.cs): the lab executable's root command. Tokens it does not
+// know are passed on to the server's configuration, as `serve` does (--Storage:RowCacheBytes=64MiB,
+// --Storage:NativeLibrary=jemalloc).
 internal static class SoakCommand
 {
     public const string DefaultSize = "10GiB";
 
-    public static Command Create()
+    public static RootCommand Create()
     {
         var data = new Option<DirectoryInfo>("--data")
         {
@@ -45,7 +47,7 @@ internal static class SoakCommand
         var port = new Option<int>("--port")
         {
             Description = "Port of the server (its admin page shows memory and the rebuild live); 0 picks a free one.",
-            DefaultValueFactory = _ => Hosting.ServerOptions.DefaultPort,
+            DefaultValueFactory = _ => ServerOptions.DefaultPort,
         };
         OptionRules.InRange(port, 0, 65535, "0 picks a free port");
         var directReads = new Option<bool>("--direct-reads")
@@ -75,11 +77,10 @@ internal static class SoakCommand
             }
         });
 
-        var command = new Command(
-            "soak",
+        var command = new RootCommand(
             "The scale run: load a dataset (10 GiB by default, unless loaded before), build an index, rebuild it side by side under live traffic " +
             "(two writers, a querier, a foreground reader), sample memory every second, and write scale-LABEL.csv/.svg/.json/.md. " +
-            "Server settings pass through, e.g. --Storage:RowCacheBytes=64MiB; the allocator is the process's (tools/scale-run.sh).")
+            "Server settings pass through, e.g. --Storage:RowCacheBytes=64MiB; the allocator is the process's (lab/tools/scale-run.sh).")
         {
             data, shape, size, seed, writers, port, directReads, after, output, label,
         };
