@@ -301,11 +301,16 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxSortKeysSetting, "65", "Server:MaxSortKeys is '65'; it must be a whole number from 1 to 64 (sort keys one query may have; default 8)" },
         { ServerOptions.MaxEventStreamsSetting, "many", "Server:MaxEventStreams is 'many'; it must be a whole number from 1 to 100,000" },
         { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
-        { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is '0'; it must be a whole number from 1 to 16 (threads indexing during a build" },
-        { ServerOptions.IndexingThreadNiceSetting, "20", "Indexes:IndexingThreadNice is '20'; it must be a whole number from 0 to 19" },
-        { ServerOptions.BulkCommitIntervalSetting, "50ms", "Indexes:BulkCommitInterval is '50ms'; it must be a duration from 100 ms to 60 min, written like 10s" },
-        { ServerOptions.BulkCommitShareSetting, "5%", "Indexes:BulkCommitShare is '5%'; it must be a decimal number from 0.01 to 1, written like 0.05 (the share of a bulk build's estimated duration" },
-        { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is '2'; it must be a decimal number from 0.01 to 1" },
+        // The engine's validator judges sections Indexes and Rebuilds, naming each setting by its path in the options tree.
+        { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is 0; it must be from 1 to 16 (threads)." },
+        { ServerOptions.IndexingThreadsSetting, "two", "Indexes:IndexingThreads is 'two', which is not a whole number (default 2)." },
+        { ServerOptions.IndexingThreadNiceSetting, "20", "Indexes:IndexingThreadNice is 20; it must be from 0 to 19" },
+        { ServerOptions.BulkCommitIntervalSetting, "50ms", "Indexes:BulkCommitInterval is 00:00:00.0500000; it must be from 00:00:00.1000000 to 01:00:00." },
+        { ServerOptions.BulkCommitIntervalSetting, "later", "Indexes:BulkCommitInterval is 'later', which is not a duration; write it like 10s" },
+        { ServerOptions.BulkCommitShareSetting, "5%", "Indexes:BulkCommitShare is '5%', which is not a number; write it like 0.05 (default 0.05)." },
+        { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is 2; it must be from 0.01 to 1" },
+        { ServerOptions.SwapLagEtagsSetting, "-1", "Rebuilds:SwapLagEtags is -1; it must be 0 or more." },
+        { ServerOptions.DrainTimeoutSetting, "0s", "Rebuilds:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -325,7 +330,7 @@ public sealed class SecurityAndOptionsTests
         Assert.Collection(
             result.Failures!,
             problem => Assert.StartsWith("Server:Port is 'http'", problem, StringComparison.Ordinal),
-            // Storage's own range check, its name for the setting mapped to the server's.
+            // Storage's own range check, naming the setting by its path in the engine's options tree.
             problem => Assert.StartsWith("Storage:BlockCacheBytes is 100 KiB; it must be 0 (no block cache) or from 1 MiB to 1 TiB.", problem, StringComparison.Ordinal));
         Assert.True(new ServerSettingsValidator().Validate(name: null, new ServerSettings()).Succeeded);
     }
@@ -435,6 +440,22 @@ public sealed class SecurityAndOptionsTests
 
         Assert.Equal(TimeSpan.FromSeconds(30), indexes.BulkCommitInterval);
         Assert.Equal(0.02, indexes.BulkCommitShare);
+    }
+
+    [Fact]
+    public void Bind_RebuildsSection_ParsedIntoTheEnginesRebuildOptions()
+    {
+        var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
+        {
+            [ServerOptions.SwapLagEtagsSetting] = "250",
+            [ServerOptions.DrainTimeoutSetting] = "2min",
+        }).Build();
+
+        var engine = ServerOptions.Bind(configuration, "data").Engine;
+
+        Assert.Equal(250, engine.Rebuilds.SwapLagEtags);
+        Assert.Equal(TimeSpan.FromMinutes(2), engine.Rebuilds.DrainTimeout);
+        Assert.Equal(Path.GetFullPath("data"), engine.DataDirectory);
     }
 
     [Theory]

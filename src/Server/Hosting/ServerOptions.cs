@@ -39,6 +39,8 @@ internal sealed class ServerOptions
     public const string IndexingThreadNiceSetting = "Indexes:IndexingThreadNice";
     public const string BulkCommitIntervalSetting = "Indexes:BulkCommitInterval";
     public const string BulkCommitShareSetting = "Indexes:BulkCommitShare";
+    public const string SwapLagEtagsSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.SwapLagEtags);
+    public const string DrainTimeoutSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.DrainTimeout);
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -184,14 +186,18 @@ internal sealed class ServerOptions
             BulkCommitShare = AnyNumber(indexing.BulkCommitShare, BulkCommitShareSetting, defaults.BulkCommitShare, problems),
         };
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
-        var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
-        if (problems.Count == 0)
+        var rebuildDefaults = new RebuildOptions();
+        var rebuilds = new RebuildOptions
         {
-            var judged = new EngineOptionsValidator().Validate(name: null, engine);
-            if (judged.Failed)
-            {
-                problems.AddRange(judged.Failures);
-            }
+            SwapLagEtags = WholeLong(settings.Rebuilds.SwapLagEtags, SwapLagEtagsSetting, rebuildDefaults.SwapLagEtags, problems),
+            DrainTimeout = AnyDuration(settings.Rebuilds.DrainTimeout, DrainTimeoutSetting, rebuildDefaults.DrainTimeout, problems),
+        };
+        var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes, Rebuilds = rebuilds };
+        // A value that did not read stands at its default here, so the validator adds no second problem for it.
+        var judged = new EngineOptionsValidator().Validate(name: null, engine);
+        if (judged.Failed)
+        {
+            problems.AddRange(judged.Failures);
         }
 
         return problems.Count > 0
@@ -312,6 +318,23 @@ internal sealed class ServerOptions
 
         problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a duration from {min.TotalMilliseconds:0} ms to {max.TotalMinutes:0} min, " +
             $"written like 10s, 1.5s, 250ms, 2min or 00:00:10 (default {defaultValue.TotalSeconds:0} s).");
+        return defaultValue;
+    }
+
+    // A whole number of etags; its range is the engine validator's rule.
+    private static long WholeLong(string? text, string setting, long defaultValue, List<string> problems)
+    {
+        if (text is null)
+        {
+            return defaultValue;
+        }
+
+        if (long.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
+        {
+            return value;
+        }
+
+        problems.Add($"{setting} is {MessageText.Quote(text)}, which is not a whole number (default {defaultValue:N0}).");
         return defaultValue;
     }
 

@@ -18,6 +18,8 @@ internal sealed class ServerSettings
 
     public IndexesSection Indexes { get; set; } = new();
 
+    public RebuildsSection Rebuilds { get; set; } = new();
+
     /// <summary><see cref="ServerOptions.AllowedHostsSetting"/>, semicolon-separated.</summary>
     public string? AllowedHosts { get; set; }
 
@@ -84,6 +86,14 @@ internal sealed class ServerSettings
         public string? BulkCommitInterval { get; set; }
 
         public string? BulkCommitShare { get; set; }
+    }
+
+    /// <summary>Section <c>Rebuilds</c>: how side-by-side rebuilds end (<see cref="Engine.RebuildOptions"/>).</summary>
+    internal sealed class RebuildsSection
+    {
+        public string? SwapLagEtags { get; set; }
+
+        public string? DrainTimeout { get; set; }
     }
 }
 
