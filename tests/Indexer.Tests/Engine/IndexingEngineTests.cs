@@ -1,0 +1,196 @@
+using System.Threading.Channels;
+using Indexing.Datasets;
+using Indexing.Engine;
+using Indexing.Indexer.Tests.SideBySide;
+using Indexing.Storage;
+using Microsoft.Extensions.Options;
+
+namespace Indexing.Indexer.Tests.Engine;
+
+// The engine as a host sees it: one data directory, its options tree, documents, indexes, rebuild
+// events, a resume after a close mid-build, and what it refuses.
+public sealed class IndexingEngineTests
+{
+    private static readonly TimeSpan HangGuard = TimeSpan.FromSeconds(90);
+
+    [Fact]
+    public void Open_InvalidOptions_NamesEachSettingByItsPathInTheTree_AndCreatesNothing()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        var options = new EngineOptions
+        {
+            DataDirectory = root.Path,
+            Storage = new StoreOptions(maxDocumentBytes: 10),
+            Indexes = new IndexOptions { IndexingThreads = 0 },
+            Rebuilds = new RebuildOptions { SwapLagEtags = -1 },
+        };
+
+        var error = Assert.Throws<OptionsValidationException>(() => IndexingEngine.Open(options));
+
+        Assert.Contains(error.Failures, f => f.StartsWith("Storage:MaxDocumentBytes is 10 B", StringComparison.Ordinal));
+        Assert.Contains(error.Failures, f => f.StartsWith("Indexes:IndexingThreads is 0", StringComparison.Ordinal));
+        Assert.Contains(error.Failures, f => f.StartsWith("Rebuilds:SwapLagEtags is -1", StringComparison.Ordinal));
+        Assert.False(Directory.Exists(root.Path), "a refused open created the data directory");
+    }
+
+    [Fact]
+    public async Task DefineChangeQueryDelete_ThroughTheEngine_RaisesEachPhaseInOrder_AndQueriesSeeEveryDocument()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        var engine = IndexingEngine.Open(Options(root.Path));
+        await using var closing = engine;
+        var events = Channel.CreateUnbounded<RebuildEvent>();
+        engine.RebuildChanged += (sender, change) =>
+        {
+            Assert.Same(engine, sender);
+            events.Writer.TryWrite(change);
+        };
+        var loaded = engine.PutMany(Orders(300));
+        Assert.Equal(300, loaded.Documents);
+
+        Assert.Equal(IndexPutResult.Created, engine.DefineIndex(ManagerEnvironment.V1));
+        Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], await PhasesUntilEndAsync(events.Reader));
+
+        Assert.Equal(IndexPutResult.RebuildStarted, engine.DefineIndex(ManagerEnvironment.V2));
+        engine.Put("orders/extra", """{"customer":{"name":"late"},"status":"late","total":1,"itemCount":1,"paid":true}""");
+        Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], await PhasesUntilEndAsync(events.Reader));
+        var summary = engine.GetIndex("orders");
+        Assert.Equal(2, summary.Generation);
+        Assert.Equal(ManagerEnvironment.V2.DefinitionHash, summary.DefinitionHash);
+
+        var report = engine.Verify("orders");
+        Assert.True(report.IsConsistent, report.ToString());
+        Assert.Equal(301, report.IndexDocuments);
+        Assert.Equal(1, await EventuallyAsync(() => engine.Query("orders", new IndexQuery("status:late")).TotalHits, 1));
+        var status = engine.GetStatus();
+        Assert.True(status.Store.Writes.Accepting);
+        Assert.Equal(["orders"], status.Indexes.Select(i => i.Name));
+
+        await engine.DeleteIndexAsync("orders");
+        Assert.Empty(engine.ListIndexes());
+        Assert.Throws<IndexNotFoundException>(() => engine.GetIndex("orders"));
+        Assert.NotNull(engine.Get("orders/extra"));
+    }
+
+    [Fact]
+    public async Task Reopen_AfterACloseMidBulk_ResumesAfterTheCommittedKey_WithNoKeyPassedByTheHost()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        var checkpointed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var slow = Options(root.Path) with
+        {
+            // Small takes, each slowed down, so the bulk phase runs past its first commit.
+            Indexes = new IndexOptions { TakeMaxDocuments = 16, BulkCommitInterval = TimeSpan.FromMilliseconds(100), BulkCommitShare = 0.01 },
+        };
+        var first = IndexingEngine.Open(slow, manager => manager with
+        {
+            RebuildHook = (_, point) =>
+            {
+                if (point == RebuildPoint.BulkBatchTaken && !checkpointed.Task.IsCompleted)
+                {
+                    Thread.Sleep(15);
+                }
+                else if (point == RebuildPoint.BulkCheckpointed)
+                {
+                    checkpointed.TrySetResult();
+                }
+            },
+        });
+        first.PutMany(Orders(1500));
+        first.DefineIndex(ManagerEnvironment.V1);
+        await checkpointed.Task.WaitAsync(HangGuard);
+        await first.DisposeAsync();
+
+        await using var second = IndexingEngine.Open(Options(root.Path));
+        var resumed = await second.WaitForRebuildAsync("orders").WaitAsync(HangGuard);
+
+        Assert.NotNull(resumed);
+        Assert.Equal(RebuildPhase.Done, resumed.Phase);
+        Assert.NotNull(resumed.ResumedAfter);
+        Assert.True(resumed.DocumentsSkipped > 0, $"the resumed build skipped {resumed.DocumentsSkipped} documents");
+        var report = second.Verify("orders");
+        Assert.True(report.IsConsistent, report.ToString());
+        Assert.Equal(1500, report.IndexDocuments);
+    }
+
+    [Fact]
+    public async Task RebuildLimits_NoRebuildReading_NullAndFalse_AndABadNameIsAnArgumentError()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        await using var engine = IndexingEngine.Open(Options(root.Path));
+        engine.PutMany(Orders(20));
+        engine.DefineIndex(ManagerEnvironment.V1);
+        await engine.WaitForRebuildAsync("orders").WaitAsync(HangGuard);
+
+        Assert.Null(engine.GetRebuildLimits("orders"));
+        Assert.Null(engine.GetRebuildPressure("orders"));
+        Assert.False(engine.UpdateRebuildLimits("orders", new Prefetcher.PrefetchLimits { BudgetBytes = 8 << 20 }));
+        Assert.Throws<ArgumentException>(() => engine.GetRebuildLimits("../etc"));
+    }
+
+    [Fact]
+    public async Task Dispose_Twice_IsQuiet_AndUseAfterItThrowsObjectDisposed()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        var engine = IndexingEngine.Open(Options(root.Path));
+        engine.Put("orders/1", """{"status":"new"}""");
+
+        await engine.DisposeAsync();
+        await engine.DisposeAsync();
+
+        Assert.Throws<ObjectDisposedException>(() => engine.Get("orders/1"));
+        await using var reopened = IndexingEngine.Open(Options(root.Path));
+        Assert.NotNull(reopened.Get("orders/1"));
+    }
+
+    [Fact]
+    public async Task Failures_AreIndexingExceptions_ByFamily()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        await using var engine = IndexingEngine.Open(Options(root.Path) with { Storage = new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false) });
+
+        IndexingException missing = Assert.Throws<IndexNotFoundException>(() => engine.GetIndex("nothing"));
+        IndexingException tooLarge = Assert.Throws<DocumentValidationException>(() => engine.Put("orders/big", $$"""{"note":"{{new string('x', 2000)}}"}"""));
+
+        Assert.Contains("nothing", missing.Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:MaxDocumentBytes", tooLarge.Message, StringComparison.Ordinal);
+    }
+
+    private static EngineOptions Options(string dataDirectory) => new()
+    {
+        DataDirectory = dataDirectory,
+        Storage = new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20),
+        Indexes = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(50), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
+        Rebuilds = new RebuildOptions { SwapLagEtags = 50 },
+    };
+
+    private static IEnumerable<DocumentWrite> Orders(int count) =>
+        DatasetGenerator.Generate(new DatasetSpec(DatasetShape.Uniform, documentCount: count, maxDocumentBytes: 8 << 10))
+            .Select(d => new DocumentWrite(d.Id, d.Utf8Json));
+
+    private static async Task<List<RebuildPhase>> PhasesUntilEndAsync(ChannelReader<RebuildEvent> events)
+    {
+        var phases = new List<RebuildPhase>();
+        using var guard = new CancellationTokenSource(HangGuard);
+        while (phases.Count == 0 || phases[^1] is not (RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled))
+        {
+            phases.Add((await events.ReadAsync(guard.Token)).Phase);
+        }
+
+        return phases;
+    }
+
+    // A query sees a write once the index applied it and refreshed its searcher.
+    private static async Task<long> EventuallyAsync(Func<long> read, long expected)
+    {
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+        var value = read();
+        while (value != expected && DateTime.UtcNow < deadline)
+        {
+            await Task.Delay(20);
+            value = read();
+        }
+
+        return value;
+    }
+}
