@@ -44,7 +44,7 @@ public sealed class DocumentBodiesTests
         Assert.Equal(DocumentValidationRule.BodyTooLarge, error.Rule);
         Assert.Equal(Id, error.Id);
         Assert.Contains(
-            "document 'orders/17' is 1.0 KiB (1,027 B) as UTF-8; the limit is 1 KiB (StoreOptions.MaxDocumentBytes)",
+            "document 'orders/17' is 1.0 KiB (1,027 B) as UTF-8; the limit is 1 KiB (Storage:MaxDocumentBytes)",
             error.Message,
             StringComparison.Ordinal);
     }

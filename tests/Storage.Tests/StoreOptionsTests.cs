@@ -22,9 +22,9 @@ public sealed class StoreOptionsTests
     }
 
     [Fact]
-    public void Constructor_EachValueOutOfRange_MessageNamesTheStoreOptionNotAHostSetting()
+    public void Constructor_EachValueOutOfRange_MessageNamesTheSettingByItsPathInTheEnginesTree()
     {
-        // The server calls these Storage:MaxDocumentBytes and so on, a command its own options: hosts map the names.
+        // Storage:MaxDocumentBytes and so on: the path in EngineOptions, which is also the server's configuration key.
         Action[] bad =
         [
             () => Validate(new StoreOptions(maxDocumentBytes: 1)),
@@ -37,7 +37,7 @@ public sealed class StoreOptionsTests
         {
             var error = Assert.Throws<OptionsValidationException>(construct);
             Assert.Contains("Storage:", error.Message, StringComparison.Ordinal);
-            Assert.DoesNotContain("Storage:", error.Message, StringComparison.Ordinal);
+            Assert.DoesNotContain("StoreOptions.", error.Message, StringComparison.Ordinal);
         }
     }
 

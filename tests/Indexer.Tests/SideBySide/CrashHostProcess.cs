@@ -9,7 +9,8 @@ internal static class CrashHostProcess
     /// <summary>Runs the host, kills it when it prints <paramref name="killAt"/>, and returns every line it wrote before it died.</summary>
     public static async Task<List<string>> RunUntilKilledAsync(IEnumerable<string> arguments, string killAt)
     {
-        var host = typeof(RebuildPoint).Assembly.Location.Replace("Indexing.Indexer.dll", "Indexing.Indexer.CrashHost.dll", StringComparison.Ordinal);
+        // Copied beside the tests by their project reference to it.
+        var host = Path.Combine(AppContext.BaseDirectory, "Indexing.Indexer.CrashHost.dll");
         Assert.True(File.Exists(host), $"crash host not built at {host}");
         var start = new ProcessStartInfo("dotnet")
         {
