@@ -23,7 +23,7 @@ namespace Indexing.Indexer;
 //   second (about 0.5 s each) did not slow a 256 MiB build, though they doubled what it allocated
 //   (benchmarks/results/indexer.md, "Bulk builds and their commits").
 //
-// A pure function of its inputs (unit-tested on its own); the commit loop (DocumentIndex.Build.cs)
+// A pure function of its inputs (unit-tested on its own); the commit loop (BulkCommitLoop.cs)
 // feeds it the bytes the build indexed and the time it has run (its own meter: any source will do),
 // the source's planned bytes and the last commit's duration.
 internal readonly record struct BulkCommitCadence(double Share, TimeSpan Cap)

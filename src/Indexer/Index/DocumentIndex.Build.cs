@@ -16,7 +16,7 @@ namespace Indexing.Indexer;
 // had nothing to do.
 //
 // Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
-// separate task commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
+// separate task (BulkCommitLoop.cs) commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
 // duration, at most BulkCommitInterval), concurrently with the workers' adds (the engine
 // allows it; neither the feeder nor the workers wait for it), recording S and the "indexed through"
 // key as it stood when the commit began (IndexedThroughKey.cs): every document up to the key is in
@@ -137,7 +137,25 @@ public sealed partial class DocumentIndex
                 });
         }
 
-        workers[threads] = FailFast(() => BulkCommitLoopAsync(source, key, resumeAfter, heldThroughStart, bulkCommitted, started, bytesBefore, stopCommits.Token), failed);
+        // A bulk commit records the count through its key: what the index held at the start, plus
+        // what the batches up to the key added.
+        workers[threads] = FailFast(
+            () => _bulkCommits.RunAsync(
+                source,
+                key,
+                resumeAfter,
+                () => _meter.Snapshot().Bytes - bytesBefore,
+                started,
+                (through, added) =>
+                {
+                    lock (_writeGate)
+                    {
+                        CommitCheckpointLocked(_checkpoints.AppliedEtag, _checkpoints.BuildSnapshotEtag, through, heldThroughStart + added);
+                    }
+                },
+                bulkCommitted,
+                stopCommits.Token),
+            failed);
 
         try
         {
@@ -229,15 +247,15 @@ public sealed partial class DocumentIndex
 
         if (shortfall is null)
         {
-            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit" +
-                (_buildIndexedThrough is { } key ? $", which holds every document through {MessageText.Quote(key)}" : string.Empty));
+            _failures.LastError = $"{failure.Message}; the build went back to its last commit" +
+                (_checkpoints.BuildIndexedThrough is { } key ? $", which holds every document through {MessageText.Quote(key)}" : string.Empty);
             return;
         }
 
         try
         {
-            CommitCheckpointLocked(checkpoint?.Etag ?? 0, _buildSnapshotEtag, indexedThrough: null, indexedCount: null);
-            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit, whose key it cannot keep ({shortfall}): a new build starts over");
+            CommitCheckpointLocked(checkpoint?.Etag ?? 0, _checkpoints.BuildSnapshotEtag, indexedThrough: null, indexedCount: null);
+            _failures.LastError = $"{failure.Message}; the build went back to its last commit, whose key it cannot keep ({shortfall}): a new build starts over";
         }
         catch (IndexWriteException)
         {
@@ -253,14 +271,14 @@ public sealed partial class DocumentIndex
     // holds _writeGate.
     private string? KeyShortfallLocked(out long heldThroughKey)
     {
-        if (_buildIndexedThrough is not { } key)
+        if (_checkpoints.BuildIndexedThrough is not { } key)
         {
             heldThroughKey = 0;
             return null;
         }
 
         heldThroughKey = CountDocumentsThrough(key);
-        return _buildIndexedCount is not { } recorded || heldThroughKey >= recorded
+        return _checkpoints.BuildIndexedCount is not { } recorded || heldThroughKey >= recorded
             ? null
             : $"it recorded {recorded:N0} documents through {MessageText.Quote(key)}, and holds {heldThroughKey:N0}";
     }
@@ -286,16 +304,16 @@ public sealed partial class DocumentIndex
         var snapshotEtag = source.SnapshotEtag;
         lock (_writeGate)
         {
-            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
+            if (_checkpoints.BuildSnapshotEtag is null && (_checkpoints.AppliedEtag != 0 || _searcher.DocumentCount != 0))
             {
                 throw new InvalidOperationException(
-                    $"index {MessageText.Quote(Name)} already holds documents up to etag {Volatile.Read(ref _appliedEtag)}; " +
+                    $"index {MessageText.Quote(Name)} already holds documents up to etag {_checkpoints.AppliedEtag}; " +
                     "a build goes into a new index: open one in a new directory (side-by-side rebuild), or delete this one first.");
             }
 
             try
             {
-                if (_buildSnapshotEtag is not null)
+                if (_checkpoints.BuildSnapshotEtag is not null)
                 {
                     // An interrupted build not resumed: what it wrote is a partial set; start over.
                     _sink.DeleteAll();
@@ -307,7 +325,7 @@ public sealed partial class DocumentIndex
                 throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
             }
 
-            CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), snapshotEtag, indexedThrough: null, indexedCount: null);
+            CommitCheckpointLocked(_checkpoints.AppliedEtag, snapshotEtag, indexedThrough: null, indexedCount: null);
             StartBulkLoading();
         }
 
@@ -322,11 +340,11 @@ public sealed partial class DocumentIndex
     {
         lock (_writeGate)
         {
-            if (_buildSnapshotEtag is not { } snapshotEtag || _buildIndexedThrough is not { } key)
+            if (_checkpoints.BuildSnapshotEtag is not { } snapshotEtag || _checkpoints.BuildIndexedThrough is not { } key)
             {
                 throw new InvalidOperationException(
                     $"index {MessageText.Quote(Name)} holds no interrupted build with an indexed-through key to resume " +
-                    (_buildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
+                    (_checkpoints.BuildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
                     "; start a build with BuildAsync instead.");
             }
 
@@ -426,72 +444,7 @@ public sealed partial class DocumentIndex
         var (through, added) = key.Prefix();
         lock (_writeGate)
         {
-            _buildIndexedThrough = through;
-            _buildIndexedCount = through is null ? null : heldThroughStart + added;
-        }
-    }
-
-    // At the cadence BulkCommitCadence sets (recomputed at least every MinimumInterval from the bytes
-    // this build indexed since it started, the source's planned total and the last commit's
-    // duration, the shortest since the last commit or skip in force; the waits run from one commit's
-    // start to the next), a commit recording the key as it stood when the commit began: the
-    // documents up to it were added before, so the commit holds them (a commit flushes every
-    // document added before it starts; those added meanwhile may or may not be in it, and are above
-    // the key).
-    // Skipped while the key has not moved from the last commit's (committed: the key the build
-    // started from): such a commit would not shorten a resume.
-    // The count recorded with the key is heldThroughStart plus the documents the batches up to it added.
-    private async Task BulkCommitLoopAsync(
-        IBatchSource source, IndexedThroughKey key, string? committed, long heldThroughStart, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
-    {
-        var cadence = new BulkCommitCadence(Options.BulkCommitShare, Options.BulkCommitInterval);
-        var lastCommit = TimeSpan.Zero;
-        var lastStarted = Stopwatch.GetTimestamp();
-        // When the next commit is due, from lastStarted (the last commit or skip): the shortest
-        // interval computed since then.
-        var due = TimeSpan.MaxValue;
-        try
-        {
-            while (true)
-            {
-                var interval = cadence.Interval(source.Pressure.BytesKnown, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
-                due = interval < due ? interval : due;
-                Volatile.Write(ref _bulkCommitIntervalTicks, due.Ticks);
-                var wait = due - Stopwatch.GetElapsedTime(lastStarted);
-                // (Under a millisecond is due: Task.Delay would return at once.)
-                if (wait >= TimeSpan.FromMilliseconds(1))
-                {
-                    // At most MinimumInterval at a time, then the interval again, which may bring the
-                    // commit forward but never puts it off. An estimate from the build's first few
-                    // documents can be the cap: slept whole, it can leave a short build without a bulk
-                    // commit (likely what a 6.8 s build of the benchmarks did), and the rate a second
-                    // later is a better one. And while the build waits for its source, its estimated
-                    // duration grows with the wait: recomputed intervals would outrun it.
-                    await Task.Delay(wait < BulkCommitCadence.MinimumInterval ? wait : BulkCommitCadence.MinimumInterval, cancellationToken).ConfigureAwait(false);
-                    continue;
-                }
-
-                lastStarted = Stopwatch.GetTimestamp();
-                due = TimeSpan.MaxValue;
-                var (through, added) = key.Prefix();
-                if (through == committed)
-                {
-                    continue;
-                }
-
-                lock (_writeGate)
-                {
-                    CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, through, heldThroughStart + added);
-                }
-
-                lastCommit = Stopwatch.GetElapsedTime(lastStarted);
-                committed = through;
-                bulkCommitted?.Invoke(through);
-            }
-        }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-        {
-            // The build ended (its last commit follows) or stopped.
+            _checkpoints.KeepIndexedThrough(through, through is null ? null : heldThroughStart + added);
         }
     }
 

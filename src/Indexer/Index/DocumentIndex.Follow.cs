@@ -47,7 +47,7 @@ public sealed partial class DocumentIndex
             throw CannotWhile("catch up", state);
         }
 
-        var from = Volatile.Read(ref _appliedEtag);
+        var from = _checkpoints.AppliedEtag;
         long applied = 0;
         while (true)
         {
@@ -67,7 +67,7 @@ public sealed partial class DocumentIndex
         }
 
         RefreshForQueries();
-        var to = Volatile.Read(ref _appliedEtag);
+        var to = _checkpoints.AppliedEtag;
         return new CatchUpResult(applied, from, to, upToEtag is null ? to >= store.LastEtag : to >= upToEtag.Value || to >= store.LastEtag);
     }
 
@@ -216,7 +216,7 @@ public sealed partial class DocumentIndex
     // One step; returns the number of change entries consumed. Caller holds _writeGate.
     private int StepLocked(DocumentStore store, long? upToEtag)
     {
-        var after = Volatile.Read(ref _appliedEtag);
+        var after = _checkpoints.AppliedEtag;
         if (upToEtag is { } bound && after >= bound)
         {
             return 0;
@@ -288,7 +288,7 @@ public sealed partial class DocumentIndex
                 }
             }
 
-            Volatile.Write(ref _appliedEtag, changes[^1].Etag);
+            _checkpoints.AppliedEtag = changes[^1].Etag;
             return changes.Count;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception) || exception is IndexWriteException)
@@ -303,7 +303,7 @@ public sealed partial class DocumentIndex
 
     private void CommitIfDueLocked()
     {
-        if (CommitDue(Volatile.Read(ref _appliedEtag) != Volatile.Read(ref _committedEtag)))
+        if (_checkpoints.CommitDue(Options))
         {
             CommitOrRollBackLocked();
         }

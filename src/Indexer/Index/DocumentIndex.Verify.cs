@@ -112,7 +112,7 @@ public sealed partial class DocumentIndex
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         lock (_writeGate)
         {
-            var applied = Volatile.Read(ref _appliedEtag);
+            var applied = _checkpoints.AppliedEtag;
             RefreshForQueries();
             var ids = OpenIdCursor();
 

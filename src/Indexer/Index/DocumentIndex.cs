@@ -27,9 +27,8 @@ namespace Indexing.Indexer;
 /// </remarks>
 public sealed partial class DocumentIndex : IDisposable
 {
-    private const long NoBuild = -1;
-
     private readonly IIndexSink _sink;
+    private readonly BulkCommitLoop _bulkCommits;
     private readonly IIndexSearcher _searcher;
     private readonly FieldExtractor _extractor;
     private readonly IndexMeter _meter = new();
@@ -37,17 +36,8 @@ public sealed partial class DocumentIndex : IDisposable
     private readonly CancellationTokenSource _closing = new();
     private readonly Task _refreshLoop;
     private readonly string _committedHash;
-    private long _appliedEtag;
-    private long _committedEtag;
-    private long? _buildSnapshotEtag;
-    private string? _buildIndexedThrough; // the build's key to record with its next commit (under _writeGate)
-    private string? _committedIndexedThrough; // the last commit's BuildIndexedThrough, readable from any thread
-    private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
-    private long? _buildIndexedCount; // the documents through _buildIndexedThrough, recorded with it (under _writeGate)
+    private readonly IndexCheckpoints _checkpoints; // changed under _writeGate
     private int _engineFailed; // 1 once the engine failed since the last commit or rollback: nothing may be committed (see CommitLocked)
-    private long _uncommittedBytes;
-    private long _bulkCommitIntervalTicks; // the bulk commit loop's current wait (0: no build ran yet), readable from any thread
-    private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
     private int _disposed;
     private Task? _activeBuild;
 
@@ -59,14 +49,11 @@ public sealed partial class DocumentIndex : IDisposable
         _sink = sink;
         _searcher = sink.Searcher;
         _extractor = new FieldExtractor(definition);
+        _bulkCommits = new BulkCommitLoop(options);
+        _checkpoints = new IndexCheckpoints(sink.OpenedCheckpoint);
         if (sink.OpenedCheckpoint is { } checkpoint)
         {
             _committedHash = checkpoint.DefinitionHash;
-            _appliedEtag = _committedEtag = checkpoint.Etag;
-            _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
-            _buildIndexedThrough = _committedIndexedThrough = checkpoint.BuildIndexedThrough;
-            _buildIndexedCount = checkpoint.BuildIndexedCount;
-            _committedBuildSnapshotEtag = checkpoint.BuildSnapshotEtag ?? NoBuild;
         }
         else
         {
@@ -96,14 +83,7 @@ public sealed partial class DocumentIndex : IDisposable
     /// etag, or, for a commit made during a bulk build, the snapshot etag the build reads (the
     /// catch-up after the build starts there). The store may purge tombstones at or below it.
     /// </summary>
-    internal long ResumeEtag
-    {
-        get
-        {
-            var build = Volatile.Read(ref _committedBuildSnapshotEtag);
-            return build != NoBuild ? build : Volatile.Read(ref _committedEtag);
-        }
-    }
+    internal long ResumeEtag => _checkpoints.ResumeEtag;
 
     /// <summary>The last commit was made with another definition: the index must be rebuilt (it still serves queries).</summary>
     public bool IsStale => _committedHash != Definition.DefinitionHash;
@@ -246,10 +226,7 @@ public sealed partial class DocumentIndex : IDisposable
     /// <inheritdoc/>
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
-    private IndexCheckpoint CurrentCheckpoint() =>
-        _buildSnapshotEtag is null || _buildIndexedThrough is null
-            ? new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag)
-            : new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
+    private IndexCheckpoint CurrentCheckpoint() => _checkpoints.Current(_committedHash);
 
     // The engine failed while writing (a flush, a commit, a refresh): Lucene has dropped the
     // documents that flush held, which the applied etag or the build's key may already count. Until a
@@ -263,7 +240,7 @@ public sealed partial class DocumentIndex : IDisposable
         if (Volatile.Read(ref _engineFailed) != 0)
         {
             throw RecordIndexFailure(new IndexWriteException(
-                Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {Volatile.Read(ref _lastError)}); the index goes back to its last commit instead", null));
+                Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {_failures.LastError}); the index goes back to its last commit instead", null));
         }
 
         var start = Stopwatch.GetTimestamp();
@@ -279,30 +256,21 @@ public sealed partial class DocumentIndex : IDisposable
         }
 
         _meter.Committed(Stopwatch.GetTimestamp() - start);
-        // The build snapshot first: when a build's last commit clears it, a reader in between sees
-        // the etag from before the build (lower), never one the commit does not hold.
-        Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint.BuildSnapshotEtag ?? NoBuild);
-        Volatile.Write(ref _committedIndexedThrough, checkpoint.BuildIndexedThrough);
-        Volatile.Write(ref _committedEtag, checkpoint.Etag);
-        Interlocked.Exchange(ref _uncommittedBytes, 0);
-        Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
+        _checkpoints.Committed(checkpoint);
     }
 
     // Commits the checkpoint the given values make; if the commit fails, the values go back to what
     // they were, so nothing in memory claims what no commit holds. Caller holds _writeGate.
     private void CommitCheckpointLocked(long etag, long? buildSnapshotEtag, string? indexedThrough, long? indexedCount)
     {
-        var (etagBefore, snapshotBefore, throughBefore, countBefore) = (Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
-        Volatile.Write(ref _appliedEtag, etag);
-        (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (buildSnapshotEtag, indexedThrough, indexedCount);
+        var before = _checkpoints.Set(etag, buildSnapshotEtag, indexedThrough, indexedCount);
         try
         {
             CommitLocked();
         }
         catch
         {
-            Volatile.Write(ref _appliedEtag, etagBefore);
-            (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (snapshotBefore, throughBefore, countBefore);
+            _checkpoints.Restore(before);
             throw;
         }
     }
@@ -337,7 +305,7 @@ public sealed partial class DocumentIndex : IDisposable
 
         if (TryRollBackToLastCommitLocked(failure, out var checkpoint))
         {
-            Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {checkpoint?.Etag ?? 0}), and the change feed is applied again from there");
+            _failures.LastError = $"{failure.Message}; rolled back to the last commit (etag {checkpoint?.Etag ?? 0}), and the change feed is applied again from there";
         }
     }
 
@@ -349,24 +317,15 @@ public sealed partial class DocumentIndex : IDisposable
         try
         {
             checkpoint = _sink.RollbackToLastCommit();
-            var etag = checkpoint?.Etag ?? 0;
-            _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
-            _buildIndexedThrough = checkpoint?.BuildIndexedThrough;
-            _buildIndexedCount = checkpoint?.BuildIndexedCount;
-            Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint?.BuildSnapshotEtag ?? NoBuild);
-            Volatile.Write(ref _committedIndexedThrough, checkpoint?.BuildIndexedThrough);
-            Volatile.Write(ref _appliedEtag, etag);
-            Volatile.Write(ref _committedEtag, etag);
-            Interlocked.Exchange(ref _uncommittedBytes, 0);
-            Interlocked.Increment(ref _rollbacks);
+            _checkpoints.RolledBackTo(checkpoint);
+            _failures.RolledBack();
             Volatile.Write(ref _engineFailed, 0);
             return true;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
-            Volatile.Write(
-                ref _lastError,
-                $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened");
+            _failures.LastError =
+                $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened";
             lock (_stateLock)
             {
                 if (_state != IndexState.Closed)
@@ -379,12 +338,6 @@ public sealed partial class DocumentIndex : IDisposable
             return false;
         }
     }
-
-    // A commit is due by bytes or by time (and only when something is uncommitted).
-    private bool CommitDue(bool changedSinceCommit) =>
-        changedSinceCommit &&
-        (Interlocked.Read(ref _uncommittedBytes) >= Options.CommitEveryBytes ||
-         Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)) >= Options.CommitInterval);
 
     private async Task RefreshLoopAsync()
     {
