@@ -1,8 +1,8 @@
 namespace Indexing.Indexer;
 
 // How long a bulk build waits between its commits. A crash redoes at most what was indexed since the
-// last commit, so the wait sets what a resume loses; a fixed wait is too long for a short build (10 s
-// of a 44 s build is 23% of it) and needlessly short for a long one. So the wait is a share of the
+// last commit, so the wait sets what a resume loses; a fixed wait is too long for a short build (a
+// large share of it lost) and needlessly short for a long one. So the wait is a share of the
 // build's estimated duration, between a floor and the cap:
 //
 //   wait = min(cap, max(floor, share x estimated duration))
@@ -20,8 +20,8 @@ namespace Indexing.Indexer;
 // - The commit-cost term keeps commits from running back to back where one takes longer than the
 //   floor (a slow disk, a loaded machine): at most half the time is spent committing. Commits run
 //   beside the indexing threads, so the share they may take is generous: under load, commits every
-//   second (about 0.5 s each) did not slow a 256 MiB build, though they doubled what it allocated
-//   (benchmarks/results/indexer.md, "Bulk builds and their commits").
+//   second did not slow a build measurably, though they raised what it allocated (see
+//   benchmarks/results/README.md, indexer.md "Bulk builds and their commits").
 //
 // A pure function of its inputs (unit-tested on its own); the commit loop (BulkCommitLoop.cs)
 // feeds it the bytes the build indexed and the time it has run (its own meter: any source will do),

@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
-using System.Threading.Channels;
 
 using Indexing.Prefetcher;
 using Indexing.Storage;
@@ -10,10 +8,10 @@ namespace Indexing.Indexer;
 // Bulk build: every document of a snapshot, from a batch source, into an empty index.
 //
 // The calling task takes batches ("whatever is ready"), numbers them and hands them through a
-// bounded channel to IndexingThreads workers, each adding with its own sink writer into the one
-// engine (the Lucene engine's IndexWriter gives each thread its own in-memory segment,
-// DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the indexer
-// had nothing to do.
+// bounded channel to IndexingThreads workers (BuildPipeline.cs), each adding with its own sink
+// writer into the one engine (the Lucene engine's IndexWriter gives each thread its own in-memory
+// segment, DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the
+// indexer had nothing to do.
 //
 // Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
 // separate task (BulkCommitLoop.cs) commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
@@ -45,7 +43,7 @@ public sealed partial class DocumentIndex
     /// build's snapshot etag S as the checkpoint, so the change feed is applied from S. The source
     /// must read the ids after the key (its <see cref="IBatchSource.HandedOutThrough"/> is the key
     /// before the first take) in a snapshot at or after S. Why that loses and duplicates nothing:
-    /// <c>IndexManager.Rebuild.cs</c>.
+    /// <c>RebuildPhases.cs</c>.
     /// </summary>
     /// <exception cref="InvalidOperationException">The index holds no interrupted build with a key, is stale, or is busy.</exception>
     /// <exception cref="ArgumentException">The source does not start after the key, or reads a snapshot older than S.</exception>
@@ -105,121 +103,53 @@ public sealed partial class DocumentIndex
         IBatchSource source, long snapshotEtag, string? resumeAfter, long heldThroughStart, bool resume, Action<string?>? bulkCommitted, long started, long bytesBefore, CancellationToken cancellationToken)
     {
         var key = new IndexedThroughKey(resumeAfter);
-        var threads = Options.IndexingThreads;
-        // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
-        // the feeder never waits on a channel nobody reads any more).
-        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
-        using var stopCommits = CancellationTokenSource.CreateLinkedTokenSource(failed.Token);
-        var batches = Channel.CreateBounded<NumberedBatch>(new BoundedChannelOptions(threads)
-        {
-            SingleWriter = true,
-            SingleReader = threads == 1,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
-        var workers = new Task[threads + 1];
-        for (var i = 0; i < threads; i++)
-        {
-            // A dedicated thread at the indexing nice value (IndexingThread says why not the pool).
-            workers[i] = IndexingThread.Start(
-                $"indexing-{i + 1}",
-                Options.IndexingThreadNice,
-                () =>
-                {
-                    try
-                    {
-                        BuildWorker(batches.Reader, key, threads, addOnly: !resume, failed.Token);
-                    }
-                    catch
-                    {
-                        failed.Cancel();
-                        throw;
-                    }
-                });
-        }
-
-        // A bulk commit records the count through its key: what the index held at the start, plus
-        // what the batches up to the key added.
-        workers[threads] = FailFast(
-            () => _bulkCommits.RunAsync(
-                source,
-                key,
-                resumeAfter,
-                () => _meter.Snapshot().Bytes - bytesBefore,
-                started,
-                (through, added) =>
-                {
-                    lock (_writeGate)
-                    {
-                        CommitCheckpointLocked(_checkpoints.AppliedEtag, _checkpoints.BuildSnapshotEtag, through, heldThroughStart + added);
-                    }
-                },
-                bulkCommitted,
-                stopCommits.Token),
-            failed);
-
         try
         {
-            try
-            {
-                while (await source.TakeAsync(Options.TakeMaxDocuments, Options.TakeMaxBytes, failed.Token).ConfigureAwait(false) is { } batch)
+            await new BuildPipeline(Options, _meter).RunAsync(
+                source,
+                key,
+                () =>
                 {
-                    _meter.Read(batch.Count);
-                    await batches.Writer.WriteAsync(new NumberedBatch(batch, key.Taken(batch.HandedOutThrough)), failed.Token).ConfigureAwait(false);
-                }
-            }
-            finally
-            {
-                batches.Writer.TryComplete();
-            }
-
-            await Task.WhenAll(workers.AsSpan(0, threads)).ConfigureAwait(false);
-            await stopCommits.CancelAsync().ConfigureAwait(false);
-            await workers[threads].ConfigureAwait(false);
+                    // On the worker's thread: its own writer.
+                    var context = CreateWriteContext(addOnly: !resume);
+                    return document => InCollection(document.Id) && WriteDocument(context, document.Id, document.Etag, document.Body.Span);
+                },
+                // A bulk commit records the count through its key: what the index held at the start,
+                // plus what the batches up to the key added.
+                stop => _bulkCommits.RunAsync(
+                    source,
+                    key,
+                    resumeAfter,
+                    () => _meter.Snapshot().Bytes - bytesBefore,
+                    started,
+                    (through, added) =>
+                    {
+                        lock (_writeGate)
+                        {
+                            CommitCheckpointLocked(_checkpoints.AppliedEtag, _checkpoints.BuildSnapshotEtag, through, heldThroughStart + added);
+                        }
+                    },
+                    bulkCommitted,
+                    stop),
+                cancellationToken,
+                _closing.Token).ConfigureAwait(false);
         }
-        catch (Exception exception)
+        catch (IndexWriteException writeFailure)
         {
-            // Stop every worker, then let the first failure speak: a worker's or the commit loop's
-            // own exception, not the cancellation it caused the feeder to see.
-            await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            var cause = FirstCause(exception, workers, cancellationToken);
-            if (cause is IndexWriteException writeFailure)
-            {
-                throw RecordIndexFailure(writeFailure);
-            }
-
+            throw RecordIndexFailure(writeFailure);
+        }
+        catch
+        {
             // Cancelled, closing, the source failed, or a worker failed outside the engine: the
             // engine holds everything up to the key, so the commit Dispose makes may keep it.
             KeepIndexedThrough(key, heldThroughStart);
-            ExceptionDispatchInfo.Throw(cause);
+            throw;
         }
 
         lock (_writeGate)
         {
             CommitCheckpointLocked(snapshotEtag, buildSnapshotEtag: null, indexedThrough: null, indexedCount: null);
         }
-    }
-
-    // What stopped a build: an engine failure of any worker or of the commit loop first (the others
-    // then saw only the cancellation it caused); else a worker's own exception when the feeder saw
-    // only the cancellation that worker caused; else what the feeder saw.
-    private Exception FirstCause(Exception feederSaw, Task[] workers, CancellationToken cancellationToken)
-    {
-        Exception? workerFailure = null;
-        foreach (var worker in workers)
-        {
-            switch (worker.Exception?.InnerException)
-            {
-                case IndexWriteException writeFailure:
-                    return writeFailure;
-                case { } other when other is not OperationCanceledException:
-                    workerFailure ??= other;
-                    break;
-            }
-        }
-
-        var cancelledFromOutside = cancellationToken.IsCancellationRequested || _closing.IsCancellationRequested;
-        return feederSaw is OperationCanceledException && !cancelledFromOutside && workerFailure is not null ? workerFailure : feederSaw;
     }
 
     // The engine failed during the build (a worker's write or flush, a bulk commit, the last commit):
@@ -421,22 +351,6 @@ public sealed partial class DocumentIndex
         }
     }
 
-    // Runs a worker or the commit loop; its failure cancels the rest of the build.
-    private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(
-        async () =>
-        {
-            try
-            {
-                await run().ConfigureAwait(false);
-            }
-            catch
-            {
-                await failed.CancelAsync().ConfigureAwait(false);
-                throw;
-            }
-        },
-        CancellationToken.None);
-
     // A build stopped (cancelled, closing, or its source failed) with the engine intact: the key it
     // reached is still true, so the commit Dispose makes keeps it and a resume loses nothing more.
     private void KeepIndexedThrough(IndexedThroughKey key, long heldThroughStart)
@@ -447,42 +361,4 @@ public sealed partial class DocumentIndex
             _checkpoints.KeepIndexedThrough(through, through is null ? null : heldThroughStart + added);
         }
     }
-
-    // Runs on its own thread, so it blocks while it waits.
-    private void BuildWorker(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, bool addOnly, CancellationToken cancellationToken)
-    {
-        var context = CreateWriteContext(addOnly);
-        while (true)
-        {
-            if (!batches.TryRead(out var numbered))
-            {
-                var waitStart = Stopwatch.GetTimestamp();
-                var more = batches.WaitToReadAsync(cancellationToken).AsTask().GetAwaiter().GetResult();
-                // Per thread share, so the total reads as "the indexer waited this long".
-                _meter.Stalled((Stopwatch.GetTimestamp() - waitStart) / threads);
-                if (!more)
-                {
-                    return;
-                }
-
-                continue;
-            }
-
-            var added = new List<string>(numbered.Batch.Count);
-            foreach (var document in numbered.Batch.Documents)
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                Options.BuildDocumentHook?.Invoke(document.Id);
-                if (InCollection(document.Id) && WriteDocument(context, document.Id, document.Etag, document.Body.Span))
-                {
-                    added.Add(document.Id);
-                }
-            }
-
-            key.Completed(numbered.Number, added);
-        }
-    }
-
-    // A batch and its number in the order the feeder took it.
-    private readonly record struct NumberedBatch(PrefetchBatch Batch, long Number);
 }

@@ -12,16 +12,13 @@ namespace Indexing.Indexer;
 // from its start (replaying is harmless: every operation is by id and idempotent).
 //
 // CatchUp runs steps on the caller's thread (the side-by-side rebuild uses it with an etag
-// bound, while following is paused); StartFollowing runs them in a background loop that polls
-// every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
+// bound, while following is paused); StartFollowing runs them in a background loop (FollowLoop.cs)
+// that polls every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
 // step has ended, and no step starts until ResumeFollowing.
 public sealed partial class DocumentIndex
 {
-    private static readonly TimeSpan _maxBackoff = TimeSpan.FromSeconds(5);
-
+    private readonly FollowLoop _followLoop = new();
     private WriteContext? _followContext;
-    private CancellationTokenSource? _followStop;
-    private Task? _followLoop;
     private volatile bool _paused;
     private int _pauses; // under _stateLock
 
@@ -81,9 +78,7 @@ public sealed partial class DocumentIndex
         Transition(IndexState.Following, "start following", IndexState.Idle);
         _pauses = 0;
         _paused = false;
-        _followStop = new CancellationTokenSource();
-        var token = _followStop.Token;
-        _followLoop = Task.Run(() => FollowLoopAsync(store, token), CancellationToken.None);
+        _followLoop.Start(() => FollowStep(store), RecordSuccess, () => State == IndexState.Error, Options.FollowPollInterval);
     }
 
     /// <summary>
@@ -144,72 +139,16 @@ public sealed partial class DocumentIndex
         SetState(IndexState.Idle);
     }
 
-    private void StopFollowLoop()
+    private void StopFollowLoop() => _followLoop.Stop();
+
+    // One step of the follow loop: none while paused (PauseFollowing holds the gate to wait for it).
+    private int FollowStep(DocumentStore store)
     {
-        var stop = Interlocked.Exchange(ref _followStop, null);
-        if (stop is null)
+        lock (_writeGate)
         {
-            return;
-        }
-
-        stop.Cancel();
-        try
-        {
-            _followLoop?.Wait(TimeSpan.FromSeconds(30));
-        }
-        catch (AggregateException)
-        {
-            // The loop records its failures in the status; stopping must not throw them.
-        }
-
-        stop.Dispose();
-        _followLoop = null;
-    }
-
-    private async Task FollowLoopAsync(DocumentStore store, CancellationToken stop)
-    {
-        var backoff = Options.FollowPollInterval;
-        while (!stop.IsCancellationRequested)
-        {
-            var applied = 0;
-            try
-            {
-                lock (_writeGate)
-                {
-                    if (!_paused && State == IndexState.Following)
-                    {
-                        applied = StepLocked(store, upToEtag: null);
-                    }
-
-                    CommitIfDueLocked();
-                }
-
-                RecordSuccess();
-                backoff = Options.FollowPollInterval;
-            }
-            catch (IndexWriteException)
-            {
-                // Counted by StepLocked / CommitLocked; the index may now be in Error.
-                if (State == IndexState.Error)
-                {
-                    return;
-                }
-
-                backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _maxBackoff.Ticks));
-                applied = 0;
-            }
-
-            if (applied == 0)
-            {
-                try
-                {
-                    await Task.Delay(backoff, stop).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    return;
-                }
-            }
+            var applied = !_paused && State == IndexState.Following ? StepLocked(store, upToEtag: null) : 0;
+            CommitIfDueLocked();
+            return applied;
         }
     }
 

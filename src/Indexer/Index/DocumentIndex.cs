@@ -34,7 +34,7 @@ public sealed partial class DocumentIndex : IDisposable
     private readonly IndexMeter _meter = new();
     private readonly System.Threading.Lock _writeGate = new();
     private readonly CancellationTokenSource _closing = new();
-    private readonly Task _refreshLoop;
+    private readonly RefreshLoop _refreshLoop;
     private readonly string _committedHash;
     private readonly IndexCheckpoints _checkpoints; // changed under _writeGate
     private int _engineFailed; // 1 once the engine failed since the last commit or rollback: nothing may be committed (see CommitLocked)
@@ -63,7 +63,7 @@ public sealed partial class DocumentIndex : IDisposable
             sink.Commit(CurrentCheckpoint());
         }
 
-        _refreshLoop = Task.Run(RefreshLoopAsync);
+        _refreshLoop = new RefreshLoop(RefreshTick, options.RefreshInterval, _closing.Token);
     }
 
     /// <summary>The directory the index lives in (its own; nothing else may write there).</summary>
@@ -176,7 +176,7 @@ public sealed partial class DocumentIndex : IDisposable
             WaitIgnoringOutcome(build, TimeSpan.FromSeconds(30));
         }
 
-        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
+        _refreshLoop.Wait(TimeSpan.FromSeconds(10));
 
         var committed = false;
         lock (_writeGate)
@@ -216,7 +216,7 @@ public sealed partial class DocumentIndex : IDisposable
 
         _closing.Cancel();
         StopFollowLoop();
-        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
+        _refreshLoop.Wait(TimeSpan.FromSeconds(10));
     }
 
     // Blocks until the task ends or the timeout passes, whatever the task's outcome.
@@ -339,44 +339,36 @@ public sealed partial class DocumentIndex : IDisposable
         }
     }
 
-    private async Task RefreshLoopAsync()
+    // One tick of the refresh loop; false once the engine is closed (the loop ends).
+    private bool RefreshTick()
     {
-        using var timer = new PeriodicTimer(Options.RefreshInterval);
-        try
+        // Under the write gate: a refresh flushes what the writer buffered, and if that flush
+        // fails, no commit may come between it and the rollback (it would record the applied etag
+        // over the documents the flush dropped).
+        lock (_writeGate)
         {
-            while (await timer.WaitForNextTickAsync(_closing.Token).ConfigureAwait(false))
+            if (State == IndexState.Building)
             {
-                // Under the write gate: a refresh flushes what the writer buffered, and if that flush
-                // fails, no commit may come between it and the rollback (it would record the applied
-                // etag over the documents the flush dropped).
-                lock (_writeGate)
-                {
-                    if (State == IndexState.Building)
-                    {
-                        // An NRT reopen flushes every thread's in-memory segment: refreshing during a
-                        // bulk build would cut tiny segments every tick whatever the RAM buffer, and a
-                        // build's index serves no queries yet (the build refreshes once at its end).
-                        continue;
-                    }
-
-                    try
-                    {
-                        _sink.Refresh();
-                    }
-                    catch (ObjectDisposedException)
-                    {
-                        return;
-                    }
-                    catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
-                    {
-                        RefreshFailedLocked(exception);
-                    }
-                }
+                // An NRT reopen flushes every thread's in-memory segment: refreshing during a bulk
+                // build would cut tiny segments every tick whatever the RAM buffer, and a build's
+                // index serves no queries yet (the build refreshes once at its end).
+                return true;
             }
-        }
-        catch (OperationCanceledException)
-        {
-            // Closing.
+
+            try
+            {
+                _sink.Refresh();
+            }
+            catch (ObjectDisposedException)
+            {
+                return false;
+            }
+            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+            {
+                RefreshFailedLocked(exception);
+            }
+
+            return true;
         }
     }
 }
