@@ -24,11 +24,12 @@ namespace Indexing.Storage;
 /// <para>
 /// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Full.cs</c> (a full
 /// volume as callers see it); <c>.Reads.cs</c>; <c>.Tombstones.cs</c> (the watermarks and purge
-/// rounds as callers see them); <c>.Memory.cs</c> (what RocksDB holds in memory, cache hit counts).
+/// rounds as callers see them); <c>.Memory.cs</c> (what RocksDB holds in memory, cache hit counts, as
+/// <see cref="StoreStatistics"/> reads them).
 /// Classes the store holds, each with its own state: <see cref="TombstonePurger"/> (tombstone counts,
 /// purge rounds), <see cref="TombstonePurgeThread"/> (watermark registrations, the background
 /// thread), <see cref="WriteRefusal"/> (whether writes are accepted), <see cref="OpenHandles"/>
-/// (iterators and snapshots to free), <see cref="PointReadCacheCounter"/>. Beside them:
+/// (iterators and snapshots to free), <see cref="StoreStatistics"/> (RocksDB's figures). Beside them:
 /// <c>RocksDbNative.cs</c> (which native library and malloc); <see cref="StoreSnapshot"/>;
 /// <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
@@ -64,6 +65,7 @@ public sealed partial class DocumentStore : IDisposable
     private readonly WriteOptions _writeOptions;
 
     private readonly OpenHandles _handles = new();
+    private readonly StoreStatistics _statistics;
     private readonly WriteRefusal _refusal;
     private readonly TombstonePurger _tombstones;
     private readonly TombstonePurgeThread _purgeThread;
@@ -80,6 +82,7 @@ public sealed partial class DocumentStore : IDisposable
         _changes = db.GetColumnFamily(ChangesFamily);
         _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
         _refusal = new WriteRefusal(this);
+        _statistics = new StoreStatistics(this, tuning);
         _tombstones = new TombstonePurger(this);
         _purgeThread = new TombstonePurgeThread(this, _tombstones);
         try
@@ -210,13 +213,13 @@ public sealed partial class DocumentStore : IDisposable
             return new StoreStatus(
                 Path,
                 LastEtag,
-                EstimatedDocuments: PropertyLong("rocksdb.estimate-num-keys", _docs),
-                EstimatedLiveDataBytes: SumOverFamilies("rocksdb.estimate-live-data-size"),
-                LiveSstFilesBytes: SumOverFamilies("rocksdb.live-sst-files-size"),
-                LiveBlobFilesBytes: SumOverFamilies("rocksdb.live-blob-file-size"),
-                BlobGarbageBytes: SumOverFamilies("rocksdb.live-blob-file-garbage-size"),
-                MemtableBytes: SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
-                BlockCacheUsageBytes: _tuning.BlockCache is { } cache ? (long)cache.GetUsage() : 0,
+                EstimatedDocuments: _statistics.PropertyLong("rocksdb.estimate-num-keys", _docs),
+                EstimatedLiveDataBytes: _statistics.SumOverFamilies("rocksdb.estimate-live-data-size"),
+                LiveSstFilesBytes: _statistics.SumOverFamilies("rocksdb.live-sst-files-size"),
+                LiveBlobFilesBytes: _statistics.SumOverFamilies("rocksdb.live-blob-file-size"),
+                BlobGarbageBytes: _statistics.SumOverFamilies("rocksdb.live-blob-file-garbage-size"),
+                MemtableBytes: _statistics.SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
+                BlockCacheUsageBytes: _statistics.BlockCacheUsageBytes,
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
                 OpenSnapshots: _handles.Snapshots,
                 OpenIterators: _handles.Iterators,
@@ -292,10 +295,7 @@ public sealed partial class DocumentStore : IDisposable
         _gate.Enter(this);
         try
         {
-            return (long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0)
-                || (long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0)
-                || SumOverFamilies("rocksdb.compaction-pending") > 0
-                || SumOverFamilies("rocksdb.mem-table-flush-pending") > 0;
+            return _statistics.BackgroundWorkPending();
         }
         finally
         {
@@ -303,8 +303,7 @@ public sealed partial class DocumentStore : IDisposable
         }
     }
 
-    internal long PropertyLong(string name, ColumnFamilyHandle family) =>
-        long.TryParse(_db.GetProperty(name, family), out var value) ? value : 0;
+    internal long PropertyLong(string name, ColumnFamilyHandle family) => _statistics.PropertyLong(name, family);
 
     private long RecoverLastEtag()
     {
