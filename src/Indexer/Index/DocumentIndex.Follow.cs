@@ -20,7 +20,6 @@ public sealed partial class DocumentIndex
     private readonly FollowLoop _followLoop = new();
     private WriteContext? _followContext;
     private volatile bool _paused;
-    private int _pauses; // under _stateLock
 
     /// <summary>
     /// Applies the store's changes after the index's applied etag, up to <paramref name="upToEtag"/>
@@ -76,7 +75,6 @@ public sealed partial class DocumentIndex
         ThrowIfStale("follow the change feed");
         Options.StartFollowingHook?.Invoke(this);
         Transition(IndexState.Following, "start following", IndexState.Idle);
-        _pauses = 0;
         _paused = false;
         _followLoop.Start(() => FollowStep(store), RecordSuccess, () => State == IndexState.Error, Options.FollowPollInterval);
     }
@@ -89,15 +87,9 @@ public sealed partial class DocumentIndex
     public void PauseFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        lock (_stateLock)
+        if (_states.TryPause() is { } refused)
         {
-            if (_state is not (IndexState.Following or IndexState.Paused))
-            {
-                throw CannotWhile("pause following", _state);
-            }
-
-            _state = IndexState.Paused;
-            _pauses++;
+            throw CannotWhile("pause following", refused);
         }
 
         _paused = true;
@@ -112,23 +104,15 @@ public sealed partial class DocumentIndex
     public void ResumeFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        lock (_stateLock)
+        if (_states.TryResume(out var resumed) is { } refused)
         {
-            if (_state is not (IndexState.Following or IndexState.Paused))
-            {
-                throw CannotWhile("resume following", _state);
-            }
-
-            _pauses = Math.Max(0, _pauses - 1);
-            if (_pauses > 0)
-            {
-                return;
-            }
-
-            _state = IndexState.Following;
+            throw CannotWhile("resume following", refused);
         }
 
-        _paused = false;
+        if (resumed)
+        {
+            _paused = false;
+        }
     }
 
     /// <summary>Stops following (the index becomes idle; what was applied stays, committed at the next commit).</summary>

@@ -2,13 +2,12 @@ namespace Indexing.Indexer;
 
 // The index's state machine and failure accounting, read as one immutable IndexStatus.
 //
-// State changes happen under _stateLock; the failure counts and messages are IndexFailures', so
-// GetStatus never waits for a writer.
+// The state and its moves are IndexStateMachine's; the failure counts and messages IndexFailures',
+// so GetStatus never waits for a writer.
 public sealed partial class DocumentIndex
 {
-    private readonly Lock _stateLock = new();
+    private readonly IndexStateMachine _states = new();
     private readonly IndexFailures _failures = new();
-    private IndexState _state = IndexState.Idle;
 
     /// <summary>A reading of the index's state, checkpoint, failures and metrics; cheap, never blocks on writing.</summary>
     public IndexStatus GetStatus()
@@ -78,16 +77,7 @@ public sealed partial class DocumentIndex
     public long RamBufferBytes => Volatile.Read(ref _disposed) == 0 ? _sink.RamBufferBytes : 0;
 
     /// <summary>What the index is doing now.</summary>
-    public IndexState State
-    {
-        get
-        {
-            lock (_stateLock)
-            {
-                return _state;
-            }
-        }
-    }
+    public IndexState State => _states.Current;
 
     /// <summary>The last commit was made mid-build (a build never finished): the index is incomplete until rebuilt.</summary>
     public bool BuildInterrupted => _checkpoints.BuildSnapshotEtag is not null && State != IndexState.Building;
@@ -95,14 +85,9 @@ public sealed partial class DocumentIndex
     // Moves from one of the allowed states to another, or throws naming the index and its state.
     private void Transition(IndexState to, string action, params IndexState[] from)
     {
-        lock (_stateLock)
+        if (_states.TryMove(to, from) is { } refused)
         {
-            if (Array.IndexOf(from, _state) < 0)
-            {
-                throw CannotWhile(action, _state);
-            }
-
-            _state = to;
+            throw CannotWhile(action, refused);
         }
     }
 
@@ -111,16 +96,7 @@ public sealed partial class DocumentIndex
         $"index {MessageText.Quote(Name)} cannot {action} while it is {state}" +
         (state == IndexState.Error ? $" (last error: {_failures.LastError}); reopen it after fixing the cause." : "."));
 
-    private void SetState(IndexState to)
-    {
-        lock (_stateLock)
-        {
-            if (_state is not (IndexState.Error or IndexState.Closed))
-            {
-                _state = to;
-            }
-        }
-    }
+    private void SetState(IndexState to) => _states.Set(to);
 
     private void ThrowIfStale(string action)
     {
@@ -144,13 +120,7 @@ public sealed partial class DocumentIndex
             return failure;
         }
 
-        lock (_stateLock)
-        {
-            if (_state != IndexState.Closed && (failures >= Options.MaxConsecutiveFailures || (_sink.WriterClosed && _state == IndexState.Building)))
-            {
-                _state = IndexState.Error;
-            }
-        }
+        _states.FailIf(state => failures >= Options.MaxConsecutiveFailures || (_sink.WriterClosed && state == IndexState.Building));
 
         return failure;
     }

@@ -183,7 +183,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             try
             {
-                if (_state != IndexState.Error && !IsStale && Volatile.Read(ref _engineFailed) == 0)
+                if (State != IndexState.Error && !IsStale && Volatile.Read(ref _engineFailed) == 0)
                 {
                     CommitLocked();
                     committed = true;
@@ -195,7 +195,7 @@ public sealed partial class DocumentIndex : IDisposable
             }
             finally
             {
-                _state = IndexState.Closed;
+                _states.Close();
                 _sink.Close(keepPending: committed);
 
                 _closing.Dispose();
@@ -326,13 +326,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             _failures.LastError =
                 $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened";
-            lock (_stateLock)
-            {
-                if (_state != IndexState.Closed)
-                {
-                    _state = IndexState.Error;
-                }
-            }
+            _states.FailIf(_ => true);
 
             checkpoint = null;
             return false;
