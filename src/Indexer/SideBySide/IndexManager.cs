@@ -42,6 +42,7 @@ public sealed partial class IndexManager : IAsyncDisposable
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ManagedIndex> _indexes = new(StringComparer.Ordinal);
     private readonly PendingWork _pending = new();
+    private readonly TombstoneHold _tombstoneHold;
     private readonly CancellationTokenSource _closing = new();
     private int _disposed;
 
@@ -52,6 +53,7 @@ public sealed partial class IndexManager : IAsyncDisposable
         _options = options;
         _phases = new RebuildPhases(store, options, bulkSources, observer, Hook);
         _verifier = new IndexVerifier(store);
+        _tombstoneHold = new TombstoneHold(store, catalog);
     }
 
     /// <summary>The directory holding the catalog and every index generation.</summary>
