@@ -19,10 +19,14 @@ namespace Indexing.Indexer;
 /// catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
 /// </para>
 /// <para>
-/// Files: this one (open, state, commit, rollback, dispose); <c>.Writing.cs</c> (one document through
-/// extraction and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
-/// <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause); <c>.Query.cs</c>;
-/// <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state).
+/// Files: this one (open, commit, rollback, dispose, the refresh tick); <c>.Writing.cs</c> (one
+/// document through extraction and the sink); <c>.Build.cs</c> (bulk build from an
+/// <c>IBatchSource</c>); <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause);
+/// <c>.Query.cs</c>; <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state). Classes the
+/// index holds, each with its own state: <see cref="IndexCheckpoints"/> (applied and committed
+/// etags, the build marker), <see cref="IndexFailures"/>, <see cref="IndexStateMachine"/>,
+/// <see cref="FollowLoop"/>, <see cref="RefreshLoop"/>, <see cref="BulkCommitLoop"/>, and per build
+/// <see cref="BuildPipeline"/>.
 /// </para>
 /// </remarks>
 public sealed partial class DocumentIndex : IDisposable

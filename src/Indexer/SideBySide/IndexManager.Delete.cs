@@ -3,8 +3,8 @@ using Indexing.Storage;
 namespace Indexing.Indexer;
 
 // Deleting an index. The catalog is the one source of truth: once its entry is gone the index is
-// gone, and whatever of it is left on disk is deleted at the next open (DeleteUnreferencedDirectories).
-// So the order is:
+// gone, and whatever of it is left on disk is deleted at the next open
+// (IndexCatalog.DeleteUnreferencedDirectories). So the order is:
 // 1. stop what writes to the index or reads the change feed for it: a running rebuild (a first build
 //    in place too) is cancelled and awaited (a cancelled replacement is removed as by any cancel),
 //    then the serving generation's following is paused;

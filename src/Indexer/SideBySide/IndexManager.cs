@@ -24,12 +24,14 @@ namespace Indexing.Indexer;
 /// </para>
 /// <para>
 /// Files: this one (create/update, status, query, dispose); <c>.Open.cs</c> (catalog entries to open
-/// indexes, startup cleanup); <c>.Rebuild.cs</c> (a rebuild run and its end, abandon; the bulk and
-/// catch-up phases are <see cref="RebuildPhases"/>); <c>.Swap.cs</c>
-/// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison,
-/// which <see cref="IndexVerifier"/> runs);
-/// <c>.Tombstones.cs</c> (the low watermark below which the store purges tombstones); <c>.Delete.cs</c>
-/// (deleting an index, catalog first).
+/// indexes); <c>.Rebuild.cs</c> (a rebuild run and its end, abandon); <c>.Swap.cs</c> (the swap and
+/// everything after its commit point); <c>.Verify.cs</c>; <c>.Tombstones.cs</c> (the low watermark
+/// below which the store purges tombstones); <c>.Delete.cs</c> (deleting an index, catalog first).
+/// Classes the manager holds, each with its own state: <see cref="IndexCatalog"/> (which generation
+/// serves; startup cleanup of what it does not name), <see cref="RebuildPhases"/> (the bulk and
+/// catch-up phases, bulk sources), <see cref="IndexVerifier"/> (verify slots, the comparison),
+/// <see cref="PendingWork"/> (retired generations, background tasks), <see cref="TombstoneHold"/>
+/// (the watermark registration, one index's hold).
 /// </para>
 /// </remarks>
 public sealed partial class IndexManager : IAsyncDisposable
