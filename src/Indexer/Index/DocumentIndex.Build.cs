@@ -82,7 +82,7 @@ public sealed partial class DocumentIndex
             await BuildFromAsync(source, snapshotEtag, resumeAfter, heldThroughStart, resume, bulkCommitted, started, before.Bytes, cancellationToken).ConfigureAwait(false);
             RefreshForQueries();
         }
-        catch (IndexWriteException failure) when (Volatile.Read(ref _engineFailed) != 0)
+        catch (IndexWriteException failure) when (_checkpoints.EngineFailed)
         {
             lock (_writeGate)
             {

@@ -41,7 +41,6 @@ public sealed partial class DocumentIndex : IDisposable
     private readonly RefreshLoop _refreshLoop;
     private readonly string _committedHash;
     private readonly IndexCheckpoints _checkpoints; // changed under _writeGate
-    private int _engineFailed; // 1 once the engine failed since the last commit or rollback: nothing may be committed (see CommitLocked)
     private int _disposed;
     private Task? _activeBuild;
 
@@ -187,7 +186,7 @@ public sealed partial class DocumentIndex : IDisposable
         {
             try
             {
-                if (State != IndexState.Error && !IsStale && Volatile.Read(ref _engineFailed) == 0)
+                if (State != IndexState.Error && !IsStale && !_checkpoints.EngineFailed)
                 {
                     CommitLocked();
                     committed = true;
@@ -235,13 +234,13 @@ public sealed partial class DocumentIndex : IDisposable
     // The engine failed while writing (a flush, a commit, a refresh): Lucene has dropped the
     // documents that flush held, which the applied etag or the build's key may already count. Until a
     // rollback to the last commit, nothing may be committed.
-    private void NoteEngineFailed() => Volatile.Write(ref _engineFailed, 1);
+    private void NoteEngineFailed() => _checkpoints.NoteEngineFailed();
 
     // Caller holds _writeGate. Refuses while the engine has failed since the last commit or rollback:
     // such a commit would record an etag or a key over documents the engine no longer holds.
     private void CommitLocked()
     {
-        if (Volatile.Read(ref _engineFailed) != 0)
+        if (_checkpoints.EngineFailed)
         {
             throw RecordIndexFailure(new IndexWriteException(
                 Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {_failures.LastError}); the index goes back to its last commit instead", null));
@@ -323,7 +322,6 @@ public sealed partial class DocumentIndex : IDisposable
             checkpoint = _sink.RollbackToLastCommit();
             _checkpoints.RolledBackTo(checkpoint);
             _failures.RolledBack();
-            Volatile.Write(ref _engineFailed, 0);
             return true;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))

@@ -6,11 +6,13 @@ namespace Indexing.Indexer;
 /// A <see cref="DocumentIndex"/>'s checkpoint bookkeeping: the etag applied and the etag committed;
 /// the build marker the next commit records (the build's snapshot etag S, its indexed-through key
 /// and the documents through that key); the last commit's build marker as readers see it; and what
-/// is uncommitted (bytes, time since the last commit), which makes a commit due.
+/// is uncommitted (bytes, time since the last commit), which makes a commit due; and whether a
+/// commit may be made at all (not after the engine failed, until a rollback).
 /// </summary>
 /// <remarks>
 /// Threading: every change is made by the owning index under its write gate (the caller holds it;
-/// this class takes no lock of its own). The applied and committed values and the uncommitted bytes
+/// this class takes no lock of its own), except the engine-failed flag, which any writing thread
+/// sets. The applied and committed values and the uncommitted bytes
 /// are published with Volatile and Interlocked and may be read from any thread (status, the
 /// tombstone watermark); the pending build marker is read under the gate.
 /// </remarks>
@@ -27,6 +29,7 @@ internal sealed class IndexCheckpoints
     private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag
     private long _uncommittedBytes;
     private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
+    private int _engineFailed; // 1 once the engine failed since the last commit or rollback
 
     /// <summary>Starts from the checkpoint the engine opened at, or from nothing for a new index.</summary>
     public IndexCheckpoints(IndexCheckpoint? opened)
@@ -75,6 +78,16 @@ internal sealed class IndexCheckpoints
 
     /// <summary>The documents through <see cref="BuildIndexedThrough"/> the next commit records.</summary>
     public long? BuildIndexedCount => _buildIndexedCount;
+
+    /// <summary>
+    /// The engine failed while writing (a flush, a commit, a refresh) since the last commit or
+    /// rollback: it may have dropped documents the applied etag or the build's key already count, so
+    /// nothing may be committed until a rollback to the last commit. Read from any thread.
+    /// </summary>
+    public bool EngineFailed => Volatile.Read(ref _engineFailed) != 0;
+
+    /// <summary>Records that the engine failed (any writing thread).</summary>
+    public void NoteEngineFailed() => Volatile.Write(ref _engineFailed, 1);
 
     /// <summary>The checkpoint a commit now would record, stamped with <paramref name="definitionHash"/>.</summary>
     public IndexCheckpoint Current(string definitionHash) =>
@@ -125,6 +138,7 @@ internal sealed class IndexCheckpoints
         Volatile.Write(ref _appliedEtag, etag);
         Volatile.Write(ref _committedEtag, etag);
         Interlocked.Exchange(ref _uncommittedBytes, 0);
+        Volatile.Write(ref _engineFailed, 0);
     }
 
     /// <summary>Counts bytes written since the last commit (any writing thread).</summary>
