@@ -1,8 +1,8 @@
 namespace Indexing.Indexer;
 
 // How long a bulk build waits between its commits. A crash redoes at most what was indexed since the
-// last commit, so the wait sets what a resume loses; a fixed wait is too long for a short build (10 s
-// is a quarter of a 40 s build) and needlessly short for a long one (docs/decisions/0012). So the wait is a share of the
+// last commit, so the wait sets what a resume loses; a fixed wait is too long for a short build (a
+// large share of it lost) and needlessly short for a long one. So the wait is a share of the
 // build's estimated duration, between a floor and the cap:
 //
 //   wait = min(cap, max(floor, share x estimated duration))
@@ -19,11 +19,11 @@ namespace Indexing.Indexer;
 // - The cap wins over the floor (a cap below the floor, as tests set, is the wait).
 // - The commit-cost term keeps commits from running back to back where one takes longer than the
 //   floor (a slow disk, a loaded machine): at most half the time is spent committing. Commits run
-//   beside the indexing threads, so the share they may take is generous: commits every second did
-//   not measurably slow a build, though smaller segments and more merging make it allocate more
-//   (benchmarks/results/README.md, "Other figures", the bulk commit cadence; "Resumed rebuild").
+//   beside the indexing threads, so the share they may take is generous: under load, commits every
+//   second did not slow a build measurably, though they raised what it allocated (see
+//   benchmarks/results/README.md, indexer.md "Bulk builds and their commits").
 //
-// A pure function of its inputs (unit-tested on its own); the commit loop (DocumentIndex.Build.cs)
+// A pure function of its inputs (unit-tested on its own); the commit loop (BulkCommitLoop.cs)
 // feeds it the bytes the build indexed and the time it has run (its own meter: any source will do),
 // the source's planned bytes and the last commit's duration.
 internal readonly record struct BulkCommitCadence(double Share, TimeSpan Cap)

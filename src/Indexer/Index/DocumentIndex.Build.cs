@@ -1,6 +1,4 @@
 using System.Diagnostics;
-using System.Runtime.ExceptionServices;
-using System.Threading.Channels;
 
 using Indexing.Prefetcher;
 using Indexing.Storage;
@@ -10,13 +8,13 @@ namespace Indexing.Indexer;
 // Bulk build: every document of a snapshot, from a batch source, into an empty index.
 //
 // The calling task takes batches ("whatever is ready"), numbers them and hands them through a
-// bounded channel to IndexingThreads workers, each adding with its own sink writer into the one
-// engine (the Lucene engine's IndexWriter gives each thread its own in-memory segment,
-// DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the indexer
-// had nothing to do.
+// bounded channel to IndexingThreads workers (BuildPipeline.cs), each adding with its own sink
+// writer into the one engine (the Lucene engine's IndexWriter gives each thread its own in-memory
+// segment, DocumentsWriterPerThread). Stall is the workers' time waiting on the channel: time the
+// indexer had nothing to do.
 //
 // Checkpoints: a commit at the start records the snapshot etag S as "build in progress"; then a
-// separate task commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
+// separate task (BulkCommitLoop.cs) commits at the cadence of BulkCommitCadence.cs (a share of the build's estimated
 // duration, at most BulkCommitInterval), concurrently with the workers' adds (the engine
 // allows it; neither the feeder nor the workers wait for it), recording S and the "indexed through"
 // key as it stood when the commit began (IndexedThroughKey.cs): every document up to the key is in
@@ -45,7 +43,7 @@ internal sealed partial class DocumentIndex
     /// build's snapshot etag S as the checkpoint, so the change feed is applied from S. The source
     /// must read the ids after the key (its <see cref="IBatchSource.HandedOutThrough"/> is the key
     /// before the first take) in a snapshot at or after S. Why that loses and duplicates nothing:
-    /// <c>IndexManager.Rebuild.cs</c>.
+    /// <c>RebuildPhases.cs</c>.
     /// </summary>
     /// <exception cref="InvalidOperationException">The index holds no interrupted build with a key, is stale, or is busy.</exception>
     /// <exception cref="ArgumentException">The source does not start after the key, or reads a snapshot older than S.</exception>
@@ -84,7 +82,7 @@ internal sealed partial class DocumentIndex
             await BuildFromAsync(source, snapshotEtag, resumeAfter, heldThroughStart, resume, bulkCommitted, started, before.Bytes, cancellationToken).ConfigureAwait(false);
             RefreshForQueries();
         }
-        catch (IndexWriteException failure) when (Volatile.Read(ref _engineFailed) != 0)
+        catch (IndexWriteException failure) when (_checkpoints.EngineFailed)
         {
             lock (_writeGate)
             {
@@ -105,103 +103,53 @@ internal sealed partial class DocumentIndex
         IBatchSource source, long snapshotEtag, string? resumeAfter, long heldThroughStart, bool resume, Action<string?>? bulkCommitted, long started, long bytesBefore, CancellationToken cancellationToken)
     {
         var key = new IndexedThroughKey(resumeAfter);
-        var threads = Options.IndexingThreads;
-        // Cancelled by the caller, by Dispose, or by the first worker or bulk commit that fails (so
-        // the feeder never waits on a channel nobody reads any more).
-        using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, _closing.Token);
-        using var stopCommits = CancellationTokenSource.CreateLinkedTokenSource(failed.Token);
-        var batches = Channel.CreateBounded<NumberedBatch>(new BoundedChannelOptions(threads)
-        {
-            SingleWriter = true,
-            SingleReader = threads == 1,
-            FullMode = BoundedChannelFullMode.Wait,
-        });
-        var workers = new Task[threads + 1];
-        for (var i = 0; i < threads; i++)
-        {
-            // A dedicated thread at the indexing nice value (IndexingThread says why not the pool).
-            workers[i] = IndexingThread.Start(
-                $"indexing-{i + 1}",
-                Options.IndexingThreadNice,
-                () =>
-                {
-                    try
-                    {
-                        BuildWorker(batches.Reader, key, threads, addOnly: !resume, failed.Token);
-                    }
-                    catch
-                    {
-                        failed.Cancel();
-                        throw;
-                    }
-                });
-        }
-
-        workers[threads] = FailFast(() => BulkCommitLoopAsync(source, key, resumeAfter, heldThroughStart, bulkCommitted, started, bytesBefore, stopCommits.Token), failed);
-
         try
         {
-            try
-            {
-                while (await source.TakeAsync(Options.TakeMaxDocuments, Options.TakeMaxBytes, failed.Token).ConfigureAwait(false) is { } batch)
+            await new BuildPipeline(Options, _meter).RunAsync(
+                source,
+                key,
+                () =>
                 {
-                    _meter.Read(batch.Count);
-                    await batches.Writer.WriteAsync(new NumberedBatch(batch, key.Taken(batch.HandedOutThrough)), failed.Token).ConfigureAwait(false);
-                }
-            }
-            finally
-            {
-                batches.Writer.TryComplete();
-            }
-
-            await Task.WhenAll(workers.AsSpan(0, threads)).ConfigureAwait(false);
-            await stopCommits.CancelAsync().ConfigureAwait(false);
-            await workers[threads].ConfigureAwait(false);
+                    // On the worker's thread: its own writer.
+                    var context = CreateWriteContext(addOnly: !resume);
+                    return document => InCollection(document.Id) && WriteDocument(context, document.Id, document.Etag, document.Body.Span);
+                },
+                // A bulk commit records the count through its key: what the index held at the start,
+                // plus what the batches up to the key added.
+                stop => _bulkCommits.RunAsync(
+                    source,
+                    key,
+                    resumeAfter,
+                    () => _meter.Snapshot().Bytes - bytesBefore,
+                    started,
+                    (through, added) =>
+                    {
+                        lock (_writeGate)
+                        {
+                            CommitCheckpointLocked(_checkpoints.AppliedEtag, _checkpoints.BuildSnapshotEtag, through, heldThroughStart + added);
+                        }
+                    },
+                    bulkCommitted,
+                    stop),
+                cancellationToken,
+                _closing.Token).ConfigureAwait(false);
         }
-        catch (Exception exception)
+        catch (IndexWriteException writeFailure)
         {
-            // Stop every worker, then let the first failure speak: a worker's or the commit loop's
-            // own exception, not the cancellation it caused the feeder to see.
-            await failed.CancelAsync().ConfigureAwait(false);
-            await Task.WhenAll(workers).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-            var cause = FirstCause(exception, workers, cancellationToken);
-            if (cause is IndexWriteException writeFailure)
-            {
-                throw RecordIndexFailure(writeFailure);
-            }
-
+            throw RecordIndexFailure(writeFailure);
+        }
+        catch
+        {
             // Cancelled, closing, the source failed, or a worker failed outside the engine: the
             // engine holds everything up to the key, so the commit Dispose makes may keep it.
             KeepIndexedThrough(key, heldThroughStart);
-            ExceptionDispatchInfo.Throw(cause);
+            throw;
         }
 
         lock (_writeGate)
         {
             CommitCheckpointLocked(snapshotEtag, buildSnapshotEtag: null, indexedThrough: null, indexedCount: null);
         }
-    }
-
-    // What stopped a build: an engine failure of any worker or of the commit loop first (the others
-    // then saw only the cancellation it caused); else a worker's own exception when the feeder saw
-    // only the cancellation that worker caused; else what the feeder saw.
-    private Exception FirstCause(Exception feederSaw, Task[] workers, CancellationToken cancellationToken)
-    {
-        Exception? workerFailure = null;
-        foreach (var worker in workers)
-        {
-            switch (worker.Exception?.InnerException)
-            {
-                case IndexWriteException writeFailure:
-                    return writeFailure;
-                case { } other when other is not OperationCanceledException:
-                    workerFailure ??= other;
-                    break;
-            }
-        }
-
-        var cancelledFromOutside = cancellationToken.IsCancellationRequested || _closing.IsCancellationRequested;
-        return feederSaw is OperationCanceledException && !cancelledFromOutside && workerFailure is not null ? workerFailure : feederSaw;
     }
 
     // The engine failed during the build (a worker's write or flush, a bulk commit, the last commit):
@@ -229,15 +177,15 @@ internal sealed partial class DocumentIndex
 
         if (shortfall is null)
         {
-            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit" +
-                (_buildIndexedThrough is { } key ? $", which holds every document through {MessageText.Quote(key)}" : string.Empty));
+            _failures.LastError = $"{failure.Message}; the build went back to its last commit" +
+                (_checkpoints.BuildIndexedThrough is { } key ? $", which holds every document through {MessageText.Quote(key)}" : string.Empty);
             return;
         }
 
         try
         {
-            CommitCheckpointLocked(checkpoint?.Etag ?? 0, _buildSnapshotEtag, indexedThrough: null, indexedCount: null);
-            Volatile.Write(ref _lastError, $"{failure.Message}; the build went back to its last commit, whose key it cannot keep ({shortfall}): a new build starts over");
+            CommitCheckpointLocked(checkpoint?.Etag ?? 0, _checkpoints.BuildSnapshotEtag, indexedThrough: null, indexedCount: null);
+            _failures.LastError = $"{failure.Message}; the build went back to its last commit, whose key it cannot keep ({shortfall}): a new build starts over";
         }
         catch (IndexWriteException)
         {
@@ -253,14 +201,14 @@ internal sealed partial class DocumentIndex
     // holds _writeGate.
     private string? KeyShortfallLocked(out long heldThroughKey)
     {
-        if (_buildIndexedThrough is not { } key)
+        if (_checkpoints.BuildIndexedThrough is not { } key)
         {
             heldThroughKey = 0;
             return null;
         }
 
         heldThroughKey = CountDocumentsThrough(key);
-        return _buildIndexedCount is not { } recorded || heldThroughKey >= recorded
+        return _checkpoints.BuildIndexedCount is not { } recorded || heldThroughKey >= recorded
             ? null
             : $"it recorded {recorded:N0} documents through {MessageText.Quote(key)}, and holds {heldThroughKey:N0}";
     }
@@ -286,16 +234,16 @@ internal sealed partial class DocumentIndex
         var snapshotEtag = source.SnapshotEtag;
         lock (_writeGate)
         {
-            if (_buildSnapshotEtag is null && (Volatile.Read(ref _appliedEtag) != 0 || _searcher.DocumentCount != 0))
+            if (_checkpoints.BuildSnapshotEtag is null && (_checkpoints.AppliedEtag != 0 || _searcher.DocumentCount != 0))
             {
                 throw new InvalidOperationException(
-                    $"index {MessageText.Quote(Name)} already holds documents up to etag {Volatile.Read(ref _appliedEtag)}; " +
+                    $"index {MessageText.Quote(Name)} already holds documents up to etag {_checkpoints.AppliedEtag}; " +
                     "a build goes into a new index: open one in a new directory (side-by-side rebuild), or delete this one first.");
             }
 
             try
             {
-                if (_buildSnapshotEtag is not null)
+                if (_checkpoints.BuildSnapshotEtag is not null)
                 {
                     // An interrupted build not resumed: what it wrote is a partial set; start over.
                     _sink.DeleteAll();
@@ -307,7 +255,7 @@ internal sealed partial class DocumentIndex
                 throw RecordIndexFailure(new IndexWriteException(Name, null, $"discarding an interrupted build failed: {exception.Message}", exception));
             }
 
-            CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), snapshotEtag, indexedThrough: null, indexedCount: null);
+            CommitCheckpointLocked(_checkpoints.AppliedEtag, snapshotEtag, indexedThrough: null, indexedCount: null);
             StartBulkLoading();
         }
 
@@ -322,11 +270,11 @@ internal sealed partial class DocumentIndex
     {
         lock (_writeGate)
         {
-            if (_buildSnapshotEtag is not { } snapshotEtag || _buildIndexedThrough is not { } key)
+            if (_checkpoints.BuildSnapshotEtag is not { } snapshotEtag || _checkpoints.BuildIndexedThrough is not { } key)
             {
                 throw new InvalidOperationException(
                     $"index {MessageText.Quote(Name)} holds no interrupted build with an indexed-through key to resume " +
-                    (_buildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
+                    (_checkpoints.BuildSnapshotEtag is null ? "(its last commit is not a build's)" : "(its build committed no complete prefix yet)") +
                     "; start a build with BuildAsync instead.");
             }
 
@@ -403,22 +351,6 @@ internal sealed partial class DocumentIndex
         }
     }
 
-    // Runs a worker or the commit loop; its failure cancels the rest of the build.
-    private static Task FailFast(Func<Task> run, CancellationTokenSource failed) => Task.Run(
-        async () =>
-        {
-            try
-            {
-                await run().ConfigureAwait(false);
-            }
-            catch
-            {
-                await failed.CancelAsync().ConfigureAwait(false);
-                throw;
-            }
-        },
-        CancellationToken.None);
-
     // A build stopped (cancelled, closing, or its source failed) with the engine intact: the key it
     // reached is still true, so the commit Dispose makes keeps it and a resume loses nothing more.
     private void KeepIndexedThrough(IndexedThroughKey key, long heldThroughStart)
@@ -426,110 +358,7 @@ internal sealed partial class DocumentIndex
         var (through, added) = key.Prefix();
         lock (_writeGate)
         {
-            _buildIndexedThrough = through;
-            _buildIndexedCount = through is null ? null : heldThroughStart + added;
+            _checkpoints.KeepIndexedThrough(through, through is null ? null : heldThroughStart + added);
         }
     }
-
-    // At the cadence BulkCommitCadence sets (recomputed at least every MinimumInterval from the bytes
-    // this build indexed since it started, the source's planned total and the last commit's
-    // duration, the shortest since the last commit or skip in force; the waits run from one commit's
-    // start to the next), a commit recording the key as it stood when the commit began: the
-    // documents up to it were added before, so the commit holds them (a commit flushes every
-    // document added before it starts; those added meanwhile may or may not be in it, and are above
-    // the key).
-    // Skipped while the key has not moved from the last commit's (committed: the key the build
-    // started from): such a commit would not shorten a resume.
-    // The count recorded with the key is heldThroughStart plus the documents the batches up to it added.
-    private async Task BulkCommitLoopAsync(
-        IBatchSource source, IndexedThroughKey key, string? committed, long heldThroughStart, Action<string?>? bulkCommitted, long buildStarted, long bytesBefore, CancellationToken cancellationToken)
-    {
-        var cadence = new BulkCommitCadence(Options.BulkCommitShare, Options.BulkCommitInterval);
-        var lastCommit = TimeSpan.Zero;
-        var lastStarted = Stopwatch.GetTimestamp();
-        // When the next commit is due, from lastStarted (the last commit or skip): the shortest
-        // interval computed since then.
-        var due = TimeSpan.MaxValue;
-        try
-        {
-            while (true)
-            {
-                var interval = cadence.Interval(source.Pressure.BytesKnown, _meter.Snapshot().Bytes - bytesBefore, Stopwatch.GetElapsedTime(buildStarted), lastCommit);
-                due = interval < due ? interval : due;
-                Volatile.Write(ref _bulkCommitIntervalTicks, due.Ticks);
-                var wait = due - Stopwatch.GetElapsedTime(lastStarted);
-                // (Under a millisecond is due: Task.Delay would return at once.)
-                if (wait >= TimeSpan.FromMilliseconds(1))
-                {
-                    // At most MinimumInterval at a time, then the interval again, which may bring the
-                    // commit forward but never puts it off. An estimate from the build's first few
-                    // documents can be the cap: slept whole, it can leave a short build without a bulk
-                    // commit (likely what a 6.8 s build of the benchmarks did), and the rate a second
-                    // later is a better one. And while the build waits for its source, its estimated
-                    // duration grows with the wait: recomputed intervals would outrun it.
-                    await Task.Delay(wait < BulkCommitCadence.MinimumInterval ? wait : BulkCommitCadence.MinimumInterval, cancellationToken).ConfigureAwait(false);
-                    continue;
-                }
-
-                lastStarted = Stopwatch.GetTimestamp();
-                due = TimeSpan.MaxValue;
-                var (through, added) = key.Prefix();
-                if (through == committed)
-                {
-                    continue;
-                }
-
-                lock (_writeGate)
-                {
-                    CommitCheckpointLocked(Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, through, heldThroughStart + added);
-                }
-
-                lastCommit = Stopwatch.GetElapsedTime(lastStarted);
-                committed = through;
-                bulkCommitted?.Invoke(through);
-            }
-        }
-        catch (OperationCanceledException) when (cancellationToken.IsCancellationRequested)
-        {
-            // The build ended (its last commit follows) or stopped.
-        }
-    }
-
-    // Runs on its own thread, so it blocks while it waits.
-    private void BuildWorker(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, bool addOnly, CancellationToken cancellationToken)
-    {
-        var context = CreateWriteContext(addOnly);
-        while (true)
-        {
-            if (!batches.TryRead(out var numbered))
-            {
-                var waitStart = Stopwatch.GetTimestamp();
-                var more = batches.WaitToReadAsync(cancellationToken).AsTask().GetAwaiter().GetResult();
-                // Per thread share, so the total reads as "the indexer waited this long".
-                _meter.Stalled((Stopwatch.GetTimestamp() - waitStart) / threads);
-                if (!more)
-                {
-                    return;
-                }
-
-                continue;
-            }
-
-            var added = new List<string>(numbered.Batch.Count);
-            foreach (var document in numbered.Batch.Documents)
-            {
-                cancellationToken.ThrowIfCancellationRequested();
-                Options.BuildDocumentHook?.Invoke(document.Id);
-                if (InCollection(document.Id) && WriteDocument(context, document.Id, document.Etag, document.Body.Span))
-                {
-                    added.Add(document.Id);
-                }
-            }
-
-            key.Completed(numbered.Number, added);
-        }
-    }
-
-    // A batch and its number in the order the feeder took it.
-    private readonly record struct NumberedBatch(PrefetchBatch Batch, long Number);
 }

@@ -12,18 +12,14 @@ namespace Indexing.Indexer;
 // from its start (replaying is harmless: every operation is by id and idempotent).
 //
 // CatchUp runs steps on the caller's thread (the side-by-side rebuild uses it with an etag
-// bound, while following is paused); StartFollowing runs them in a background loop that polls
-// every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
+// bound, while following is paused); StartFollowing runs them in a background loop (FollowLoop.cs)
+// that polls every FollowPollInterval when there is nothing new. PauseFollowing returns once the running
 // step has ended, and no step starts until ResumeFollowing.
 internal sealed partial class DocumentIndex
 {
-    private static readonly TimeSpan _maxBackoff = TimeSpan.FromSeconds(5);
-
+    private readonly FollowLoop _followLoop = new();
     private WriteContext? _followContext;
-    private CancellationTokenSource? _followStop;
-    private Task? _followLoop;
     private volatile bool _paused;
-    private int _pauses; // under _stateLock
 
     /// <summary>
     /// Applies the store's changes after the index's applied etag, up to <paramref name="upToEtag"/>
@@ -47,7 +43,7 @@ internal sealed partial class DocumentIndex
             throw CannotWhile("catch up", state);
         }
 
-        var from = Volatile.Read(ref _appliedEtag);
+        var from = _checkpoints.AppliedEtag;
         long applied = 0;
         while (true)
         {
@@ -67,7 +63,7 @@ internal sealed partial class DocumentIndex
         }
 
         RefreshForQueries();
-        var to = Volatile.Read(ref _appliedEtag);
+        var to = _checkpoints.AppliedEtag;
         return new CatchUpResult(applied, from, to, upToEtag is null ? to >= store.LastEtag : to >= upToEtag.Value || to >= store.LastEtag);
     }
 
@@ -79,11 +75,8 @@ internal sealed partial class DocumentIndex
         ThrowIfStale("follow the change feed");
         Options.StartFollowingHook?.Invoke(this);
         Transition(IndexState.Following, "start following", IndexState.Idle);
-        _pauses = 0;
         _paused = false;
-        _followStop = new CancellationTokenSource();
-        var token = _followStop.Token;
-        _followLoop = Task.Run(() => FollowLoopAsync(store, token), CancellationToken.None);
+        _followLoop.Start(() => FollowStep(store), RecordSuccess, () => State == IndexState.Error, Options.FollowPollInterval);
     }
 
     /// <summary>
@@ -94,15 +87,9 @@ internal sealed partial class DocumentIndex
     public void PauseFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        lock (_stateLock)
+        if (_states.TryPause() is { } refused)
         {
-            if (_state is not (IndexState.Following or IndexState.Paused))
-            {
-                throw CannotWhile("pause following", _state);
-            }
-
-            _state = IndexState.Paused;
-            _pauses++;
+            throw CannotWhile("pause following", refused);
         }
 
         _paused = true;
@@ -117,23 +104,15 @@ internal sealed partial class DocumentIndex
     public void ResumeFollowing()
     {
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
-        lock (_stateLock)
+        if (_states.TryResume(out var resumed) is { } refused)
         {
-            if (_state is not (IndexState.Following or IndexState.Paused))
-            {
-                throw CannotWhile("resume following", _state);
-            }
-
-            _pauses = Math.Max(0, _pauses - 1);
-            if (_pauses > 0)
-            {
-                return;
-            }
-
-            _state = IndexState.Following;
+            throw CannotWhile("resume following", refused);
         }
 
-        _paused = false;
+        if (resumed)
+        {
+            _paused = false;
+        }
     }
 
     /// <summary>Stops following (the index becomes idle; what was applied stays, committed at the next commit).</summary>
@@ -144,79 +123,23 @@ internal sealed partial class DocumentIndex
         SetState(IndexState.Idle);
     }
 
-    private void StopFollowLoop()
+    private void StopFollowLoop() => _followLoop.Stop();
+
+    // One step of the follow loop: none while paused (PauseFollowing holds the gate to wait for it).
+    private int FollowStep(DocumentStore store)
     {
-        var stop = Interlocked.Exchange(ref _followStop, null);
-        if (stop is null)
+        lock (_writeGate)
         {
-            return;
-        }
-
-        stop.Cancel();
-        try
-        {
-            _followLoop?.Wait(TimeSpan.FromSeconds(30));
-        }
-        catch (AggregateException)
-        {
-            // The loop records its failures in the status; stopping must not throw them.
-        }
-
-        stop.Dispose();
-        _followLoop = null;
-    }
-
-    private async Task FollowLoopAsync(DocumentStore store, CancellationToken stop)
-    {
-        var backoff = Options.FollowPollInterval;
-        while (!stop.IsCancellationRequested)
-        {
-            var applied = 0;
-            try
-            {
-                lock (_writeGate)
-                {
-                    if (!_paused && State == IndexState.Following)
-                    {
-                        applied = StepLocked(store, upToEtag: null);
-                    }
-
-                    CommitIfDueLocked();
-                }
-
-                RecordSuccess();
-                backoff = Options.FollowPollInterval;
-            }
-            catch (IndexWriteException)
-            {
-                // Counted by StepLocked / CommitLocked; the index may now be in Error.
-                if (State == IndexState.Error)
-                {
-                    return;
-                }
-
-                backoff = TimeSpan.FromTicks(Math.Min(backoff.Ticks * 2, _maxBackoff.Ticks));
-                applied = 0;
-            }
-
-            if (applied == 0)
-            {
-                try
-                {
-                    await Task.Delay(backoff, stop).ConfigureAwait(false);
-                }
-                catch (OperationCanceledException)
-                {
-                    return;
-                }
-            }
+            var applied = !_paused && State == IndexState.Following ? StepLocked(store, upToEtag: null) : 0;
+            CommitIfDueLocked();
+            return applied;
         }
     }
 
     // One step; returns the number of change entries consumed. Caller holds _writeGate.
     private int StepLocked(DocumentStore store, long? upToEtag)
     {
-        var after = Volatile.Read(ref _appliedEtag);
+        var after = _checkpoints.AppliedEtag;
         if (upToEtag is { } bound && after >= bound)
         {
             return 0;
@@ -288,7 +211,7 @@ internal sealed partial class DocumentIndex
                 }
             }
 
-            Volatile.Write(ref _appliedEtag, changes[^1].Etag);
+            _checkpoints.AppliedEtag = changes[^1].Etag;
             return changes.Count;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception) || exception is IndexWriteException)
@@ -303,7 +226,7 @@ internal sealed partial class DocumentIndex
 
     private void CommitIfDueLocked()
     {
-        if (CommitDue(Volatile.Read(ref _appliedEtag) != Volatile.Read(ref _committedEtag)))
+        if (_checkpoints.CommitDue(Options))
         {
             CommitOrRollBackLocked();
         }

@@ -2,20 +2,12 @@ namespace Indexing.Indexer;
 
 // The index's state machine and failure accounting, read as one immutable IndexStatus.
 //
-// State changes happen under _stateLock; counters are Interlocked; the latest messages are
-// written with Volatile, so GetStatus never waits for a writer.
+// The state and its moves are IndexStateMachine's; the failure counts and messages IndexFailures',
+// so GetStatus never waits for a writer.
 internal sealed partial class DocumentIndex
 {
-    private readonly Lock _stateLock = new();
-    private IndexState _state = IndexState.Idle;
-    private string? _lastError;
-    private IndexWriteException? _lastRecordedFailure;
-    private int _consecutiveFailures;
-    private long _rollbacks;
-    private long _failedDocuments;
-    private string? _lastDocumentFailure;
-    private long _mismatchedValues;
-    private string? _lastMismatch;
+    private readonly IndexStateMachine _states = new();
+    private readonly IndexFailures _failures = new();
 
     /// <summary>A reading of the index's state, checkpoint, failures and metrics; cheap, never blocks on writing.</summary>
     public IndexStatus GetStatus()
@@ -41,22 +33,22 @@ internal sealed partial class DocumentIndex
             BuildInterrupted,
             Definition.DefinitionHash,
             _committedHash,
-            Volatile.Read(ref _appliedEtag),
-            Volatile.Read(ref _committedEtag),
+            _checkpoints.AppliedEtag,
+            _checkpoints.CommittedEtag,
             documentCount,
-            Interlocked.Read(ref _failedDocuments),
-            Volatile.Read(ref _lastDocumentFailure),
-            Interlocked.Read(ref _mismatchedValues),
-            Volatile.Read(ref _lastMismatch),
-            Volatile.Read(ref _consecutiveFailures),
-            Volatile.Read(ref _lastError),
-            Interlocked.Read(ref _rollbacks),
+            _failures.FailedDocuments,
+            _failures.LastDocumentFailure,
+            _failures.MismatchedValues,
+            _failures.LastMismatch,
+            _failures.Consecutive,
+            _failures.LastError,
+            _failures.Rollbacks,
             _meter.Snapshot())
         {
-            BuildSnapshotEtag = Volatile.Read(ref _committedBuildSnapshotEtag) is var build and not NoBuild ? build : null,
-            BuildIndexedThrough = Volatile.Read(ref _committedIndexedThrough),
+            BuildSnapshotEtag = _checkpoints.CommittedBuildSnapshotEtag,
+            BuildIndexedThrough = _checkpoints.CommittedIndexedThrough,
             RamBufferSizeMB = ramBuffer,
-            BulkCommitInterval = Volatile.Read(ref _bulkCommitIntervalTicks) is var ticks and > 0 ? TimeSpan.FromTicks(ticks) : null,
+            BulkCommitInterval = _bulkCommits.Interval,
         };
     }
 
@@ -85,49 +77,26 @@ internal sealed partial class DocumentIndex
     public long RamBufferBytes => Volatile.Read(ref _disposed) == 0 ? _sink.RamBufferBytes : 0;
 
     /// <summary>What the index is doing now.</summary>
-    public IndexState State
-    {
-        get
-        {
-            lock (_stateLock)
-            {
-                return _state;
-            }
-        }
-    }
+    public IndexState State => _states.Current;
 
     /// <summary>The last commit was made mid-build (a build never finished): the index is incomplete until rebuilt.</summary>
-    public bool BuildInterrupted => _buildSnapshotEtag is not null && State != IndexState.Building;
+    public bool BuildInterrupted => _checkpoints.BuildSnapshotEtag is not null && State != IndexState.Building;
 
     // Moves from one of the allowed states to another, or throws naming the index and its state.
     private void Transition(IndexState to, string action, params IndexState[] from)
     {
-        lock (_stateLock)
+        if (_states.TryMove(to, from) is { } refused)
         {
-            if (Array.IndexOf(from, _state) < 0)
-            {
-                throw CannotWhile(action, _state);
-            }
-
-            _state = to;
+            throw CannotWhile(action, refused);
         }
     }
 
     // "index 'x' cannot <action> while it is <state>", with the last error and what to do when that state is Error.
     private InvalidOperationException CannotWhile(string action, IndexState state) => new(
         $"index {MessageText.Quote(Name)} cannot {action} while it is {state}" +
-        (state == IndexState.Error ? $" (last error: {Volatile.Read(ref _lastError)}); reopen it after fixing the cause." : "."));
+        (state == IndexState.Error ? $" (last error: {_failures.LastError}); reopen it after fixing the cause." : "."));
 
-    private void SetState(IndexState to)
-    {
-        lock (_stateLock)
-        {
-            if (_state is not (IndexState.Error or IndexState.Closed))
-            {
-                _state = to;
-            }
-        }
-    }
+    private void SetState(IndexState to) => _states.Set(to);
 
     private void ThrowIfStale(string action)
     {
@@ -146,38 +115,19 @@ internal sealed partial class DocumentIndex
     // again by an outer loop is counted once.
     private IndexWriteException RecordIndexFailure(IndexWriteException failure)
     {
-        if (ReferenceEquals(Interlocked.Exchange(ref _lastRecordedFailure, failure), failure))
+        if (_failures.Record(failure) is not { } failures)
         {
             return failure;
         }
 
-        Volatile.Write(ref _lastError, failure.Message);
-        var failures = Interlocked.Increment(ref _consecutiveFailures);
-        lock (_stateLock)
-        {
-            if (_state != IndexState.Closed && (failures >= Options.MaxConsecutiveFailures || (_sink.WriterClosed && _state == IndexState.Building)))
-            {
-                _state = IndexState.Error;
-            }
-        }
+        _states.FailIf(state => failures >= Options.MaxConsecutiveFailures || (_sink.WriterClosed && state == IndexState.Building));
 
         return failure;
     }
 
-    private void RecordSuccess() => Volatile.Write(ref _consecutiveFailures, 0);
+    private void RecordSuccess() => _failures.Succeeded();
 
-    private void RecordDocumentFailure(IndexWriteException failure)
-    {
-        Interlocked.Increment(ref _failedDocuments);
-        Volatile.Write(ref _lastDocumentFailure, failure.Message);
-    }
+    private void RecordDocumentFailure(IndexWriteException failure) => _failures.DocumentFailed(failure);
 
-    private void RecordMismatches(string id, ExtractedFields fields)
-    {
-        Interlocked.Add(ref _mismatchedValues, fields.MismatchCount);
-        if (fields.Mismatches.Count > 0)
-        {
-            Volatile.Write(ref _lastMismatch, $"document {MessageText.Quote(id)}: {fields.Mismatches[^1]}");
-        }
-    }
+    private void RecordMismatches(string id, ExtractedFields fields) => _failures.Mismatched(id, fields);
 }

@@ -32,22 +32,22 @@ internal sealed partial class DocumentIndex
                 storeCount++;
                 while (hasEntry && DocumentIds.CompareKeyOrder(ids.Current.Id, metadata.Id) < 0)
                 {
-                    CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
-                    CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
+                    VerifySamples.CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
+                    VerifySamples.CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
                     hasEntry = NextVerifyEntry(ids);
                 }
 
                 if (!hasEntry || !string.Equals(ids.Current.Id, metadata.Id, StringComparison.Ordinal))
                 {
-                    CountAndList(missing, metadata.Id, ref missingCount, maxListed);
+                    VerifySamples.CountAndList(missing, metadata.Id, ref missingCount, maxListed);
                     continue;
                 }
 
                 var entry = ids.Current;
-                CountDuplicates(entry, duplicates, ref duplicateCount, maxListed);
+                VerifySamples.CountDuplicates(entry, duplicates, ref duplicateCount, maxListed);
                 if (entry.Etag != metadata.Etag)
                 {
-                    CountAndList(stale, $"{metadata.Id} (index {entry.Etag}, store {metadata.Etag})", ref staleCount, maxListed);
+                    VerifySamples.CountAndList(stale, $"{metadata.Id} (index {entry.Etag}, store {metadata.Etag})", ref staleCount, maxListed);
                 }
 
                 hasEntry = NextVerifyEntry(ids);
@@ -60,8 +60,8 @@ internal sealed partial class DocumentIndex
 
         while (hasEntry)
         {
-            CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
-            CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
+            VerifySamples.CountDuplicates(ids.Current, duplicates, ref duplicateCount, maxListed);
+            VerifySamples.CountAndList(extra, ids.Current.Id, ref extraCount, maxListed);
             hasEntry = NextVerifyEntry(ids);
         }
 
@@ -78,15 +78,6 @@ internal sealed partial class DocumentIndex
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
             throw new IndexReadException(Name, $"reading its entries for verify failed: {exception.Message}", exception);
-        }
-    }
-
-    // Every copy of an id past the first is a duplicate.
-    internal static void CountDuplicates(IndexIdEntry entry, List<string> list, ref long count, int maxListed)
-    {
-        for (var copy = 1; copy < entry.Copies; copy++)
-        {
-            CountAndList(list, entry.Id, ref count, maxListed);
         }
     }
 
@@ -112,7 +103,7 @@ internal sealed partial class DocumentIndex
         ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
         lock (_writeGate)
         {
-            var applied = Volatile.Read(ref _appliedEtag);
+            var applied = _checkpoints.AppliedEtag;
             RefreshForQueries();
             var ids = OpenIdCursor();
 
@@ -129,59 +120,4 @@ internal sealed partial class DocumentIndex
             }
         }
     }
-
-    // Counts a finding and lists it while the list has room (the verify reports' samples).
-    internal static void CountAndList(List<string> list, string item, ref long count, int maxListed)
-    {
-        count++;
-        if (list.Count < maxListed)
-        {
-            list.Add(item);
-        }
-    }
-}
-
-/// <summary>
-/// What a verify compares, pinned at one point: the index's ids as of <paramref name="IndexEtag"/>
-/// (a held query view, in key order) and a store snapshot taken at that moment (its etag is at least
-/// <paramref name="IndexEtag"/>). Dispose releases both, the snapshot first.
-/// </summary>
-internal sealed record VerifyView(long IndexEtag, IEnumerator<IndexIdEntry> Ids, StoreSnapshot Snapshot) : IDisposable
-{
-    public void Dispose()
-    {
-        try
-        {
-            Snapshot.Dispose();
-        }
-        finally
-        {
-            Ids.Dispose();
-        }
-    }
-}
-
-/// <summary>The index compared with the store.</summary>
-/// <param name="StoreDocuments">Live documents of the collection in the store.</param>
-/// <param name="Missing">Store documents the index lacks.</param>
-/// <param name="Extra">Index entries whose document the store does not have.</param>
-/// <param name="Stale">Index entries whose etag differs from the store's.</param>
-/// <param name="Duplicates">Extra copies of an id in the index.</param>
-/// <param name="MissingIds">The first missing ids (up to the limit asked).</param>
-/// <param name="ExtraIds">The first extra ids, in key order.</param>
-/// <param name="StaleEntries">The first stale entries, as "id (index etag, store etag)".</param>
-/// <param name="DuplicateIds">The first duplicated ids.</param>
-internal sealed record IndexVerifyResult(
-    long StoreDocuments,
-    long Missing,
-    long Extra,
-    long Stale,
-    long Duplicates,
-    IReadOnlyList<string> MissingIds,
-    IReadOnlyList<string> ExtraIds,
-    IReadOnlyList<string> StaleEntries,
-    IReadOnlyList<string> DuplicateIds)
-{
-    /// <summary>No differences at all.</summary>
-    public bool IsConsistent => Missing == 0 && Extra == 0 && Stale == 0 && Duplicates == 0;
 }

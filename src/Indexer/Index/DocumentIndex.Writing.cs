@@ -79,7 +79,7 @@ internal sealed partial class DocumentIndex
         }
 
         _meter.Indexed(body.Length);
-        Interlocked.Add(ref _uncommittedBytes, body.Length);
+        _checkpoints.AddUncommitted(body.Length);
         return true;
     }
 

@@ -19,35 +19,28 @@ namespace Indexing.Indexer;
 /// catch-up step, a commit) holds <c>_writeGate</c>; queries and status never wait for it.
 /// </para>
 /// <para>
-/// Files: this one (open, state, commit, rollback, dispose); <c>.Writing.cs</c> (one document through
-/// extraction and the sink, failure accounting); <c>.Build.cs</c> (bulk build from an <c>IBatchSource</c>);
-/// <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause); <c>.Query.cs</c>;
-/// <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state).
+/// Files: this one (open, commit, rollback, dispose, the refresh tick); <c>.Writing.cs</c> (one
+/// document through extraction and the sink); <c>.Build.cs</c> (bulk build from an
+/// <c>IBatchSource</c>); <c>.Follow.cs</c> (change feed: catch-up steps, background follow, pause);
+/// <c>.Query.cs</c>; <c>.Verify.cs</c>; <c>.Status.cs</c> (status record, error state). Classes the
+/// index holds, each with its own state: <see cref="IndexCheckpoints"/> (applied and committed
+/// etags, the build marker), <see cref="IndexFailures"/>, <see cref="IndexStateMachine"/>,
+/// <see cref="FollowLoop"/>, <see cref="RefreshLoop"/>, <see cref="BulkCommitLoop"/>, and per build
+/// <see cref="BuildPipeline"/>.
 /// </para>
 /// </remarks>
 internal sealed partial class DocumentIndex : IDisposable
 {
-    private const long NoBuild = -1;
-
     private readonly IIndexSink _sink;
+    private readonly BulkCommitLoop _bulkCommits;
     private readonly IIndexSearcher _searcher;
     private readonly FieldExtractor _extractor;
     private readonly IndexMeter _meter = new();
     private readonly System.Threading.Lock _writeGate = new();
     private readonly CancellationTokenSource _closing = new();
-    private readonly Task _refreshLoop;
+    private readonly RefreshLoop _refreshLoop;
     private readonly string _committedHash;
-    private long _appliedEtag;
-    private long _committedEtag;
-    private long? _buildSnapshotEtag;
-    private string? _buildIndexedThrough; // the build's key to record with its next commit (under _writeGate)
-    private string? _committedIndexedThrough; // the last commit's BuildIndexedThrough, readable from any thread
-    private long _committedBuildSnapshotEtag = NoBuild; // the last commit's BuildSnapshotEtag, readable from any thread
-    private long? _buildIndexedCount; // the documents through _buildIndexedThrough, recorded with it (under _writeGate)
-    private int _engineFailed; // 1 once the engine failed since the last commit or rollback: nothing may be committed (see CommitLocked)
-    private long _uncommittedBytes;
-    private long _bulkCommitIntervalTicks; // the bulk commit loop's current wait (0: no build ran yet), readable from any thread
-    private long _lastCommitTimestamp = Stopwatch.GetTimestamp();
+    private readonly IndexCheckpoints _checkpoints; // changed under _writeGate
     private int _disposed;
     private Task? _activeBuild;
 
@@ -59,14 +52,11 @@ internal sealed partial class DocumentIndex : IDisposable
         _sink = sink;
         _searcher = sink.Searcher;
         _extractor = new FieldExtractor(definition);
+        _bulkCommits = new BulkCommitLoop(options);
+        _checkpoints = new IndexCheckpoints(sink.OpenedCheckpoint);
         if (sink.OpenedCheckpoint is { } checkpoint)
         {
             _committedHash = checkpoint.DefinitionHash;
-            _appliedEtag = _committedEtag = checkpoint.Etag;
-            _buildSnapshotEtag = checkpoint.BuildSnapshotEtag;
-            _buildIndexedThrough = _committedIndexedThrough = checkpoint.BuildIndexedThrough;
-            _buildIndexedCount = checkpoint.BuildIndexedCount;
-            _committedBuildSnapshotEtag = checkpoint.BuildSnapshotEtag ?? NoBuild;
         }
         else
         {
@@ -76,7 +66,7 @@ internal sealed partial class DocumentIndex : IDisposable
             sink.Commit(CurrentCheckpoint());
         }
 
-        _refreshLoop = Task.Run(RefreshLoopAsync);
+        _refreshLoop = new RefreshLoop(RefreshTick, options.RefreshInterval, _closing.Token);
     }
 
     /// <summary>The directory the index lives in (its own; nothing else may write there).</summary>
@@ -96,14 +86,7 @@ internal sealed partial class DocumentIndex : IDisposable
     /// etag, or, for a commit made during a bulk build, the snapshot etag the build reads (the
     /// catch-up after the build starts there). The store may purge tombstones at or below it.
     /// </summary>
-    internal long ResumeEtag
-    {
-        get
-        {
-            var build = Volatile.Read(ref _committedBuildSnapshotEtag);
-            return build != NoBuild ? build : Volatile.Read(ref _committedEtag);
-        }
-    }
+    internal long ResumeEtag => _checkpoints.ResumeEtag;
 
     /// <summary>The last commit was made with another definition: the index must be rebuilt (it still serves queries).</summary>
     public bool IsStale => _committedHash != Definition.DefinitionHash;
@@ -196,14 +179,14 @@ internal sealed partial class DocumentIndex : IDisposable
             WaitIgnoringOutcome(build, TimeSpan.FromSeconds(30));
         }
 
-        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
+        _refreshLoop.Wait(TimeSpan.FromSeconds(10));
 
         var committed = false;
         lock (_writeGate)
         {
             try
             {
-                if (_state != IndexState.Error && !IsStale && Volatile.Read(ref _engineFailed) == 0)
+                if (State != IndexState.Error && !IsStale && !_checkpoints.EngineFailed)
                 {
                     CommitLocked();
                     committed = true;
@@ -215,7 +198,7 @@ internal sealed partial class DocumentIndex : IDisposable
             }
             finally
             {
-                _state = IndexState.Closed;
+                _states.Close();
                 _sink.Close(keepPending: committed);
 
                 _closing.Dispose();
@@ -236,7 +219,7 @@ internal sealed partial class DocumentIndex : IDisposable
 
         _closing.Cancel();
         StopFollowLoop();
-        WaitIgnoringOutcome(_refreshLoop, TimeSpan.FromSeconds(10));
+        _refreshLoop.Wait(TimeSpan.FromSeconds(10));
     }
 
     // Blocks until the task ends or the timeout passes, whatever the task's outcome.
@@ -246,24 +229,21 @@ internal sealed partial class DocumentIndex : IDisposable
     /// <inheritdoc/>
     public override string ToString() => $"index {MessageText.Quote(Name)} at {MessageText.Quote(Directory)}";
 
-    private IndexCheckpoint CurrentCheckpoint() =>
-        _buildSnapshotEtag is null || _buildIndexedThrough is null
-            ? new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag)
-            : new(Volatile.Read(ref _appliedEtag), _committedHash, _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
+    private IndexCheckpoint CurrentCheckpoint() => _checkpoints.Current(_committedHash);
 
     // The engine failed while writing (a flush, a commit, a refresh): Lucene has dropped the
     // documents that flush held, which the applied etag or the build's key may already count. Until a
     // rollback to the last commit, nothing may be committed.
-    private void NoteEngineFailed() => Volatile.Write(ref _engineFailed, 1);
+    private void NoteEngineFailed() => _checkpoints.NoteEngineFailed();
 
     // Caller holds _writeGate. Refuses while the engine has failed since the last commit or rollback:
     // such a commit would record an etag or a key over documents the engine no longer holds.
     private void CommitLocked()
     {
-        if (Volatile.Read(ref _engineFailed) != 0)
+        if (_checkpoints.EngineFailed)
         {
             throw RecordIndexFailure(new IndexWriteException(
-                Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {Volatile.Read(ref _lastError)}); the index goes back to its last commit instead", null));
+                Name, null, $"not committed: the engine failed since the last commit and may have dropped documents it had buffered (last error: {_failures.LastError}); the index goes back to its last commit instead", null));
         }
 
         var start = Stopwatch.GetTimestamp();
@@ -279,30 +259,21 @@ internal sealed partial class DocumentIndex : IDisposable
         }
 
         _meter.Committed(Stopwatch.GetTimestamp() - start);
-        // The build snapshot first: when a build's last commit clears it, a reader in between sees
-        // the etag from before the build (lower), never one the commit does not hold.
-        Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint.BuildSnapshotEtag ?? NoBuild);
-        Volatile.Write(ref _committedIndexedThrough, checkpoint.BuildIndexedThrough);
-        Volatile.Write(ref _committedEtag, checkpoint.Etag);
-        Interlocked.Exchange(ref _uncommittedBytes, 0);
-        Volatile.Write(ref _lastCommitTimestamp, Stopwatch.GetTimestamp());
+        _checkpoints.Committed(checkpoint);
     }
 
     // Commits the checkpoint the given values make; if the commit fails, the values go back to what
     // they were, so nothing in memory claims what no commit holds. Caller holds _writeGate.
     private void CommitCheckpointLocked(long etag, long? buildSnapshotEtag, string? indexedThrough, long? indexedCount)
     {
-        var (etagBefore, snapshotBefore, throughBefore, countBefore) = (Volatile.Read(ref _appliedEtag), _buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount);
-        Volatile.Write(ref _appliedEtag, etag);
-        (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (buildSnapshotEtag, indexedThrough, indexedCount);
+        var before = _checkpoints.Set(etag, buildSnapshotEtag, indexedThrough, indexedCount);
         try
         {
             CommitLocked();
         }
         catch
         {
-            Volatile.Write(ref _appliedEtag, etagBefore);
-            (_buildSnapshotEtag, _buildIndexedThrough, _buildIndexedCount) = (snapshotBefore, throughBefore, countBefore);
+            _checkpoints.Restore(before);
             throw;
         }
     }
@@ -337,7 +308,7 @@ internal sealed partial class DocumentIndex : IDisposable
 
         if (TryRollBackToLastCommitLocked(failure, out var checkpoint))
         {
-            Volatile.Write(ref _lastError, $"{failure.Message}; rolled back to the last commit (etag {checkpoint?.Etag ?? 0}), and the change feed is applied again from there");
+            _failures.LastError = $"{failure.Message}; rolled back to the last commit (etag {checkpoint?.Etag ?? 0}), and the change feed is applied again from there";
         }
     }
 
@@ -349,81 +320,51 @@ internal sealed partial class DocumentIndex : IDisposable
         try
         {
             checkpoint = _sink.RollbackToLastCommit();
-            var etag = checkpoint?.Etag ?? 0;
-            _buildSnapshotEtag = checkpoint?.BuildSnapshotEtag;
-            _buildIndexedThrough = checkpoint?.BuildIndexedThrough;
-            _buildIndexedCount = checkpoint?.BuildIndexedCount;
-            Volatile.Write(ref _committedBuildSnapshotEtag, checkpoint?.BuildSnapshotEtag ?? NoBuild);
-            Volatile.Write(ref _committedIndexedThrough, checkpoint?.BuildIndexedThrough);
-            Volatile.Write(ref _appliedEtag, etag);
-            Volatile.Write(ref _committedEtag, etag);
-            Interlocked.Exchange(ref _uncommittedBytes, 0);
-            Interlocked.Increment(ref _rollbacks);
-            Volatile.Write(ref _engineFailed, 0);
+            _checkpoints.RolledBackTo(checkpoint);
+            _failures.RolledBack();
             return true;
         }
         catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
         {
-            Volatile.Write(
-                ref _lastError,
-                $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened");
-            lock (_stateLock)
-            {
-                if (_state != IndexState.Closed)
-                {
-                    _state = IndexState.Error;
-                }
-            }
+            _failures.LastError =
+                $"{failure.Message}; rolling back to the last commit failed too ({exception.Message}): the index answers queries on what it holds, writes nothing more, and must be reopened";
+            _states.FailIf(_ => true);
 
             checkpoint = null;
             return false;
         }
     }
 
-    // A commit is due by bytes or by time (and only when something is uncommitted).
-    private bool CommitDue(bool changedSinceCommit) =>
-        changedSinceCommit &&
-        (Interlocked.Read(ref _uncommittedBytes) >= Options.CommitEveryBytes ||
-         Stopwatch.GetElapsedTime(Volatile.Read(ref _lastCommitTimestamp)) >= Options.CommitInterval);
-
-    private async Task RefreshLoopAsync()
+    // One tick of the refresh loop; false once the engine is closed (the loop ends).
+    private bool RefreshTick()
     {
-        using var timer = new PeriodicTimer(Options.RefreshInterval);
-        try
+        // Under the write gate: a refresh flushes what the writer buffered, and if that flush
+        // fails, no commit may come between it and the rollback (it would record the applied etag
+        // over the documents the flush dropped).
+        lock (_writeGate)
         {
-            while (await timer.WaitForNextTickAsync(_closing.Token).ConfigureAwait(false))
+            if (State == IndexState.Building)
             {
-                // Under the write gate: a refresh flushes what the writer buffered, and if that flush
-                // fails, no commit may come between it and the rollback (it would record the applied
-                // etag over the documents the flush dropped).
-                lock (_writeGate)
-                {
-                    if (State == IndexState.Building)
-                    {
-                        // An NRT reopen flushes every thread's in-memory segment: refreshing during a
-                        // bulk build would cut tiny segments every tick whatever the RAM buffer, and a
-                        // build's index serves no queries yet (the build refreshes once at its end).
-                        continue;
-                    }
-
-                    try
-                    {
-                        _sink.Refresh();
-                    }
-                    catch (ObjectDisposedException)
-                    {
-                        return;
-                    }
-                    catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
-                    {
-                        RefreshFailedLocked(exception);
-                    }
-                }
+                // An NRT reopen flushes every thread's in-memory segment: refreshing during a bulk
+                // build would cut tiny segments every tick whatever the RAM buffer, and a build's
+                // index serves no queries yet (the build refreshes once at its end).
+                return true;
             }
-        }
-        catch (OperationCanceledException)
-        {
-            // Closing.
+
+            try
+            {
+                _sink.Refresh();
+            }
+            catch (ObjectDisposedException)
+            {
+                return false;
+            }
+            catch (Exception exception) when (IndexException.IsFailureToWrap(exception))
+            {
+                RefreshFailedLocked(exception);
+            }
+
+            return true;
         }
     }
 }

@@ -131,6 +131,56 @@ internal sealed class IndexCatalog
     // Makes the last change durable (fsync of the root): what must hold before deleting a
     // generation the previous catalog named.
     public void SyncDirectory() => AtomicFile.SyncDirectoryOf(_path);
+
+    // Generation directories (gNNNNNN) of catalogued indexes that the catalog names neither as
+    // serving nor as a rebuild's replacement: left by a crash after a switch or during a cancel.
+    // Nothing else under the root is touched, whatever it is. On open, before any index is opened.
+    public void DeleteUnreferencedGenerations()
+    {
+        foreach (var (name, entry) in State.Indexes)
+        {
+            var indexDirectory = Path.Combine(Root, name);
+            if (!Directory.Exists(indexDirectory))
+            {
+                continue;
+            }
+
+            foreach (var generationDirectory in Directory.EnumerateDirectories(indexDirectory))
+            {
+                var generation = Path.GetFileName(generationDirectory);
+                var keep = !IndexCatalog.IsGenerationDirectoryName(generation)
+                    || generation == Path.GetFileName(GenerationDirectory(name, entry.ActiveGeneration))
+                    || (entry.Rebuild is { } intent && generation == Path.GetFileName(GenerationDirectory(name, intent.Generation)));
+                if (!keep)
+                {
+                    Directory.Delete(generationDirectory, recursive: true);
+                }
+            }
+        }
+    }
+
+    // Index directories of names the catalog does not hold: left by a delete that was interrupted
+    // after its catalog write (IndexManager.Delete.cs). Only a directory that holds generation
+    // directories (what IndexCatalog.Load counts as an index directory), or nothing at all (the
+    // delete got that far), is taken; nothing else under the root is touched. The catalog was
+    // loaded, so it exists: a missing one with index directories was refused before this.
+    public void DeleteUnreferencedDirectories()
+    {
+        foreach (var directory in Directory.EnumerateDirectories(Root))
+        {
+            var name = Path.GetFileName(directory);
+            if (State.Indexes.ContainsKey(name))
+            {
+                continue;
+            }
+
+            var entries = Directory.GetFileSystemEntries(directory);
+            if (entries.Length == 0 || entries.Any(entry => Directory.Exists(entry) && IndexCatalog.IsGenerationDirectoryName(Path.GetFileName(entry))))
+            {
+                Directory.Delete(directory, recursive: true);
+            }
+        }
+    }
 }
 
 /// <summary>The whole catalog as persisted.</summary>

@@ -3,8 +3,8 @@ using Indexing.Storage;
 namespace Indexing.Indexer;
 
 // Deleting an index. The catalog is the one source of truth: once its entry is gone the index is
-// gone, and whatever of it is left on disk is deleted at the next open (DeleteUnreferencedDirectories).
-// So the order is:
+// gone, and whatever of it is left on disk is deleted at the next open
+// (IndexCatalog.DeleteUnreferencedDirectories). So the order is:
 // 1. stop what writes to the index or reads the change feed for it: a running rebuild (a first build
 //    in place too) is cancelled and awaited (a cancelled replacement is removed as by any cancel),
 //    then the serving generation's following is paused;
@@ -120,10 +120,7 @@ internal sealed partial class IndexManager
             note = Join(note,
                 $"{running} {(running == 1 ? "query" : "queries")} still ran on the index after {_options.DrainTimeout.TotalSeconds:0.#} s; " +
                 "its directory is deleted when the last one ends, and the name can be defined again then");
-            lock (_lock)
-            {
-                _retired.AddRange(generations.Where(generation => !_retired.Contains(generation)));
-            }
+            _pending.Retired(generations);
 
             Track(drained.ContinueWith(_ => RemoveDeleted(name, generations), CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default));
         }
@@ -145,11 +142,8 @@ internal sealed partial class IndexManager
     {
         var indexDirectory = Path.Combine(_catalog.Root, managed.Name);
         List<ServingIndex> generations = managed.Active is { } active ? [active] : [];
-        lock (_lock)
-        {
-            generations.AddRange(_retired.Where(retired =>
-                !generations.Contains(retired) && string.Equals(Path.GetDirectoryName(retired.Index.Directory), indexDirectory, StringComparison.Ordinal)));
-        }
+        generations.AddRange(_pending.RetiredNow().Where(retired =>
+            !generations.Contains(retired) && string.Equals(Path.GetDirectoryName(retired.Index.Directory), indexDirectory, StringComparison.Ordinal)));
 
         return generations;
     }
@@ -159,10 +153,7 @@ internal sealed partial class IndexManager
     // returned as a note, and the name stays reserved until the next open deletes what is left.
     private string? RemoveDeleted(string name, List<ServingIndex> generations)
     {
-        lock (_lock)
-        {
-            _retired.RemoveAll(generations.Contains);
-        }
+        _pending.Closed(generations);
 
         var indexDirectory = Path.Combine(_catalog.Root, name);
         try

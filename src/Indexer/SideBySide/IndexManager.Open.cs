@@ -36,8 +36,8 @@ internal sealed partial class IndexManager
         var manager = new IndexManager(store, IndexCatalog.Load(Path.GetFullPath(root)), options, bulkSources, observer);
         try
         {
-            manager.DeleteUnreferencedGenerations();
-            manager.DeleteUnreferencedDirectories();
+            manager._catalog.DeleteUnreferencedGenerations();
+            manager._catalog.DeleteUnreferencedDirectories();
             lock (manager._lock)
             {
                 foreach (var (name, entry) in manager._catalog.State.Indexes)
@@ -152,55 +152,5 @@ internal sealed partial class IndexManager
         return committed > last
             ? $"ahead of the store: the index's checkpoint is etag {committed:N0}, the store's last etag {last:N0} (a store restored from an older backup, or writes lost); rebuilt from the store"
             : null;
-    }
-
-    // Generation directories (gNNNNNN) of catalogued indexes that the catalog names neither as
-    // serving nor as a rebuild's replacement: left by a crash after a switch or during a cancel.
-    // Nothing else under the root is touched, whatever it is.
-    private void DeleteUnreferencedGenerations()
-    {
-        foreach (var (name, entry) in _catalog.State.Indexes)
-        {
-            var indexDirectory = Path.Combine(_catalog.Root, name);
-            if (!Directory.Exists(indexDirectory))
-            {
-                continue;
-            }
-
-            foreach (var generationDirectory in Directory.EnumerateDirectories(indexDirectory))
-            {
-                var generation = Path.GetFileName(generationDirectory);
-                var keep = !IndexCatalog.IsGenerationDirectoryName(generation)
-                    || generation == Path.GetFileName(_catalog.GenerationDirectory(name, entry.ActiveGeneration))
-                    || (entry.Rebuild is { } intent && generation == Path.GetFileName(_catalog.GenerationDirectory(name, intent.Generation)));
-                if (!keep)
-                {
-                    Directory.Delete(generationDirectory, recursive: true);
-                }
-            }
-        }
-    }
-
-    // Index directories of names the catalog does not hold: left by a delete that was interrupted
-    // after its catalog write (IndexManager.Delete.cs). Only a directory that holds generation
-    // directories (what IndexCatalog.Load counts as an index directory), or nothing at all (the
-    // delete got that far), is taken; nothing else under the root is touched. The catalog was
-    // loaded, so it exists: a missing one with index directories was refused before this.
-    private void DeleteUnreferencedDirectories()
-    {
-        foreach (var directory in Directory.EnumerateDirectories(_catalog.Root))
-        {
-            var name = Path.GetFileName(directory);
-            if (_catalog.State.Indexes.ContainsKey(name))
-            {
-                continue;
-            }
-
-            var entries = Directory.GetFileSystemEntries(directory);
-            if (entries.Length == 0 || entries.Any(entry => Directory.Exists(entry) && IndexCatalog.IsGenerationDirectoryName(Path.GetFileName(entry))))
-            {
-                Directory.Delete(directory, recursive: true);
-            }
-        }
     }
 }

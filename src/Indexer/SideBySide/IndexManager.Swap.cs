@@ -24,8 +24,6 @@ internal sealed partial class IndexManager
     private static readonly TimeSpan _followRetryFirst = TimeSpan.FromMilliseconds(200);
     private static readonly TimeSpan _followRetryMax = TimeSpan.FromSeconds(30);
 
-    private readonly List<ServingIndex> _retired = [];
-
     private async Task SwapAsync(ManagedIndex managed, RebuildRun run, CancellationToken token)
     {
         var step = Stopwatch.GetTimestamp();
@@ -115,10 +113,7 @@ internal sealed partial class IndexManager
                 run.AddNote(
                     $"{running} {(running == 1 ? "query" : "queries")} still ran on generation {old.Generation} after {_options.DrainTimeout.TotalSeconds:0.#} s; " +
                     "it is closed and deleted when the last one ends");
-                lock (_lock)
-                {
-                    _retired.Add(old);
-                }
+                _pending.Retired([old]);
 
                 Track(drained.ContinueWith(_ => CloseRetired(managed, run, old, Stopwatch.GetTimestamp()), CancellationToken.None, TaskContinuationOptions.None, TaskScheduler.Default));
             }
@@ -132,10 +127,7 @@ internal sealed partial class IndexManager
     // failure is noted, and the directory is left for the next open to delete.
     private void CloseRetired(ManagedIndex managed, RebuildRun run, ServingIndex old, long step)
     {
-        lock (_lock)
-        {
-            _retired.Remove(old);
-        }
+        _pending.Closed([old]);
 
         if (!old.TryClaimClose())
         {
@@ -175,14 +167,6 @@ internal sealed partial class IndexManager
         if (generation.TryClaimClose())
         {
             generation.Index.Dispose();
-        }
-    }
-
-    private ServingIndex[] PendingRetired()
-    {
-        lock (_lock)
-        {
-            return [.. _retired];
         }
     }
 

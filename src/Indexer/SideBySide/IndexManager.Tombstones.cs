@@ -1,4 +1,3 @@
-
 namespace Indexing.Indexer;
 
 // The store's tombstone low watermark, which the manager hands it (the store knows nothing of
@@ -19,8 +18,6 @@ namespace Indexing.Indexer;
 // created later, and that reads a snapshot taken later, so starts above anything already purged.
 internal sealed partial class IndexManager
 {
-    private IDisposable? _watermark;
-
     // Called on the store's purge thread; takes _lock for a consistent view of indexes, runs and
     // catalog (it is never held long: no indexing, store reads or waits happen under it).
     internal long TombstoneWatermark()
@@ -33,21 +30,9 @@ internal sealed partial class IndexManager
         lock (_lock)
         {
             var lowest = long.MaxValue;
-            foreach (var (name, managed) in _indexes)
+            foreach (var managed in _indexes.Values)
             {
-                lowest = Math.Min(lowest, managed.Active is { } serving ? serving.Index.ResumeEtag : 0);
-                var running = managed.Rebuild is { IsRunning: true } run ? run : null;
-                if (running is { InPlace: false })
-                {
-                    lowest = Math.Min(lowest, running.Target.ResumeEtag);
-                }
-
-                if (_catalog.State.Indexes.GetValueOrDefault(name)?.Rebuild is { } intent
-                    && intent.Generation != managed.Generation
-                    && running?.Generation != intent.Generation)
-                {
-                    lowest = Math.Min(lowest, PersistedResumeEtag(name, intent.Generation));
-                }
+                lowest = Math.Min(lowest, _tombstoneHold.HoldLocked(managed));
             }
 
             return lowest;
@@ -56,21 +41,7 @@ internal sealed partial class IndexManager
 
     // Registered once the indexes are open (and every persisted rebuild resumed), so the first
     // watermark the store reads already counts all of them.
-    private void RegisterTombstoneWatermark() => _watermark = _store.RegisterTombstoneWatermark(TombstoneWatermark);
+    private void RegisterTombstoneWatermark() => _tombstoneHold.Register(TombstoneWatermark);
 
-    private void UnregisterTombstoneWatermark() => _watermark?.Dispose();
-
-    // A replacement no run holds open: what its last commit records; long.MaxValue (no hold) when it
-    // has none (a resume starts it afresh), 0 (hold everything) when it cannot be read.
-    private long PersistedResumeEtag(string name, int generation)
-    {
-        try
-        {
-            return DocumentIndex.ReadResumeEtag(_catalog.GenerationDirectory(name, generation)) ?? long.MaxValue;
-        }
-        catch (Exception e) when (e is IOException or UnauthorizedAccessException or InvalidDataException)
-        {
-            return 0;
-        }
-    }
+    private void UnregisterTombstoneWatermark() => _tombstoneHold.Unregister();
 }

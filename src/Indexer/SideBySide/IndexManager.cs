@@ -24,10 +24,14 @@ namespace Indexing.Indexer;
 /// </para>
 /// <para>
 /// Files: this one (create/update, status, query, dispose); <c>.Open.cs</c> (catalog entries to open
-/// indexes, startup cleanup); <c>.Rebuild.cs</c> (the rebuild's phases, abandon); <c>.Swap.cs</c>
-/// (the swap and everything after its commit point); <c>.Verify.cs</c> (index vs store comparison);
-/// <c>.Tombstones.cs</c> (the low watermark below which the store purges tombstones); <c>.Delete.cs</c>
-/// (deleting an index, catalog first).
+/// indexes); <c>.Rebuild.cs</c> (a rebuild run and its end, abandon); <c>.Swap.cs</c> (the swap and
+/// everything after its commit point); <c>.Verify.cs</c>; <c>.Tombstones.cs</c> (the low watermark
+/// below which the store purges tombstones); <c>.Delete.cs</c> (deleting an index, catalog first).
+/// Classes the manager holds, each with its own state: <see cref="IndexCatalog"/> (which generation
+/// serves; startup cleanup of what it does not name), <see cref="RebuildPhases"/> (the bulk and
+/// catch-up phases, bulk sources), <see cref="IndexVerifier"/> (verify slots, the comparison),
+/// <see cref="PendingWork"/> (retired generations, background tasks), <see cref="TombstoneHold"/>
+/// (the watermark registration, one index's hold).
 /// </para>
 /// </remarks>
 internal sealed partial class IndexManager : IAsyncDisposable
@@ -35,11 +39,15 @@ internal sealed partial class IndexManager : IAsyncDisposable
     private readonly DocumentStore _store;
     private readonly IndexCatalog _catalog;
     private readonly IndexManagerOptions _options;
-    private readonly BulkSourceFactory _bulkSources;
+    private readonly RebuildPhases _phases;
+    private readonly IndexVerifier _verifier;
+
+    // Told when each rebuild starts and moves (RebuildRun); the bulk phase's source goes through _phases.
     private readonly IRebuildObserver? _observer;
     private readonly Lock _lock = new();
     private readonly Dictionary<string, ManagedIndex> _indexes = new(StringComparer.Ordinal);
-    private readonly List<Task> _background = [];
+    private readonly PendingWork _pending = new();
+    private readonly TombstoneHold _tombstoneHold;
     private readonly CancellationTokenSource _closing = new();
     private int _disposed;
 
@@ -48,8 +56,10 @@ internal sealed partial class IndexManager : IAsyncDisposable
         _store = store;
         _catalog = catalog;
         _options = options;
-        _bulkSources = bulkSources;
         _observer = observer;
+        _phases = new RebuildPhases(store, options, bulkSources, observer, Hook);
+        _verifier = new IndexVerifier(store);
+        _tombstoneHold = new TombstoneHold(store, catalog);
     }
 
     /// <summary>The directory holding the catalog and every index generation.</summary>
@@ -261,9 +271,9 @@ internal sealed partial class IndexManager : IAsyncDisposable
         // Retries stop at once (they watch _closing); generations waiting for their last query are
         // given the drain timeout, then closed anyway: the process is stopping.
         var serving = all.Select(static managed => managed.Active).OfType<ServingIndex>().ToArray();
-        var drained = serving.Select(static generation => generation.RetireAsync()).Concat(BackgroundTasks());
+        var drained = serving.Select(static generation => generation.RetireAsync()).Concat(_pending.Tasks());
         await Task.WhenAll(drained).WaitAsync(_options.DrainTimeout).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
-        foreach (var generation in serving.Concat(PendingRetired()))
+        foreach (var generation in serving.Concat(_pending.RetiredNow()))
         {
             CloseGeneration(generation);
         }
@@ -282,22 +292,7 @@ internal sealed partial class IndexManager : IAsyncDisposable
     }
 
     // Background work of the manager: awaited (and its failures ignored: each records its own) on dispose.
-    private void Track(Task task)
-    {
-        lock (_lock)
-        {
-            _background.RemoveAll(static t => t.IsCompleted);
-            _background.Add(task);
-        }
-    }
-
-    private Task[] BackgroundTasks()
-    {
-        lock (_lock)
-        {
-            return [.. _background];
-        }
-    }
+    private void Track(Task task) => _pending.Track(task);
 
     private void ThrowIfDisposed() => ObjectDisposedException.ThrowIf(Volatile.Read(ref _disposed) != 0, this);
 
@@ -322,62 +317,5 @@ internal sealed partial class IndexManager : IAsyncDisposable
 
             _options.CatalogFileHook?.Invoke(step, path);
         });
-    }
-}
-
-/// <summary>What <see cref="IndexManager.CreateOrUpdate"/> did.</summary>
-public enum IndexPutResult
-{
-    /// <summary>A new index; it is being built and serves partial results meanwhile.</summary>
-    Created,
-
-    /// <summary>The same definition was already in use; nothing changed.</summary>
-    Unchanged,
-
-    /// <summary>The definition changed: a side-by-side rebuild started; the old definition serves until the swap.</summary>
-    RebuildStarted,
-
-    /// <summary>A rebuild to this very definition is already running.</summary>
-    RebuildRunning,
-}
-
-/// <summary>An index as an operator reads it.</summary>
-/// <param name="Name">Its name.</param>
-/// <param name="Collection">The collection it indexes.</param>
-/// <param name="Generation">The generation serving queries.</param>
-/// <param name="DefinitionHash">Hash of the serving definition.</param>
-/// <param name="Status">The serving generation's state, checkpoint, failures and metrics.</param>
-/// <param name="LagEtags">The store's last etag minus what the serving generation has applied.</param>
-/// <param name="Rebuild">The rebuild in progress or just finished, if any.</param>
-/// <param name="LastRebuild">How the last rebuild ended, as persisted.</param>
-public sealed record IndexSummary(
-    string Name,
-    string Collection,
-    int Generation,
-    string DefinitionHash,
-    IndexStatus Status,
-    long LagEtags,
-    RebuildProgress? Rebuild,
-    RebuildSummary? LastRebuild);
-
-/// <summary>How a finished rebuild ended (persisted in the catalog).</summary>
-/// <param name="Generation">The replacement generation it built.</param>
-/// <param name="Phase">Done, Failed or Cancelled.</param>
-/// <param name="StartedAt">When it started.</param>
-/// <param name="EndedAt">When it ended.</param>
-/// <param name="Error">Why it failed.</param>
-/// <param name="Note">What an operator should know about a rebuild that did not fail, e.g. an old generation whose cleanup failed (its directory is deleted at the next start).</param>
-public sealed record RebuildSummary(int Generation, RebuildPhase Phase, DateTimeOffset StartedAt, DateTimeOffset EndedAt, string? Error, string? Note = null);
-
-// Index names as lookups see them (URLs, commands): the definition's name rule, so '..', '/',
-// empty and the like are refused before they can reach a path.
-internal static class IndexNames
-{
-    public static void Validate(string? name)
-    {
-        if (!IndexDefinition.IsValidName(name, out var problem))
-        {
-            throw new ArgumentException(problem, nameof(name));
-        }
     }
 }

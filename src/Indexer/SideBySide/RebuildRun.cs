@@ -8,8 +8,8 @@ using Indexing.Storage;
 namespace Indexing.Indexer;
 
 // One rebuild of one index: the replacement generation, its phase and progress, and the task
-// running it. The phases themselves are IndexManager.Rebuild.cs; this holds their state so that
-// progress can be read from any thread while they run.
+// running it. The phases themselves are IndexManager.Rebuild.cs and RebuildPhases.cs; this holds
+// their state so that progress can be read from any thread while they run.
 internal sealed class RebuildRun
 {
     private readonly ConcurrentDictionary<RebuildPhase, TimeSpan> _phaseTimes = new();
@@ -60,7 +60,7 @@ internal sealed class RebuildRun
 
     public long SnapshotEtag { get; set; }
 
-    // Set when the bulk phase resumed an interrupted one (IndexManager.Rebuild.cs).
+    // Set when the bulk phase resumed an interrupted one (RebuildPhases.cs).
     public string? ResumedAfter { get; private set; }
 
     public long DocumentsSkipped { get; private set; }

@@ -20,7 +20,7 @@ internal sealed partial class HillClimber
         var down = Math.Clamp((int)Math.Ceiling(l / q.Inflation), 1, l - 1);
         for (var between = down; between < l; between++)
         {
-            if (FreshThroughput(between, now) is { } measured && measured * (1 + _options.GrowthMinGain) <= _baseThroughput)
+            if (_record.Fresh(between, now) is { } measured && measured * (1 + _options.GrowthMinGain) <= _baseThroughput)
             {
                 return (FineStepDown(l), "");
             }

@@ -19,7 +19,8 @@ namespace Indexing.Prefetcher;
 /// </para>
 /// <para>
 /// Files: this one (state, measuring, the queueing rule's veto); HillClimber.Probes.cs (what a
-/// finished measurement decides). Not thread-safe: owned by the controller's tick loop.
+/// finished measurement decides); <see cref="ThroughputRecord"/> (what each L delivered). Not
+/// thread-safe: owned by the controller's tick loop.
 /// </para>
 /// </summary>
 internal sealed partial class HillClimber(ControllerOptions options)
@@ -32,7 +33,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>
     /// Outside slow start L steps by this factor (at least one reader), up or down: the size of a
-    /// queueing cut, so the minimum gain asks the same of every L (+1 at L=16 could not show 5%).
+    /// queueing cut, so the minimum gain asks the same of every L (one reader more at a high L could
+    /// not show it).
     /// </summary>
     public const double FineStepFactor = 1.25;
 
@@ -46,7 +48,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>
     /// A probe down to that knee keeps it unless going back up gains this much: below a gradual bend
-    /// it delivers 20% less or more, at a sharp one as much, give or take 5-10% of measuring error.
+    /// it delivers clearly less, at a sharp one as much give or take measuring error, and this sits
+    /// between the two (see benchmarks/results/README.md, controller.md 'After the ramp: fine steps
+    /// and the knee probe').
     /// </summary>
     public const double KneeProbeMinGain = 0.10;
 
@@ -62,10 +66,10 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>
     /// The indexer waiting at least this share of a tick for reads makes the climb <see cref="Fast"/>.
     /// Half, not all of it: while reads starve the indexer, a batch that lands (giants on a slow disk)
-    /// keeps it busy for part of a tick, and the first tick also holds its own start and first batch
-    /// (on the slow disk it waited 84% of it). At 90% such ticks stalled the climb: L=8 waited three
-    /// to five ticks for a full measurement while the indexer starved. A step taken wrongly is undone
-    /// by the indexer hold that follows.
+    /// keeps it busy for part of a tick, and the first tick also holds its own start and first batch.
+    /// A share near all of it left such ticks stalling the climb while the indexer starved (see
+    /// benchmarks/results/README.md, controller.md 'Reads are the bottleneck at half a tick's wait').
+    /// A step taken wrongly is undone by the indexer hold that follows.
     /// </summary>
     public const double ReadBoundWaitFraction = 0.5;
 
@@ -78,9 +82,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
     private readonly ControllerOptions _options = options.Validate();
     private readonly ThroughputMeasurement _measurement = new();
 
-    /// <summary>Last mean throughput measured at each L (index), for the queueing rule's veto.</summary>
-    private readonly (double BytesPerSecond, TimeSpan At)?[] _throughputAt =
-        new (double, TimeSpan)?[ControllerOptions.AbsoluteMaxConcurrency + 1];
+    /// <summary>Last mean throughput measured at each L, for downward probes and the queueing rule's veto.</summary>
+    private readonly ThroughputRecord _record = new(options.LatencyBaselineWindow);
 
     private Phase _phase;
     private TimeSpan _phaseStart;
@@ -253,8 +256,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
         {
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}", DecisionCause.Measure);
         }
-        // Over the whole measurement, not a windowed max: a +5% decision needs an estimate whose
-        // error is well below 5% (ThroughputMeasurement: from the reads by Little's law, or the
+        // Over the whole measurement, not a windowed max: a decision on the minimum gain needs an
+        // estimate whose error is well below it (ThroughputMeasurement: from the reads by Little's law, or the
         // mean bytes per tick). Holds restart the measurement, so app-limited ticks do not enter it.
         var throughput = _measurement.BytesPerSecond;
         if (now < _plateauUntil)
@@ -281,8 +284,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
         }
         if (_phase != Phase.Baseline && !Decisive(throughput, l) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration))
         {
-            // Lumpy reads (a 20 MB document is one 300 ms completion) make a short measurement
-            // too noisy for a 5% call: measure on until the call is clear or time is up.
+            // Lumpy reads (a giant document is one long completion) make a short measurement
+            // too noisy for a call on the minimum gain: measure on until the call is clear or time is up.
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, not yet decisive", DecisionCause.Measure);
         }
         if (_phase == Phase.ProbeUp && !FullyMeasured(s.TickDuration) && !Reached(_measurement.Time, _options.MaxMeasureTime, s.TickDuration)
@@ -290,12 +293,12 @@ internal sealed partial class HillClimber(ControllerOptions options)
         {
             // A quick call may only keep growing (or hold at the limit). One that stops growth (a
             // step back and a plateau, or a probe down to a knee far below) costs seconds at a low
-            // L when it is wrong, and
-            // calls on a tick or two of reads were: on growing documents one tick at L=13 read 90
-            // MB/s by its bytes and 143 by its reads, whose own error said 3.7%.
+            // L when it is wrong, and calls on a tick or two of reads were wrong by more than their
+            // own error said (benchmarks/results/README.md, controller.md 'Calls that stop growth
+            // wait for a full measurement').
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, growth stops only on a full measurement", DecisionCause.Measure);
         }
-        _throughputAt[l] = (throughput, now);
+        _record.Record(l, throughput, now);
         return _phase switch
         {
             Phase.ProbeUp => AfterProbeUp(now, throughput, l, limit),
@@ -326,15 +329,16 @@ internal sealed partial class HillClimber(ControllerOptions options)
         var error = CombinedError();
         var margin = gain - SlowStartGain(l);
         // On skewed sizes the first tick errs low instead: only reads shorter than a tick complete
-        // in it, and those pay the per-request cost on fewer bytes (rare giants, 8 -> 16: +70-81%
-        // on the first tick, +88% by the fixed-L sweep). After a doubling that scaled almost
+        // in it, and those pay the per-request cost on fewer bytes (benchmarks/results/README.md,
+        // controller.md 'A first tick just short of slow start's share goes on after a linear
+        // doubling'). After a doubling that scaled almost
         // linearly, one that falls short of slow start's share by less than half its error and
         // by less than FirstTickShortfall goes on too.
         var withinError = _lastDoublingShare >= ClearDoublingShare && double.IsFinite(error)
             && margin >= -error / 2 && gain >= (SlowStartEfficiency - FirstTickShortfall) * ProportionalGain(l);
         if (margin >= error || withinError)
         {
-            _throughputAt[l] = (_measurement.BytesPerSecond, s.Now);
+            _record.Record(l, _measurement.BytesPerSecond, s.Now);
             return AfterSlowStartStep(s.Now, _measurement.BytesPerSecond, l, limit, paid: true);
         }
         _measurement.Reset();
@@ -371,19 +375,13 @@ internal sealed partial class HillClimber(ControllerOptions options)
 
     /// <summary>
     /// Where the queueing rule's cut from <paramref name="l"/> to <paramref name="to"/> (where the
-    /// reads would not queue) goes, or null for none. Latency may rise for a good reason, more
-    /// parallel reads that really deliver more, so the cut asks the record: it goes to
-    /// <paramref name="to"/> when the best L on record at or below it delivered within 5% of what L
-    /// delivers (or nothing is on record below L); otherwise only as far as the fewest readers on
-    /// record that delivered as much as L, or nowhere. Judged against where the cut goes, not the
-    /// best L in between: on a device that bends gradually 62 readers cannot beat 64 by 5% while
-    /// both deliver 13% more than 32, and a cut from 64 to 32 fired. What L delivers is
-    /// <paramref name="recent"/>, over the same second as the latencies judged, when known: a
-    /// measurement since a plateau began mixes a device before and after it changed. With a record
-    /// but nothing yet for this L, the cut waits for the measurement, but no longer than one takes
-    /// after L changed (<paramref name="changedAt"/>): every hold restarts measuring, so under holds
-    /// it never comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself the cut: the
-    /// reads it sees queue were mostly issued by the L above it.
+    /// reads would not queue) goes, or null for none: the record decides (<see cref="ThroughputRecord.CutTo"/>).
+    /// What L delivers is <paramref name="recent"/>, over the same second as the latencies judged,
+    /// when known: a measurement since a plateau began mixes a device before and after it changed.
+    /// With a record but nothing yet for this L, the cut waits for the measurement, but no longer
+    /// than one takes after L changed (<paramref name="changedAt"/>): every hold restarts measuring,
+    /// so under holds it never comes. A probe down to a knee (<see cref="KneeOvershoot"/>) is itself
+    /// the cut: the reads it sees queue were mostly issued by the L above it.
     /// </summary>
     public (int L, string Note)? QueueingCutTo(int l, int to, TimeSpan now, TimeSpan changedAt, double? recent = null)
     {
@@ -391,32 +389,8 @@ internal sealed partial class HillClimber(ControllerOptions options)
         {
             return null;
         }
-        to = Math.Clamp(to, 1, l - 1);
-        var atOrBelow = Enumerable.Range(1, to).Select(lower => FreshThroughput(lower, now)).Max();
-        var between = Enumerable.Range(to + 1, l - 1 - to)
-            .Select(lower => (L: lower, Throughput: FreshThroughput(lower, now)))
-            .Where(record => record.Throughput is not null)
-            .ToList();
-        if (atOrBelow is null && between.Count == 0)
-        {
-            return (to, "");
-        }
-        if ((recent ?? CurrentThroughput(l, now)) is not { } current)
-        {
-            return now - changedAt < _options.SettleTime + _options.MaxMeasureTime ? null : (to, "");
-        }
-        if (atOrBelow is { } reference && current < reference * (1 + _options.GrowthMinGain))
-        {
-            return (to, "");
-        }
-        foreach (var (lower, throughput) in between)
-        {
-            if (throughput * (1 + _options.GrowthMinGain) >= current)
-            {
-                return (lower, $"; L={lower} delivered as much");
-            }
-        }
-        return null;
+        var waitedEnough = now - changedAt >= _options.SettleTime + _options.MaxMeasureTime;
+        return _record.CutTo(l, Math.Clamp(to, 1, l - 1), now, recent ?? CurrentThroughput(l, now), waitedEnough, _options.GrowthMinGain);
     }
 
     /// <summary>Measurements and settling are counted in whole ticks, so a target is met within half a tick.</summary>
@@ -460,8 +434,9 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// that pays slow start's share does not (L doubles again, or holds a plateau at the limit), nor
     /// one that pays less but more than the minimum and is not far past its knee: L stays and fine
     /// steps go on up at once (at the limit: a plateau there), and if the call was low, the first of
-    /// them pays in proportion and slow start resumes. Waiting a full second for that call held
-    /// uniform documents at L=16 for 1.2 s of a 6.4 s read. The same verdicts as
+    /// them pays in proportion and slow start resumes: waiting for a full measurement there held a
+    /// short read at a low L for a large share of it (benchmarks/results/README.md, controller.md
+    /// 'A doubling that still pays ends slow start on a quick call'). The same verdicts as
     /// <see cref="AfterProbeUp"/>, which <see cref="KneeToLookDownTo"/> keeps in step.
     /// </summary>
     private bool StopsGrowth(double gain, int l, int limit) =>
@@ -475,10 +450,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
     private double ProportionalGain(int l) => ((double)l / _baseConcurrency) - 1;
 
     private double? CurrentThroughput(int l, TimeSpan now) =>
-        _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : FreshThroughput(l, now);
-
-    private double? FreshThroughput(int l, TimeSpan now) =>
-        _throughputAt[l] is { } entry && now - entry.At < _options.LatencyBaselineWindow ? entry.BytesPerSecond : null;
+        _measurement.TimeWithUnsettled > TimeSpan.Zero ? _measurement.BytesPerSecond : _record.Fresh(l, now);
 
     private string PhaseNote() => _phase switch
     {

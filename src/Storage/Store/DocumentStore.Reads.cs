@@ -23,7 +23,7 @@ internal sealed partial class DocumentStore
         }
         finally
         {
-            _foregroundCache.End();
+            _statistics.ForegroundCache.End();
             ForegroundReadLatency.RecordTicks(Stopwatch.GetTimestamp() - started);
             _gate.Exit();
         }

@@ -35,15 +35,15 @@ internal sealed partial class DocumentStore
                 var previous = ReadMeta(key);
                 using var batch = new WriteBatch();
                 AddPut(batch, key, utf8Json, etag, previous?.Etag);
-                var held = Volatile.Read(ref _tombstonesHeld);
+                var held = _tombstones.Held;
                 if (previous is { Deleted: true })
                 {
-                    AddTombstoneState(batch, --held);
+                    _tombstones.AddState(batch, --held);
                 }
 
                 Write(batch, "put", id);
                 Volatile.Write(ref _lastEtag, etag);
-                Volatile.Write(ref _tombstonesHeld, held);
+                _tombstones.SetHeld(held);
                 return etag;
             }
         }
@@ -81,11 +81,11 @@ internal sealed partial class DocumentStore
                 batch.Put(key, StoredFormats.Meta(etag, 0, deleted: true), _meta);
                 batch.Delete(StoredFormats.EtagKey(live.Etag), _changes);
                 batch.Put(StoredFormats.EtagKey(etag), StoredFormats.Change(key, 0, deleted: true), _changes);
-                var held = Volatile.Read(ref _tombstonesHeld) + 1;
-                AddTombstoneState(batch, held);
+                var held = _tombstones.Held + 1;
+                _tombstones.AddState(batch, held);
                 Write(batch, "delete", id);
                 Volatile.Write(ref _lastEtag, etag);
-                Volatile.Write(ref _tombstonesHeld, held);
+                _tombstones.SetHeld(held);
                 return etag;
             }
         }
@@ -147,7 +147,7 @@ internal sealed partial class DocumentStore
                 // entry, which is only in the batch so far, not in the database.
                 var inChunk = new Dictionary<string, long>(StringComparer.Ordinal);
                 var etag = _lastEtag;
-                var held = Volatile.Read(ref _tombstonesHeld);
+                var held = _tombstones.Held;
                 using var batch = new WriteBatch();
                 foreach (var (key, document) in chunk)
                 {
@@ -171,9 +171,9 @@ internal sealed partial class DocumentStore
                     inChunk[document.Id] = etag;
                 }
 
-                if (held != Volatile.Read(ref _tombstonesHeld))
+                if (held != _tombstones.Held)
                 {
-                    AddTombstoneState(batch, held);
+                    _tombstones.AddState(batch, held);
                 }
 
                 Write(batch, "bulk put", chunk[0].Document.Id, chunkDocuments: chunk.Count);
@@ -184,7 +184,7 @@ internal sealed partial class DocumentStore
 
                 last = etag;
                 Volatile.Write(ref _lastEtag, etag);
-                Volatile.Write(ref _tombstonesHeld, held);
+                _tombstones.SetHeld(held);
             }
         }
         finally
@@ -229,6 +229,6 @@ internal sealed partial class DocumentStore
                     e);
         }
 
-        WriteSucceeded();
+        _refusal.Succeeded();
     }
 }

@@ -1,4 +1,3 @@
-using System.Collections.Concurrent;
 using RocksDbSharp;
 
 namespace Indexing.Storage;
@@ -24,11 +23,15 @@ namespace Indexing.Storage;
 /// </para>
 /// <para>
 /// Files: this one (open, tuning, status, dispose); <c>.Writes.cs</c>; <c>.Full.cs</c> (a full
-/// volume: telling it apart, and how writes resume); <c>.Reads.cs</c>;
-/// <c>.Tombstones.cs</c> (purging tombstones below the indexes' low watermark) and <c>.Purger.cs</c>
-/// (its background thread and the watermark registrations); <c>.Memory.cs</c> (what RocksDB holds in
-/// memory, cache hit counts); <c>RocksDbNative.cs</c> (which native library and malloc);
-/// <see cref="StoreSnapshot"/>; <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
+/// volume as callers see it); <c>.Reads.cs</c>; <c>.Tombstones.cs</c> (the watermarks and purge
+/// rounds as callers see them); <c>.Memory.cs</c> (what RocksDB holds in memory, cache hit counts, as
+/// <see cref="StoreStatistics"/> reads them).
+/// Classes the store holds, each with its own state: <see cref="TombstonePurger"/> (tombstone counts,
+/// purge rounds), <see cref="TombstonePurgeThread"/> (watermark registrations, the background
+/// thread), <see cref="WriteRefusal"/> (whether writes are accepted), <see cref="OpenHandles"/>
+/// (iterators and snapshots to free), <see cref="StoreStatistics"/> (RocksDB's figures). Beside them:
+/// <c>RocksDbNative.cs</c> (which native library and malloc); <see cref="StoreSnapshot"/>;
+/// <c>StoredFormats.cs</c> (byte layouts); <c>NativeGate.cs</c>.
 /// </para>
 /// </remarks>
 internal sealed partial class DocumentStore : IDisposable
@@ -61,9 +64,11 @@ internal sealed partial class DocumentStore : IDisposable
     private readonly ReadOptions _scanRead = new ReadOptions().SetFillCache(false).SetReadaheadSize(ScanReadaheadBytes);
     private readonly WriteOptions _writeOptions;
 
-    private readonly ConcurrentDictionary<OpenIterator, byte> _iterators = new();
-    private readonly ConcurrentDictionary<StoreSnapshot, byte> _snapshots = new();
-    private int _openIterators;
+    private readonly OpenHandles _handles = new();
+    private readonly StoreStatistics _statistics;
+    private readonly WriteRefusal _refusal;
+    private readonly TombstonePurger _tombstones;
+    private readonly TombstonePurgeThread _purgeThread;
     private long _lastEtag;
 
     private DocumentStore(string path, StoreOptions options, RocksDb db, StoreTuning tuning)
@@ -76,20 +81,20 @@ internal sealed partial class DocumentStore : IDisposable
         _meta = db.GetColumnFamily(MetaFamily);
         _changes = db.GetColumnFamily(ChangesFamily);
         _writeOptions = new WriteOptions().SetSync(options.SyncWrites);
+        _refusal = new WriteRefusal(this);
+        _statistics = new StoreStatistics(this, tuning);
+        _tombstones = new TombstonePurger(this);
+        _purgeThread = new TombstonePurgeThread(this, _tombstones);
         try
         {
-            var tombstones = RecoverTombstoneState();
-            _tombstonesHeld = tombstones.Held;
-            _tombstonesPurged = tombstones.Purged;
-            _purgedThroughEtag = tombstones.PurgedThroughEtag;
             // The newest change entry may have been purged: the cursor remembers how far etags went.
-            _lastEtag = Math.Max(RecoverLastEtag(), tombstones.PurgedThroughEtag);
+            _lastEtag = Math.Max(RecoverLastEtag(), _tombstones.PurgedThroughEtag);
         }
         catch
         {
             // Open disposes the database; this instance is never handed out, so free what only
             // Dispose would (the rest of its native objects have finalizers).
-            Native.Instance.rocksdb_compactoptions_destroy(_compactOptions);
+            _tombstones.Dispose();
             throw;
         }
     }
@@ -115,6 +120,15 @@ internal sealed partial class DocumentStore : IDisposable
     internal ColumnFamilyHandle MetaHandle => _meta;
 
     internal ColumnFamilyHandle ChangesHandle => _changes;
+
+    /// <summary>Serialises writes; the tombstone purger's batches take it too.</summary>
+    internal Lock WriteLock => _writeLock;
+
+    internal ReadOptions PointRead => _pointRead;
+
+    internal ReadOptions ScanRead => _scanRead;
+
+    internal WriteOptions DefaultWriteOptions => _writeOptions;
 
     /// <summary>Opens (creating if missing) the store in <paramref name="path"/>.</summary>
     /// <exception cref="DocumentStoreException">RocksDB could not open it (locked by another process, corrupt, no permission).</exception>
@@ -181,7 +195,7 @@ internal sealed partial class DocumentStore : IDisposable
             }
 
             var snapshot = new StoreSnapshot(this, native, etag);
-            _snapshots.TryAdd(snapshot, 0);
+            _handles.Opened(snapshot);
             return snapshot;
         }
         finally
@@ -199,17 +213,17 @@ internal sealed partial class DocumentStore : IDisposable
             return new StoreStatus(
                 Path,
                 LastEtag,
-                EstimatedDocuments: PropertyLong("rocksdb.estimate-num-keys", _docs),
-                EstimatedLiveDataBytes: SumOverFamilies("rocksdb.estimate-live-data-size"),
-                LiveSstFilesBytes: SumOverFamilies("rocksdb.live-sst-files-size"),
-                LiveBlobFilesBytes: SumOverFamilies("rocksdb.live-blob-file-size"),
-                BlobGarbageBytes: SumOverFamilies("rocksdb.live-blob-file-garbage-size"),
-                MemtableBytes: SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
-                BlockCacheUsageBytes: _tuning.BlockCache is { } cache ? (long)cache.GetUsage() : 0,
+                EstimatedDocuments: _statistics.PropertyLong("rocksdb.estimate-num-keys", _docs),
+                EstimatedLiveDataBytes: _statistics.SumOverFamilies("rocksdb.estimate-live-data-size"),
+                LiveSstFilesBytes: _statistics.SumOverFamilies("rocksdb.live-sst-files-size"),
+                LiveBlobFilesBytes: _statistics.SumOverFamilies("rocksdb.live-blob-file-size"),
+                BlobGarbageBytes: _statistics.SumOverFamilies("rocksdb.live-blob-file-garbage-size"),
+                MemtableBytes: _statistics.SumOverFamilies("rocksdb.cur-size-all-mem-tables"),
+                BlockCacheUsageBytes: _statistics.BlockCacheUsageBytes,
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
-                OpenSnapshots: _snapshots.Count,
-                OpenIterators: Volatile.Read(ref _openIterators),
-                Tombstones: TombstoneStatusNow(),
+                OpenSnapshots: _handles.Snapshots,
+                OpenIterators: _handles.Iterators,
+                Tombstones: _tombstones.Status(),
                 Writes: GetWriteStatus(),
                 Options: Options.ToString(),
                 RocksDbStats: _db.GetProperty("rocksdb.stats") ?? string.Empty);
@@ -223,8 +237,8 @@ internal sealed partial class DocumentStore : IDisposable
     /// <summary>
     /// Waits until RocksDB has no flush or compaction running or pending, checking every 100 ms, for
     /// at most <paramref name="timeout"/>; returns whether it got there. For measurements: a store
-    /// just loaded compacts for a while, and its reads would fall on whichever run came first (the
-    /// first run after a 2 GB load read 2.56 GB from the files, the next ones 1.8-2.0 GB).
+    /// just loaded compacts for a while, and its reads would fall on whichever run came first: the
+    /// first run after a large load reads clearly more from the files than the runs after it.
     /// </summary>
     public async Task<bool> WaitForCompactionsAsync(TimeSpan timeout, CancellationToken cancellationToken = default)
     {
@@ -249,45 +263,31 @@ internal sealed partial class DocumentStore : IDisposable
     /// </summary>
     public void Dispose()
     {
-        StopPurger();
+        _purgeThread.Stop();
         if (!_gate.Close())
         {
             return;
         }
 
         // Nothing can enter now; free in reverse order of creation: iterators, snapshots, database.
-        foreach (var iterator in _iterators.Keys)
-        {
-            iterator.Release();
-        }
-
-        foreach (var snapshot in _snapshots.Keys)
-        {
-            snapshot.ReleaseNative();
-        }
-
+        _handles.ReleaseAll();
         _db.Dispose();
-        Native.Instance.rocksdb_compactoptions_destroy(_compactOptions);
+        _tombstones.Dispose();
         GC.KeepAlive(_tuning);
     }
 
     internal OpenIterator OpenIterator(ColumnFamilyHandle family, ReadOptions readOptions, StoreSnapshot? owner)
     {
         var iterator = new OpenIterator(this, _db.NewIterator(family, readOptions), owner);
-        Interlocked.Increment(ref _openIterators);
-        _iterators.TryAdd(iterator, 0);
+        _handles.Opened(iterator);
         return iterator;
     }
 
-    internal void IteratorClosed(OpenIterator iterator)
-    {
-        _iterators.TryRemove(iterator, out _);
-        Interlocked.Decrement(ref _openIterators);
-    }
+    internal void IteratorClosed(OpenIterator iterator) => _handles.Closed(iterator);
 
-    internal void SnapshotClosed(StoreSnapshot snapshot) => _snapshots.TryRemove(snapshot, out _);
+    internal void SnapshotClosed(StoreSnapshot snapshot) => _handles.Closed(snapshot);
 
-    internal IEnumerable<OpenIterator> IteratorsOf(StoreSnapshot owner) => _iterators.Keys.Where(i => ReferenceEquals(i.Owner, owner));
+    internal IEnumerable<OpenIterator> IteratorsOf(StoreSnapshot owner) => _handles.IteratorsOf(owner);
 
     /// <summary>Whether a flush or compaction is running, or pending in any column family.</summary>
     internal bool BackgroundWorkPending()
@@ -295,10 +295,7 @@ internal sealed partial class DocumentStore : IDisposable
         _gate.Enter(this);
         try
         {
-            return (long.TryParse(_db.GetProperty("rocksdb.num-running-compactions"), out var compactions) && compactions > 0)
-                || (long.TryParse(_db.GetProperty("rocksdb.num-running-flushes"), out var flushes) && flushes > 0)
-                || SumOverFamilies("rocksdb.compaction-pending") > 0
-                || SumOverFamilies("rocksdb.mem-table-flush-pending") > 0;
+            return _statistics.BackgroundWorkPending();
         }
         finally
         {
@@ -306,8 +303,7 @@ internal sealed partial class DocumentStore : IDisposable
         }
     }
 
-    private long PropertyLong(string name, ColumnFamilyHandle family) =>
-        long.TryParse(_db.GetProperty(name, family), out var value) ? value : 0;
+    internal long PropertyLong(string name, ColumnFamilyHandle family) => _statistics.PropertyLong(name, family);
 
     private long RecoverLastEtag()
     {
@@ -323,38 +319,3 @@ internal sealed partial class DocumentStore : IDisposable
         return 0;
     }
 }
-
-/// <summary>The store's state as an operator reads it: RocksDB's estimates and the handles open now.</summary>
-/// <param name="Path">The store's directory.</param>
-/// <param name="LastEtag">Etag of the latest write.</param>
-/// <param name="EstimatedDocuments">RocksDB's estimate of keys in <c>docs</c> (rocksdb.estimate-num-keys; approximate).</param>
-/// <param name="EstimatedLiveDataBytes">RocksDB's estimate of live data over all column families.</param>
-/// <param name="LiveSstFilesBytes">Size of the SST files in use.</param>
-/// <param name="LiveBlobFilesBytes">Size of the blob files in use: the documents of <see cref="DocumentStore.MinBlobBytes"/> and more, stored apart from the SST files.</param>
-/// <param name="BlobGarbageBytes">Bytes of those blob files that no document uses any more (deleted or replaced), until compaction's blob garbage collection reclaims them.</param>
-/// <param name="MemtableBytes">Bytes in memtables (written, not yet flushed).</param>
-/// <param name="BlockCacheUsageBytes">Bytes the block cache holds now.</param>
-/// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
-/// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
-/// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
-/// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>
-/// <param name="Writes">Whether the store accepts writes now; if not (a full volume), since when and why.</param>
-/// <param name="Options">The effective store configuration.</param>
-/// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
-public sealed record StoreStatus(
-    string Path,
-    long LastEtag,
-    long EstimatedDocuments,
-    long EstimatedLiveDataBytes,
-    long LiveSstFilesBytes,
-    long LiveBlobFilesBytes,
-    long BlobGarbageBytes,
-    long MemtableBytes,
-    long BlockCacheUsageBytes,
-    long BlockCacheCapacityBytes,
-    int OpenSnapshots,
-    int OpenIterators,
-    TombstoneStatus Tombstones,
-    StoreWriteStatus Writes,
-    string Options,
-    string RocksDbStats);

@@ -90,3 +90,80 @@ internal readonly record struct TombstoneCounts(long Held, long Purged, long Pur
 /// <param name="LongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
 /// <param name="Error">Why the last purge round failed; null once a round succeeds.</param>
 public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);
+
+/// <summary>Hits and misses of a cache since the store opened.</summary>
+internal readonly record struct CacheCounts(long Hits, long Misses)
+{
+    /// <summary>Hits over lookups; null with no lookup.</summary>
+    public double? HitRate => Hits + Misses > 0 ? (double)Hits / (Hits + Misses) : null;
+
+    /// <summary>The counts since <paramref name="earlier"/>.</summary>
+    public CacheCounts Since(CacheCounts earlier) => new(Hits - earlier.Hits, Misses - earlier.Misses);
+}
+
+/// <summary>What RocksDB holds in memory now, and how its caches served reads since the store opened.</summary>
+/// <param name="BlockCacheUsageBytes">Bytes in the block cache (data, index and filter blocks).</param>
+/// <param name="BlockCachePinnedBytes">Block cache bytes pinned by readers (in use, not evictable); part of the usage.</param>
+/// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
+/// <param name="RowCacheUsageBytes">Bytes in the row cache.</param>
+/// <param name="RowCacheCapacityBytes">The row cache's size (StoreOptions.RowCacheBytes; 0: none).</param>
+/// <param name="MemtableBytes">Bytes in memtables over all column families (rocksdb.cur-size-all-mem-tables).</param>
+/// <param name="MemtableLimitBytes">The most memtables can hold: each family's write buffer size times the buffers it may have.</param>
+/// <param name="TableReadersBytes">Memory of open SST readers outside the block cache (rocksdb.estimate-table-readers-mem).</param>
+/// <param name="ForegroundBlockCache">Block cache hits and misses of foreground Gets alone (RocksDB's perf context).</param>
+/// <param name="AllReadsBlockCache">Block cache hits and misses of every read (statistics tickers), rebuild scans included.</param>
+/// <param name="RowCache">Row cache hits and misses (statistics tickers; point reads only).</param>
+/// <param name="FileBytesRead">
+/// Bytes read from SST and blob files since the store opened, readahead included (the statistics
+/// tickers of the last level and the levels above it, which count the blob files too, where
+/// documents of <see cref="DocumentStore.MinBlobBytes"/> and more live): what reads cost the
+/// device. Over the bytes the reads returned, it is their read amplification.
+/// </param>
+internal sealed record StoreMemory(
+    long BlockCacheUsageBytes,
+    long BlockCachePinnedBytes,
+    long BlockCacheCapacityBytes,
+    long RowCacheUsageBytes,
+    long RowCacheCapacityBytes,
+    long MemtableBytes,
+    long MemtableLimitBytes,
+    long TableReadersBytes,
+    CacheCounts ForegroundBlockCache,
+    CacheCounts AllReadsBlockCache,
+    CacheCounts RowCache,
+    long FileBytesRead);
+
+/// <summary>The store's state as an operator reads it: RocksDB's estimates and the handles open now.</summary>
+/// <param name="Path">The store's directory.</param>
+/// <param name="LastEtag">Etag of the latest write.</param>
+/// <param name="EstimatedDocuments">RocksDB's estimate of keys in <c>docs</c> (rocksdb.estimate-num-keys; approximate).</param>
+/// <param name="EstimatedLiveDataBytes">RocksDB's estimate of live data over all column families.</param>
+/// <param name="LiveSstFilesBytes">Size of the SST files in use.</param>
+/// <param name="LiveBlobFilesBytes">Size of the blob files in use: the documents of <see cref="DocumentStore.MinBlobBytes"/> and more, stored apart from the SST files.</param>
+/// <param name="BlobGarbageBytes">Bytes of those blob files that no document uses any more (deleted or replaced), until compaction's blob garbage collection reclaims them.</param>
+/// <param name="MemtableBytes">Bytes in memtables (written, not yet flushed).</param>
+/// <param name="BlockCacheUsageBytes">Bytes the block cache holds now.</param>
+/// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
+/// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
+/// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
+/// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>
+/// <param name="Writes">Whether the store accepts writes now; if not (a full volume), since when and why.</param>
+/// <param name="Options">The effective store configuration.</param>
+/// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
+public sealed record StoreStatus(
+    string Path,
+    long LastEtag,
+    long EstimatedDocuments,
+    long EstimatedLiveDataBytes,
+    long LiveSstFilesBytes,
+    long LiveBlobFilesBytes,
+    long BlobGarbageBytes,
+    long MemtableBytes,
+    long BlockCacheUsageBytes,
+    long BlockCacheCapacityBytes,
+    int OpenSnapshots,
+    int OpenIterators,
+    TombstoneStatus Tombstones,
+    StoreWriteStatus Writes,
+    string Options,
+    string RocksDbStats);
