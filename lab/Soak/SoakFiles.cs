@@ -81,7 +81,7 @@ internal static class SoakFiles
         AtomicFile.ReplaceByPath(settings.FilePath("md"), temp => File.WriteAllText(temp, Markdown(report)));
     }
 
-    /// <summary>The report as the section of scale.md it becomes.</summary>
+    /// <summary>The report as the section it becomes in benchmarks/results/README.md ("Scale and memory").</summary>
     public static string Markdown(SoakReport r)
     {
         var m = r.Memory;

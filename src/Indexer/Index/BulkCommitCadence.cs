@@ -20,8 +20,8 @@ namespace Indexing.Indexer;
 // - The commit-cost term keeps commits from running back to back where one takes longer than the
 //   floor (a slow disk, a loaded machine): at most half the time is spent committing. Commits run
 //   beside the indexing threads, so the share they may take is generous: under load, commits every
-//   second did not slow a build measurably, though they raised what it allocated (see
-//   benchmarks/results/README.md, indexer.md "Bulk builds and their commits").
+//   second did not slow a build measurably, though they raised what it allocated (docs/decisions/0012-bulk-commit-cadence.md;
+//   benchmarks/results/README.md, "Resumed rebuild").
 //
 // A pure function of its inputs (unit-tested on its own); the commit loop (BulkCommitLoop.cs)
 // feeds it the bytes the build indexed and the time it has run (its own meter: any source will do),

@@ -49,8 +49,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// <summary>
     /// A probe down to that knee keeps it unless going back up gains this much: below a gradual bend
     /// it delivers clearly less, at a sharp one as much give or take measuring error, and this sits
-    /// between the two (see benchmarks/results/README.md, controller.md 'After the ramp: fine steps
-    /// and the knee probe').
+    /// between the two (docs/decisions/0002-knee-rule.md).
     /// </summary>
     public const double KneeProbeMinGain = 0.10;
 
@@ -68,7 +67,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// Half, not all of it: while reads starve the indexer, a batch that lands (giants on a slow disk)
     /// keeps it busy for part of a tick, and the first tick also holds its own start and first batch.
     /// A share near all of it left such ticks stalling the climb while the indexer starved (see
-    /// benchmarks/results/README.md, controller.md 'Reads are the bottleneck at half a tick's wait').
+    /// benchmarks/results/README.md, "Controller vs BestFixed").
     /// A step taken wrongly is undone by the indexer hold that follows.
     /// </summary>
     public const double ReadBoundWaitFraction = 0.5;
@@ -294,8 +293,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
             // A quick call may only keep growing (or hold at the limit). One that stops growth (a
             // step back and a plateau, or a probe down to a knee far below) costs seconds at a low
             // L when it is wrong, and calls on a tick or two of reads were wrong by more than their
-            // own error said (benchmarks/results/README.md, controller.md 'Calls that stop growth
-            // wait for a full measurement').
+            // own error said (docs/decisions/0001-slow-start-from-l2.md).
             return Stay(l, $"hold: measuring L={l}{PhaseNote()}, growth stops only on a full measurement", DecisionCause.Measure);
         }
         _record.Record(l, throughput, now);
@@ -329,9 +327,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         var error = CombinedError();
         var margin = gain - SlowStartGain(l);
         // On skewed sizes the first tick errs low instead: only reads shorter than a tick complete
-        // in it, and those pay the per-request cost on fewer bytes (benchmarks/results/README.md,
-        // controller.md 'A first tick just short of slow start's share goes on after a linear
-        // doubling'). After a doubling that scaled almost
+        // in it, and those pay the per-request cost on fewer bytes (docs/decisions/0001-slow-start-from-l2.md). After a doubling that scaled almost
         // linearly, one that falls short of slow start's share by less than half its error and
         // by less than FirstTickShortfall goes on too.
         var withinError = _lastDoublingShare >= ClearDoublingShare && double.IsFinite(error)
@@ -435,8 +431,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
     /// one that pays less but more than the minimum and is not far past its knee: L stays and fine
     /// steps go on up at once (at the limit: a plateau there), and if the call was low, the first of
     /// them pays in proportion and slow start resumes: waiting for a full measurement there held a
-    /// short read at a low L for a large share of it (benchmarks/results/README.md, controller.md
-    /// 'A doubling that still pays ends slow start on a quick call'). The same verdicts as
+    /// short read at a low L for a large share of it (docs/decisions/0001-slow-start-from-l2.md). The same verdicts as
     /// <see cref="AfterProbeUp"/>, which <see cref="KneeToLookDownTo"/> keeps in step.
     /// </summary>
     private bool StopsGrowth(double gain, int l, int limit) =>

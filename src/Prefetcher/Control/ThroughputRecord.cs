@@ -29,8 +29,7 @@ internal sealed class ThroughputRecord(TimeSpan freshFor)
     /// fewest readers on record that delivered as much as L, or nowhere. Judged against where the cut
     /// goes, not the best L in between: on a device that bends gradually no L just below a high one
     /// beats it by the minimum gain while all of them deliver clearly more than where the cut goes,
-    /// and such cuts fired (benchmarks/results/README.md, controller.md 'The first tasks' ramp, and
-    /// the queueing cut judged against where it goes'). With L not measured yet (null
+    /// and such cuts fired (docs/decisions/0003-first-tasks-ramp.md). With L not measured yet (null
     /// <paramref name="current"/>) and a record below it, the cut goes only once
     /// <paramref name="waitedEnough"/>.
     /// </summary>
