@@ -27,12 +27,13 @@ internal static partial class BulkLoad
     private const int MaxListedErrors = 1000;
 
     // The store's own PutMany batch (8 MiB or 4,096 documents), so each gathered chunk is one synced
-    // write batch; a different size would only change how many batches a load takes.
-    private const long ChunkBytes = 8L << 20;
-    private const int ChunkDocuments = 4096;
+    // write batch; a different size would only change how many batches a load takes. BulkLoadTests
+    // holds these restated rules to the store's.
+    public const long ChunkBytes = 8L << 20;
+    public const int ChunkDocuments = 4096;
 
     // The store's nesting limit for a body (its BodyTooDeep rule); the envelope is one level more.
-    private const int BodyMaxDepth = 64;
+    public const int BodyMaxDepth = 64;
 
     private static readonly JsonReaderOptions _envelopeReader = new()
     {
