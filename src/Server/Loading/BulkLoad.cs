@@ -32,7 +32,7 @@ internal static partial class BulkLoad
     public const long ChunkBytes = 8L << 20;
     public const int ChunkDocuments = 4096;
 
-    // The store's nesting limit for a body (its BodyTooDeep rule); the envelope is one level more.
+    // The store's nesting limit for a body (deeper breaks its strict JSON rule); the envelope is one level more.
     public const int BodyMaxDepth = 64;
 
     private static readonly JsonReaderOptions _envelopeReader = new()
