@@ -1,3 +1,4 @@
+using System.Diagnostics.CodeAnalysis;
 using Indexing.Storage;
 
 namespace Indexing.Engine;
@@ -29,6 +30,38 @@ public sealed partial class IndexingEngine
     {
         ThrowIfDisposed();
         return _store.Get(id);
+    }
+
+    /// <summary>The document's etag without reading its body, or null when there is none.</summary>
+    public long? GetEtag(string id)
+    {
+        ThrowIfDisposed();
+        return _store.GetMetadata(id)?.Etag;
+    }
+
+    /// <summary>
+    /// The documents of <paramref name="ids"/> as stored now, in one consistent read, in the order asked (null for an
+    /// absent id). Unlike <see cref="Get"/>, not timed as live traffic, which a rebuild's prefetcher backs off on: for
+    /// reads that serve indexes, such as a query's hits.
+    /// </summary>
+    public IReadOnlyList<StoredDocument?> GetMany(IReadOnlyList<string> ids)
+    {
+        ThrowIfDisposed();
+        return _store.GetMany(ids);
+    }
+
+    /// <summary>Whether <paramref name="id"/> is a valid document id; <paramref name="error"/> names the rule it breaks.</summary>
+    public static bool IsValidDocumentId([NotNullWhen(true)] string? id, [NotNullWhen(false)] out DocumentValidationError? error) =>
+        DocumentIds.TryValidate(id, out error);
+
+    /// <summary>
+    /// Whether <see cref="Put(string, ReadOnlySpan{byte})"/> would take the id and body (size within this engine's
+    /// <see cref="StoreOptions.MaxDocumentBytes"/>, strict JSON object); <paramref name="error"/> names the first rule broken.
+    /// </summary>
+    public bool IsValidDocument([NotNullWhen(true)] string? id, ReadOnlySpan<byte> utf8Json, [NotNullWhen(false)] out DocumentValidationError? error)
+    {
+        ThrowIfDisposed();
+        return DocumentIds.TryValidate(id, out error) && DocumentBodies.TryValidate(id, utf8Json, _store.Options.MaxDocumentBytes, out error);
     }
 
     /// <summary>Deletes the document; returns the delete's etag, or null when there was no such document.</summary>

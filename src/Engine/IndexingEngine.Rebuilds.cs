@@ -100,6 +100,13 @@ public sealed partial class IndexingEngine
         return new EngineStatus(_store.GetStatus(), ListIndexes());
     }
 
+    /// <summary>The store's status alone (last etag, sizes, tombstones, write state, RocksDB's statistics), without reading every index's summary.</summary>
+    public StoreStatus GetStoreStatus()
+    {
+        ThrowIfDisposed();
+        return _store.GetStatus();
+    }
+
     private RegisteredPrefetch? RebuildPrefetch(string name)
     {
         IndexNames.Validate(name);

@@ -12,6 +12,15 @@ namespace Indexing.Server.Tests;
 public sealed class BulkLoadTests
 {
     [Fact]
+    public void RestatedStoreRules_AreTheStores()
+    {
+        // The load restates them because they are not part of the engine's public surface.
+        Assert.Equal(DocumentStore.BulkChunkBytes, BulkLoad.ChunkBytes);
+        Assert.Equal(DocumentStore.BulkChunkDocuments, BulkLoad.ChunkDocuments);
+        Assert.Equal(DocumentBodies.MaxDepth, BulkLoad.BodyMaxDepth);
+    }
+
+    [Fact]
     public async Task Load_DocumentOverTheLimit_MessageNamesTheCallersLimitSetting()
     {
         // The measure command calls the limit --max-document-size; Storage calls it StoreOptions.MaxDocumentBytes.

@@ -121,10 +121,10 @@ internal sealed partial class ServerHost : IAsyncDisposable
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
             var failures = new FailureTexts(options.DataDirectory);
-            DocumentEndpoints.Map(app, store, failures);
-            IndexEndpoints.Map(app, indexes, store, options.Limits, failures);
+            DocumentEndpoints.Map(app, engine, failures);
+            IndexEndpoints.Map(app, engine, options.Limits, failures);
             AdminEndpoints.Map(app, prefetches, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
-            StoreEndpoints.Map(app, store, failures);
+            StoreEndpoints.Map(app, engine, failures);
 
             var host = new ServerHost(app, options, engine, metrics, rebuilds, memory);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);

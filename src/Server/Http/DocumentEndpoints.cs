@@ -1,6 +1,7 @@
 using System.Buffers;
 using System.Globalization;
 using System.IO.Pipelines;
+using Indexing.Engine;
 using Indexing.Server.Hosting;
 using Indexing.Server.Loading;
 using Indexing.Storage;
@@ -13,8 +14,8 @@ namespace Indexing.Server.Http;
 
 /// <summary>
 /// <c>PUT/GET/DELETE /docs/{id}</c>. Ids may contain '/', so the route is a catch-all. Every rule
-/// is checked (id, size, UTF-8, strict JSON object) before the store is called, so a refused
-/// request writes nothing; the store checks the same rules again, which is cheap next to the write.
+/// is checked (id, size, UTF-8, strict JSON object) before the engine writes, so a refused
+/// request writes nothing; the engine checks the same rules again, which is cheap next to the write.
 /// A write refused because the store's volume is full answers 507 with the store's message (reads go on).
 /// </summary>
 internal static class DocumentEndpoints
@@ -23,20 +24,20 @@ internal static class DocumentEndpoints
     // the limit and says so with the document rule's message rather than Kestrel's bare 413.
     private const long BodySlackBytes = 64 << 10;
 
-    public static void Map(IEndpointRouteBuilder app, DocumentStore store, FailureTexts failures)
+    public static void Map(IEndpointRouteBuilder app, IndexingEngine engine, FailureTexts failures)
     {
         // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
         // Its body has no size limit as a whole (a load can be gigabytes); each line has one (BulkLoad).
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
-                BulkAsync(context, store, failures, cancellationToken))
+                BulkAsync(context, engine, failures, cancellationToken))
             .Require(ContentTypes.NdJson)
             .WithMetadata(new BodySizeLimit(null));
         app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
-                PutAsync(id ?? string.Empty, context, store, failures, cancellationToken))
+                PutAsync(id ?? string.Empty, context, engine, failures, cancellationToken))
             .Require(ContentTypes.Json)
-            .WithMetadata(new BodySizeLimit(store.Options.MaxDocumentBytes + BodySlackBytes));
-        app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, store));
-        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, store, failures))
+            .WithMetadata(new BodySizeLimit(engine.Options.Storage.MaxDocumentBytes + BodySlackBytes));
+        app.MapGet("/docs/{**id}", (string? id, HttpContext context) => Get(id ?? string.Empty, context, engine));
+        app.MapDelete("/docs/{**id}", (string? id, HttpContext context) => Delete(id ?? string.Empty, context, engine, failures))
             .RequireNoBody();
     }
 
@@ -45,11 +46,11 @@ internal static class DocumentEndpoints
 
     // NDJSON, streamed line by line (see BulkLoad): 200 with what was stored and which lines were refused.
     // A full volume stops the load at the chunk it refused: the chunks before it are stored, as the detail says.
-    private static async Task<IResult> BulkAsync(HttpContext context, DocumentStore store, FailureTexts failures, CancellationToken cancellationToken)
+    private static async Task<IResult> BulkAsync(HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
     {
         try
         {
-            var result = await BulkLoad.LoadAsync(context.Request.BodyReader, store, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
+            var result = await BulkLoad.LoadAsync(context.Request.BodyReader, engine, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
                 .ConfigureAwait(false);
             return TypedResults.Ok(result);
         }
@@ -59,14 +60,14 @@ internal static class DocumentEndpoints
         }
     }
 
-    private static async Task<IResult> PutAsync(string id, HttpContext context, DocumentStore store, FailureTexts failures, CancellationToken cancellationToken)
+    private static async Task<IResult> PutAsync(string id, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
     {
-        if (!DocumentIds.TryValidate(id, out var idError))
+        if (!IndexingEngine.IsValidDocumentId(id, out var idError))
         {
             return ProblemResults.Invalid(idError);
         }
 
-        var limit = store.Options.MaxDocumentBytes;
+        var limit = engine.Options.Storage.MaxDocumentBytes;
         var declared = context.Request.ContentLength;
         if (declared > limit)
         {
@@ -95,18 +96,18 @@ internal static class DocumentEndpoints
             }
 
             var body = read.Buffer.ToArray();
-            if (!DocumentBodies.TryValidate(id, body, limit, out var bodyError))
+            if (!engine.IsValidDocument(id, body, out var bodyError))
             {
                 return ProblemResults.Invalid(bodyError);
             }
 
             // Only for the status code (201 vs 200): a concurrent writer of the same id can make it
             // stale, which costs the client nothing, since the etag in the answer is exact either way.
-            var existed = store.GetMetadata(id) is not null;
+            var existed = engine.GetEtag(id) is not null;
             long etag;
             try
             {
-                etag = store.Put(id, body);
+                etag = engine.Put(id, body);
             }
             catch (StoreFullException e)
             {
@@ -123,14 +124,14 @@ internal static class DocumentEndpoints
         }
     }
 
-    private static IResult Get(string id, HttpContext context, DocumentStore store)
+    private static IResult Get(string id, HttpContext context, IndexingEngine engine)
     {
-        if (!DocumentIds.TryValidate(id, out var idError))
+        if (!IndexingEngine.IsValidDocumentId(id, out var idError))
         {
             return ProblemResults.Invalid(idError);
         }
 
-        if (store.Get(id) is not { } document)
+        if (engine.Get(id) is not { } document)
         {
             return NotFound(id);
         }
@@ -139,9 +140,9 @@ internal static class DocumentEndpoints
         return new DocumentBodyResult(document.Body);
     }
 
-    private static IResult Delete(string id, HttpContext context, DocumentStore store, FailureTexts failures)
+    private static IResult Delete(string id, HttpContext context, IndexingEngine engine, FailureTexts failures)
     {
-        if (!DocumentIds.TryValidate(id, out var idError))
+        if (!IndexingEngine.IsValidDocumentId(id, out var idError))
         {
             return ProblemResults.Invalid(idError);
         }
@@ -149,7 +150,7 @@ internal static class DocumentEndpoints
         long? deleted;
         try
         {
-            deleted = store.Delete(id);
+            deleted = engine.Delete(id);
         }
         catch (StoreFullException e)
         {

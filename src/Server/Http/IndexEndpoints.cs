@@ -1,8 +1,8 @@
 using System.Buffers;
 using System.IO.Pipelines;
+using Indexing.Engine;
 using Indexing.Indexer;
 using Indexing.Server.Hosting;
-using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Http.HttpResults;
@@ -19,7 +19,7 @@ namespace Indexing.Server.Http;
 /// <para>
 /// The routes take the rest of the path whole ({**path}) rather than one segment, so that a name with
 /// '/' or an empty name reaches the name rule and gets a 400 that says what is wrong with it,
-/// instead of falling through routing as a bare 404. Every name is checked before the index manager
+/// instead of falling through routing as a bare 404. Every name is checked before the engine
 /// (and so any path on disk) sees it.
 /// </para>
 /// </summary>
@@ -32,55 +32,42 @@ internal static class IndexEndpoints
     // Definitions are a few KiB; the cap only stops a runaway body.
     private const int MaxDefinitionBytes = 1 << 20;
 
-    public static void Map(IEndpointRouteBuilder app, IndexManager indexes, DocumentStore store, HttpLimits limits, FailureTexts failures)
+    public static void Map(IEndpointRouteBuilder app, IndexingEngine engine, HttpLimits limits, FailureTexts failures)
     {
         app.MapGet("/indexes", (HttpContext context) =>
-            TypedResults.Ok(new IndexList([.. indexes.Names.Select(SummaryOrNull).OfType<IndexSummary>().Select(s => failures.Summary(s, context))])));
+            TypedResults.Ok(new IndexList([.. engine.ListIndexes().Select(s => failures.Summary(s, context))])));
         app.MapPut("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
-                PutAsync(path ?? string.Empty, context, indexes, failures, cancellationToken))
+                PutAsync(path ?? string.Empty, context, engine, failures, cancellationToken))
             .Require(ContentTypes.Json)
             .WithMetadata(new BodySizeLimit(MaxDefinitionBytes + 1));
         // Queries have a route of their own so that only they count against the query limit; a name
         // with '/' (refused by the name rule) still reaches the catch-all below and gets its 400.
-        app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context) => Query(name, context, indexes, store, limits))
+        app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context) => Query(name, context, engine, limits))
             .RequireRateLimiting(RequestLimits.Queries);
         app.MapGet("/indexes/{**path}", (string? path, HttpContext context) =>
             path is not null && path.EndsWith(QuerySuffix, StringComparison.Ordinal)
                 ? BadName(path[..^QuerySuffix.Length]) ?? ProblemResults.NotFound("Unknown operation", $"GET /indexes/{path} is not an operation.")
                 : path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                    ? GetRebuild(path[..^RebuildSuffix.Length], context, indexes, failures)
-                    : Get(path ?? string.Empty, context, indexes, failures));
+                    ? GetRebuild(path[..^RebuildSuffix.Length], context, engine, failures)
+                    : Get(path ?? string.Empty, context, engine, failures));
         app.MapPost("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
                 path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                    ? StartRebuild(path[..^RebuildSuffix.Length], context, indexes, failures)
+                    ? StartRebuild(path[..^RebuildSuffix.Length], context, engine, failures)
                     : path is not null && path.EndsWith(VerifySuffix, StringComparison.Ordinal)
-                        ? Verify(path[..^VerifySuffix.Length], indexes, cancellationToken)
+                        ? Verify(path[..^VerifySuffix.Length], engine, cancellationToken)
                         : ProblemResults.NotFound("Unknown operation", $"POST /indexes/{path} is not an operation; POST /indexes/{{name}}/rebuild or /indexes/{{name}}/verify."))
             .RequireNoBody();
         app.MapDelete("/indexes/{**path}", (string? path, HttpContext context, CancellationToken cancellationToken) =>
                 path is not null && path.EndsWith(RebuildSuffix, StringComparison.Ordinal)
-                    ? CancelRebuildAsync(path[..^RebuildSuffix.Length], context, indexes, failures, cancellationToken)
-                    : DeleteAsync(path ?? string.Empty, context, indexes, failures))
+                    ? CancelRebuildAsync(path[..^RebuildSuffix.Length], context, engine, failures, cancellationToken)
+                    : DeleteAsync(path ?? string.Empty, context, engine, failures))
             .RequireNoBody();
-
-        IndexSummary? SummaryOrNull(string name)
-        {
-            try
-            {
-                return indexes.GetSummary(name);
-            }
-            catch (IndexNotFoundException)
-            {
-                // Removed between listing the names and reading it.
-                return null;
-            }
-        }
     }
 
-    private static Task<IResult> PutAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken) =>
-        OnIndexAsync(name, () => PutValidAsync(name, context, indexes, failures, cancellationToken));
+    private static Task<IResult> PutAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken) =>
+        OnIndexAsync(name, () => PutValidAsync(name, context, engine, failures, cancellationToken));
 
-    private static async Task<IResult> PutValidAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken)
+    private static async Task<IResult> PutValidAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
     {
         var request = context.Request;
         var tooLarge = $"the definition of index {MessageText.Quote(name)} is over {ByteSize.Format(MaxDefinitionBytes)}; definitions are a few KiB.";
@@ -130,8 +117,8 @@ internal static class IndexEndpoints
                 $"the definition is named {MessageText.Quote(definition.Name)} but was sent to /indexes/{name}; the names must match (rename the definition or PUT it to /indexes/{definition.Name}).");
         }
 
-        var result = indexes.CreateOrUpdate(definition);
-        var summary = failures.Summary(indexes.GetSummary(name), context);
+        var result = engine.DefineIndex(definition);
+        var summary = failures.Summary(engine.GetIndex(name), context);
         var location = "/indexes/" + name;
         return result switch
         {
@@ -141,13 +128,13 @@ internal static class IndexEndpoints
         };
     }
 
-    private static IResult Get(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
-        OnIndex(name, () => TypedResults.Ok(failures.Summary(indexes.GetSummary(name), context)));
+    private static IResult Get(string name, HttpContext context, IndexingEngine engine, FailureTexts failures) =>
+        OnIndex(name, () => TypedResults.Ok(failures.Summary(engine.GetIndex(name), context)));
 
-    private static IResult Query(string name, HttpContext context, IndexManager indexes, DocumentStore store, HttpLimits limits) =>
-        OnIndex(name, () => QueryValid(name, context, indexes, store, limits));
+    private static IResult Query(string name, HttpContext context, IndexingEngine engine, HttpLimits limits) =>
+        OnIndex(name, () => QueryValid(name, context, engine, limits));
 
-    private static IResult QueryValid(string name, HttpContext context, IndexManager indexes, DocumentStore store, HttpLimits limits)
+    private static IResult QueryValid(string name, HttpContext context, IndexingEngine engine, HttpLimits limits)
     {
         if (!QueryRequest.TryParse(context.Request.Query, out var parsed, out var includeDocuments, out var problem))
         {
@@ -159,7 +146,7 @@ internal static class IndexEndpoints
         try
         {
             // Documents are not read under the index's lease: QueryHitsResult reads them as it writes.
-            result = indexes.Query(name, query, includeDocuments: false, context.RequestAborted);
+            result = engine.Query(name, query, includeDocuments: false, context.RequestAborted);
         }
         catch (QuerySyntaxException e)
         {
@@ -186,24 +173,24 @@ internal static class IndexEndpoints
             return ProblemResults.BadRequest("Invalid query", e.Message.Split(" (Parameter", 2)[0]);
         }
 
-        return new QueryHitsResult(result, includeDocuments ? store : null);
+        return new QueryHitsResult(result, includeDocuments ? engine : null);
     }
 
     // 202 with the progress URL; 409 naming the running rebuild when one runs.
-    private static IResult StartRebuild(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
-        OnIndex(name, () => TypedResults.Accepted($"/indexes/{name}/rebuild", failures.Progress(indexes.StartRebuild(name), context)));
+    private static IResult StartRebuild(string name, HttpContext context, IndexingEngine engine, FailureTexts failures) =>
+        OnIndex(name, () => TypedResults.Accepted($"/indexes/{name}/rebuild", failures.Progress(engine.StartRebuild(name), context)));
 
-    private static IResult GetRebuild(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
-        OnIndex(name, () => indexes.GetRebuild(name) is { } progress
+    private static IResult GetRebuild(string name, HttpContext context, IndexingEngine engine, FailureTexts failures) =>
+        OnIndex(name, () => engine.GetRebuild(name) is { } progress
             ? TypedResults.Ok(failures.Progress(progress, context))
             : ProblemResults.NotFound("No rebuild", $"no rebuild of index {MessageText.Quote(name)} ran since the server started; GET /indexes/{name} shows how the last one ended (lastRebuild)."));
 
-    private static Task<IResult> CancelRebuildAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures, CancellationToken cancellationToken) =>
+    private static Task<IResult> CancelRebuildAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken) =>
         OnIndexAsync(name, async () =>
         {
             try
             {
-                return TypedResults.Ok(failures.Progress(await indexes.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false), context));
+                return TypedResults.Ok(failures.Progress(await engine.CancelRebuildAsync(name, cancellationToken).ConfigureAwait(false), context));
             }
             catch (InvalidOperationException e)
             {
@@ -213,15 +200,15 @@ internal static class IndexEndpoints
 
     // 200 with what was deleted; 404 unknown, 409 when a delete of it already runs. Not cancelled by
     // the client going away: a delete runs to its end once started (its catalog write is the commit point).
-    private static Task<IResult> DeleteAsync(string name, HttpContext context, IndexManager indexes, FailureTexts failures) =>
+    private static Task<IResult> DeleteAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures) =>
         OnIndexAsync(name, async () =>
         {
-            var deleted = await indexes.DeleteAsync(name).ConfigureAwait(false);
+            var deleted = await engine.DeleteIndexAsync(name).ConfigureAwait(false);
             return TypedResults.Ok(deleted with { Rebuild = failures.Progress(deleted.Rebuild, context), Note = failures.Scrub(deleted.Note) });
         });
 
-    private static IResult Verify(string name, IndexManager indexes, CancellationToken cancellationToken) =>
-        OnIndex(name, () => TypedResults.Ok(indexes.Verify(name, cancellationToken)));
+    private static IResult Verify(string name, IndexingEngine engine, CancellationToken cancellationToken) =>
+        OnIndex(name, () => TypedResults.Ok(engine.Verify(name, cancellationToken)));
 
     // Every handler's frame: 400 for a bad name (before anything else, so no path on disk sees it),
     // then the work, with 404 for an unknown index, 409 when a rebuild (or a verify) of it is already running, and

@@ -1,6 +1,6 @@
 using System.Text.Json;
+using Indexing.Engine;
 using Indexing.Indexer;
-using Indexing.Storage;
 using Microsoft.AspNetCore.Http;
 
 namespace Indexing.Server.Http;
@@ -30,13 +30,13 @@ internal sealed class QueryHitsResult : IResult
     private static readonly JsonWriterOptions _writerOptions = new() { SkipValidation = true };
 
     private readonly QueryResult _result;
-    private readonly DocumentStore? _store;
+    private readonly IndexingEngine? _engine;
 
-    /// <summary>The hits of <paramref name="result"/>, with their documents from <paramref name="store"/> when one is given.</summary>
-    public QueryHitsResult(QueryResult result, DocumentStore? store)
+    /// <summary>The hits of <paramref name="result"/>, with their documents from <paramref name="engine"/> when one is given.</summary>
+    public QueryHitsResult(QueryResult result, IndexingEngine? engine)
     {
         _result = result;
-        _store = store;
+        _engine = engine;
     }
 
     public async Task ExecuteAsync(HttpContext httpContext)
@@ -60,7 +60,8 @@ internal sealed class QueryHitsResult : IResult
             json.WriteNumber("etag", hit.Etag);
             json.WritePropertyName("document");
             one[0] = hit.Id;
-            if (_store?.GetMany(one)[0] is { } document)
+            // GetMany, not Get: serving a query is not the live traffic a rebuild's prefetcher backs off on.
+            if (_engine?.GetMany(one)[0] is { } document)
             {
                 // Validated as strict JSON when it was stored; written after what the writer holds.
                 await json.FlushAsync(cancellationToken).ConfigureAwait(false);
@@ -72,7 +73,7 @@ internal sealed class QueryHitsResult : IResult
             }
 
             json.WriteEndObject();
-            if (_store is not null || i % FlushEveryHits == FlushEveryHits - 1)
+            if (_engine is not null || i % FlushEveryHits == FlushEveryHits - 1)
             {
                 await json.FlushAsync(cancellationToken).ConfigureAwait(false);
                 await body.FlushAsync(cancellationToken).ConfigureAwait(false);

@@ -1,3 +1,4 @@
+using Indexing.Engine;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
@@ -12,6 +13,6 @@ namespace Indexing.Server.Http;
 /// </summary>
 internal static class StoreEndpoints
 {
-    public static void Map(WebApplication app, DocumentStore store, FailureTexts failures) =>
-        app.MapGet("/admin/store", (HttpContext context) => TypedResults.Ok(failures.Store(store.GetStatus(), context)));
+    public static void Map(WebApplication app, IndexingEngine engine, FailureTexts failures) =>
+        app.MapGet("/admin/store", (HttpContext context) => TypedResults.Ok(failures.Store(engine.GetStoreStatus(), context)));
 }

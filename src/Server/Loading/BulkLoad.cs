@@ -1,21 +1,23 @@
 using System.Buffers;
+using System.Diagnostics.CodeAnalysis;
 using System.Globalization;
 using System.IO.Pipelines;
 using System.Text.Json;
-using Indexing.Server.Hosting;
+using Indexing.Engine;
 using Indexing.Storage;
 
 namespace Indexing.Server.Loading;
 
 /// <summary>
-/// Loads NDJSON lines <c>{"id": "...", "doc": {...}}</c> into a store, streamed: the body of
-/// <c>POST /docs/bulk</c> and the file the <c>measure</c> command reads. Memory stays bounded
+/// Loads NDJSON lines <c>{"id": "...", "doc": {...}}</c> into the engine or a store, streamed: the body of
+/// <c>POST /docs/bulk</c> (through the engine's public API) and the file the <c>measure</c> command reads
+/// into a scratch store of its own (<c>BulkLoad.Store.cs</c>). Memory stays bounded
 /// whatever the input size: the pipe holds at most one line (capped at the document limit plus room
 /// for the envelope), and good documents are written in chunks of about 8 MiB. Each line is judged
 /// alone: a bad line is reported with its line number and rule, and never stops or undoes the good
 /// ones. Chunks already written stay written if the input stops mid-stream.
 /// </summary>
-internal static class BulkLoad
+internal static partial class BulkLoad
 {
     // Room for the envelope around a maximal body: the id (up to 512 UTF-8 bytes, each up to 6
     // when escaped as \uXXXX), property names, whitespace.
@@ -24,20 +26,33 @@ internal static class BulkLoad
     // A report of a million bad lines would itself be unbounded memory; the counts stay exact.
     private const int MaxListedErrors = 1000;
 
+    // The store's own PutMany batch (8 MiB or 4,096 documents), so each gathered chunk is one synced
+    // write batch; a different size would only change how many batches a load takes. BulkLoadTests
+    // holds these restated rules to the store's.
+    public const long ChunkBytes = 8L << 20;
+    public const int ChunkDocuments = 4096;
+
+    // The store's nesting limit for a body (deeper breaks its strict JSON rule); the envelope is one level more.
+    public const int BodyMaxDepth = 64;
+
     private static readonly JsonReaderOptions _envelopeReader = new()
     {
         CommentHandling = JsonCommentHandling.Disallow,
         AllowTrailingCommas = false,
-        MaxDepth = DocumentBodies.MaxDepth + 1,
+        MaxDepth = BodyMaxDepth + 1,
     };
 
-    /// <summary>Reads <paramref name="reader"/> to its end, storing every good line.</summary>
+    /// <summary>Reads <paramref name="reader"/> to its end, storing every good line through <paramref name="engine"/>.</summary>
     /// <param name="limitSetting">How the user raises the document size limit, named in the message for a line too long.</param>
     /// <param name="progress">Updated as lines are read, for a progress display on another thread; optional.</param>
-    public static async Task<BulkResult> LoadAsync(
-        PipeReader reader, DocumentStore store, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken)
+    public static Task<BulkResult> LoadAsync(
+        PipeReader reader, IndexingEngine engine, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken) =>
+        LoadAsync(reader, new EngineTarget(engine), limitSetting, progress, cancellationToken);
+
+    private static async Task<BulkResult> LoadAsync(
+        PipeReader reader, IBulkTarget target, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken)
     {
-        var load = new Load(store, limitSetting, progress ?? new BulkLoadProgress());
+        var load = new Load(target, limitSetting, progress ?? new BulkLoadProgress());
         var discarding = false;
         var start = true;
         while (true)
@@ -113,7 +128,7 @@ internal static class BulkLoad
     }
 
     /// <summary>One load's state: line numbers, the pending chunk, counts and listed errors.</summary>
-    private sealed class Load(DocumentStore store, string limitSetting, BulkLoadProgress progress)
+    private sealed class Load(IBulkTarget target, string limitSetting, BulkLoadProgress progress)
     {
         private readonly List<DocumentWrite> _chunk = [];
         private readonly List<BulkLineError> _errors = [];
@@ -125,7 +140,7 @@ internal static class BulkLoad
         private long? _firstEtag;
         private long? _lastEtag;
 
-        public long MaxLineBytes { get; } = store.Options.MaxDocumentBytes + EnvelopeSlackBytes;
+        public long MaxLineBytes { get; } = target.MaxDocumentBytes + EnvelopeSlackBytes;
 
         public void Consumed(long bytes) => progress.AddBytes(bytes);
 
@@ -171,23 +186,18 @@ internal static class BulkLoad
                 return;
             }
 
-            if (!DocumentIds.TryValidate(id, out var idError))
-            {
-                Fail(id, idError.Rule.ToString(), $"line {_lines}: {idError.Message}");
-                return;
-            }
-
             var body = line[doc];
-            if (!DocumentBodies.TryValidate(id, body, store.Options.MaxDocumentBytes, out var bodyError))
+            if (!target.IsValid(id, body, out var error))
             {
-                Fail(id, bodyError.Rule.ToString(), $"line {_lines}: {bodyError.Message.Replace(StoreOptions.MaxDocumentBytesName, limitSetting, StringComparison.Ordinal)}");
+                // The id's rules first, then the body's; only the size rule names the limit's setting.
+                Fail(id, error.Rule.ToString(), $"line {_lines}: {error.Message.Replace(StoreOptions.MaxDocumentBytesName, limitSetting, StringComparison.Ordinal)}");
                 return;
             }
 
             _chunk.Add(new DocumentWrite(id, body.ToArray()));
             _chunkBytes += body.Length;
             // PutMany's own chunking, so each gathered chunk is one synced WriteBatch.
-            if (_chunkBytes >= DocumentStore.BulkChunkBytes || _chunk.Count >= DocumentStore.BulkChunkDocuments)
+            if (_chunkBytes >= ChunkBytes || _chunk.Count >= ChunkDocuments)
             {
                 Flush(cancellationToken);
             }
@@ -289,7 +299,7 @@ internal static class BulkLoad
 
             // Synchronous on the request's thread: the store's writes block in RocksDB anyway, one
             // chunk (one synced batch) at a time, and the next lines wait in the pipe meanwhile.
-            var written = store.PutMany(_chunk, cancellationToken);
+            var written = target.PutMany(_chunk, cancellationToken);
             _stored += written.Documents;
             progress.Stored(written.Documents);
             _bytes += written.Bytes;
@@ -316,6 +326,31 @@ internal static class BulkLoad
             return (suffix < 0 ? e.Message : e.Message[..suffix]).TrimEnd('.', ' ');
         }
     }
+}
+
+/// <summary>Where a bulk load writes: the engine, or the measure command's scratch store.</summary>
+internal interface IBulkTarget
+{
+    /// <summary>The largest document body taken, in bytes.</summary>
+    long MaxDocumentBytes { get; }
+
+    /// <summary>Whether the id and body would be taken; <paramref name="error"/> names the first rule broken.</summary>
+    bool IsValid(string id, ReadOnlySpan<byte> body, [NotNullWhen(false)] out DocumentValidationError? error);
+
+    /// <summary>Writes the documents (already valid) as one durable batch where the target syncs.</summary>
+    BulkWriteResult PutMany(IReadOnlyList<DocumentWrite> documents, CancellationToken cancellationToken);
+}
+
+/// <summary>The server's target: the engine's public API.</summary>
+internal sealed class EngineTarget(IndexingEngine engine) : IBulkTarget
+{
+    public long MaxDocumentBytes => engine.Options.Storage.MaxDocumentBytes;
+
+    public bool IsValid(string id, ReadOnlySpan<byte> body, [NotNullWhen(false)] out DocumentValidationError? error) =>
+        engine.IsValidDocument(id, body, out error);
+
+    public BulkWriteResult PutMany(IReadOnlyList<DocumentWrite> documents, CancellationToken cancellationToken) =>
+        engine.PutMany(documents, cancellationToken);
 }
 
 /// <summary>What a bulk load did: lines seen (blank ones included), documents stored and refused, and why.</summary>

@@ -1,3 +1,4 @@
+using System.Text;
 using System.Threading.Channels;
 using Indexing.Datasets;
 using Indexing.Engine;
@@ -128,6 +129,33 @@ public sealed class IndexingEngineTests
         Assert.Null(engine.GetRebuildPressure("orders"));
         Assert.False(engine.UpdateRebuildLimits("orders", new Prefetcher.PrefetchLimits { BudgetBytes = 8 << 20 }));
         Assert.Throws<ArgumentException>(() => engine.GetRebuildLimits("../etc"));
+    }
+
+    [Fact]
+    public async Task DocumentChecksEtagsAndReads_AsAServerUsesThem_WithoutPutting()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        await using var engine = IndexingEngine.Open(Options(root.Path) with { Storage = new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false) });
+        var etag = engine.Put("orders/1", """{"status":"new"}""");
+
+        Assert.True(IndexingEngine.IsValidDocumentId("orders/2", out _));
+        Assert.False(IndexingEngine.IsValidDocumentId("/2", out var idError));
+        Assert.Equal(DocumentValidationRule.IdEmptyCollection, idError.Rule);
+        Assert.True(engine.IsValidDocument("orders/2", """{"status":"new"}"""u8, out _));
+        Assert.False(engine.IsValidDocument("orders/2", "[1]"u8, out var bodyError));
+        Assert.Equal(DocumentValidationRule.BodyNotObject, bodyError.Rule);
+        Assert.False(engine.IsValidDocument("orders/2", Encoding.UTF8.GetBytes($$"""{"note":"{{new string('x', 2000)}}"}"""), out var sizeError));
+        Assert.Equal(DocumentValidationRule.BodyTooLarge, sizeError.Rule);
+        Assert.Null(engine.Get("orders/2"));
+
+        Assert.Equal(etag, engine.GetEtag("orders/1"));
+        Assert.Null(engine.GetEtag("orders/2"));
+        var read = engine.GetMany(["orders/2", "orders/1"]);
+        Assert.Null(read[0]);
+        Assert.Equal(etag, read[1]?.Etag);
+        var store = engine.GetStoreStatus();
+        Assert.Equal(etag, store.LastEtag);
+        Assert.True(store.Writes.Accepting);
     }
 
     [Fact]
