@@ -78,29 +78,36 @@ public sealed class IndexingEngineTests
     {
         using var root = new TempDirectory("indexing-engine-tests");
         var checkpointed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var closing = false;
         var slow = Options(root.Path) with
         {
-            // Small takes, each slowed down, so the bulk phase is still reading when the close comes
-            // after its first commit.
+            // Small takes, each slowed down, so the bulk phase commits a key while it reads.
             Indexes = new IndexOptions { TakeMaxDocuments = 16, BulkCommitInterval = TimeSpan.FromMilliseconds(100), BulkCommitShare = 0.01 },
         };
         var first = IndexingEngine.Open(slow, manager => manager with
         {
             RebuildHook = (_, point) =>
             {
-                if (point == RebuildPoint.BulkBatchTaken)
-                {
-                    Thread.Sleep(15);
-                }
-                else if (point == RebuildPoint.BulkCheckpointed)
+                if (point == RebuildPoint.BulkCheckpointed)
                 {
                     checkpointed.TrySetResult();
+                }
+                else if (point == RebuildPoint.BulkBatchTaken)
+                {
+                    // After the first key is committed the feeder waits for the close, so the bulk
+                    // phase is still reading when it comes.
+                    do
+                    {
+                        Thread.Sleep(15);
+                    }
+                    while (checkpointed.Task.IsCompleted && !Volatile.Read(ref closing));
                 }
             },
         });
         first.PutMany(Orders(1500));
         first.DefineIndex(ManagerEnvironment.V1);
         await checkpointed.Task.WaitAsync(HangGuard);
+        Volatile.Write(ref closing, true);
         await first.DisposeAsync();
 
         await using var second = IndexingEngine.Open(Options(root.Path));
