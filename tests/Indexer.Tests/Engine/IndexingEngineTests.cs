@@ -81,7 +81,9 @@ public sealed class IndexingEngineTests
         var closing = false;
         var slow = Options(root.Path) with
         {
-            // Small takes, each slowed down, so the bulk phase commits a key while it reads.
+            // Small takes, each slowed down, so the bulk phase commits a key while it reads. The key is
+            // the contiguous prefix taken, and takes come in read-completion order: enough documents
+            // that the prefix moves before the end even when the first range is read last.
             Indexes = new IndexOptions { TakeMaxDocuments = 16, BulkCommitInterval = TimeSpan.FromMilliseconds(100), BulkCommitShare = 0.01 },
         };
         var first = IndexingEngine.Open(slow, manager => manager with
@@ -98,15 +100,16 @@ public sealed class IndexingEngineTests
                     // phase is still reading when it comes.
                     do
                     {
-                        Thread.Sleep(15);
+                        Thread.Sleep(10);
                     }
                     while (checkpointed.Task.IsCompleted && !Volatile.Read(ref closing));
                 }
             },
         });
-        first.PutMany(Orders(1500));
+        first.PutMany(Orders(6000));
         first.DefineIndex(ManagerEnvironment.V1);
-        await checkpointed.Task.WaitAsync(HangGuard);
+        var committed = await Task.WhenAny(checkpointed.Task, Task.Delay(HangGuard));
+        Assert.True(committed == checkpointed.Task, $"no bulk commit with a key within {HangGuard}; the rebuild: {first.GetRebuild("orders")}");
         Volatile.Write(ref closing, true);
         await first.DisposeAsync();
 
@@ -120,7 +123,7 @@ public sealed class IndexingEngineTests
         Assert.True(resumed.DocumentsSkipped > 0, $"the resumed build skipped {resumed.DocumentsSkipped} documents");
         var report = second.Verify("orders");
         Assert.True(report.IsConsistent, report.ToString());
-        Assert.Equal(1500, report.IndexDocuments);
+        Assert.Equal(6000, report.IndexDocuments);
     }
 
     [Fact]
