@@ -10,16 +10,12 @@ public sealed partial class IndexingEngine
     /// <summary>
     /// Each phase a rebuild starts in or moves to (see <see cref="RebuildEvent"/>), in order, raised on a
     /// thread of the engine's own: a handler may call the engine, and a slow one delays only later events.
+    /// The first handler also gets what rebuilds did before it was added, those the open resumed included.
     /// </summary>
     public event EventHandler<RebuildEvent>? RebuildChanged
     {
-        add
-        {
-            _events.Sender = this;
-            _events.RebuildChanged += value;
-        }
-
-        remove => _events.RebuildChanged -= value;
+        add => _events.Add(value);
+        remove => _events.Remove(value);
     }
 
     /// <summary>Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.</summary>

@@ -27,18 +27,17 @@ namespace Indexing.Engine;
 public sealed partial class IndexingEngine : IAsyncDisposable
 {
     private readonly DocumentStore _store;
-    private readonly IndexManager _indexes;
     private readonly PrefetchRegistry _prefetches;
+    private IndexManager _indexes = null!; // set by Open, right after the constructor
     private readonly EngineEvents _events;
     private int _disposed;
 
-    private IndexingEngine(EngineOptions options, DocumentStore store, IndexManager indexes, PrefetchRegistry prefetches, EngineEvents events)
+    private IndexingEngine(EngineOptions options, DocumentStore store)
     {
         Options = options;
         _store = store;
-        _indexes = indexes;
-        _prefetches = prefetches;
-        _events = events;
+        _events = new EngineEvents(sender: this);
+        _prefetches = new PrefetchRegistry(_events.PhaseEntered);
     }
 
     /// <summary>What the engine was opened with.</summary>
@@ -74,26 +73,25 @@ public sealed partial class IndexingEngine : IAsyncDisposable
             DrainTimeout = options.Rebuilds.DrainTimeout,
         });
 
-        var store = DocumentStore.Open(options.StoreDirectory, options.Storage);
-        var events = new EngineEvents();
-        var prefetches = new PrefetchRegistry(events.PhaseEntered);
+        var engine = new IndexingEngine(options, DocumentStore.Open(options.StoreDirectory, options.Storage));
         try
         {
             // Rebuilds read with the adaptive prefetcher, which backs off on the store's Get latency;
-            // a resumed bulk phase reads after the key its last commit holds.
-            var indexes = IndexManager.Open(
+            // a resumed bulk phase reads after the key its last commit holds. The manager resumes
+            // interrupted rebuilds as it opens: their phases wait in the engine's event queue.
+            engine._indexes = IndexManager.Open(
                 options.IndexesDirectory,
-                store,
+                engine._store,
                 static (request, cancellationToken) =>
                     Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
                 managerOptions,
-                observer: prefetches);
-            return new IndexingEngine(options, store, indexes, prefetches, events);
+                observer: engine._prefetches);
+            return engine;
         }
         catch
         {
-            events.Dispose();
-            store.Dispose();
+            engine._store.Dispose();
+            engine._events.DisposeAsync().AsTask().GetAwaiter().GetResult();
             throw;
         }
     }
@@ -117,8 +115,14 @@ public sealed partial class IndexingEngine : IAsyncDisposable
         }
         finally
         {
-            _store.Dispose();
-            _events.Dispose();
+            try
+            {
+                _store.Dispose();
+            }
+            finally
+            {
+                await _events.DisposeAsync().ConfigureAwait(false);
+            }
         }
     }
 
