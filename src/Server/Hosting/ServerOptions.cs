@@ -21,12 +21,12 @@ internal sealed class ServerOptions
     public const string PortSetting = "Server:Port";
     public const string ApiKeySetting = "Server:ApiKey";
     public const string ReadApiKeySetting = "Server:ReadApiKey";
-    public const string MaxDocumentBytesSetting = "Storage:MaxDocumentBytes";
+    public const string MaxDocumentBytesSetting = StoreOptions.MaxDocumentBytesName;
     public const string SyncWritesSetting = "Storage:SyncWrites";
-    public const string BlockCacheBytesSetting = "Storage:BlockCacheBytes";
+    public const string BlockCacheBytesSetting = StoreOptions.BlockCacheBytesName;
     public const string DirectReadsSetting = "Storage:DirectReads";
-    public const string RowCacheBytesSetting = "Storage:RowCacheBytes";
-    public const string NativeLibrarySetting = "Storage:NativeLibrary";
+    public const string RowCacheBytesSetting = StoreOptions.RowCacheBytesName;
+    public const string NativeLibrarySetting = StoreOptions.NativeLibraryName;
     public const string QueryTimeoutSetting = "Server:QueryTimeout";
     public const string MaxConcurrentQueriesSetting = "Server:MaxConcurrentQueries";
     public const string QueryQueueLengthSetting = "Server:QueryQueueLength";
@@ -35,10 +35,10 @@ internal sealed class ServerOptions
     public const string MaxEventStreamsSetting = "Server:MaxEventStreams";
     public const string MaxConnectionsSetting = "Server:MaxConnections";
     public const string MinResponseBytesPerSecondSetting = "Server:MinResponseBytesPerSecond";
-    public const string IndexingThreadsSetting = "Indexes:IndexingThreads";
-    public const string IndexingThreadNiceSetting = "Indexes:IndexingThreadNice";
-    public const string BulkCommitIntervalSetting = "Indexes:BulkCommitInterval";
-    public const string BulkCommitShareSetting = "Indexes:BulkCommitShare";
+    public const string IndexingThreadsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.IndexingThreads);
+    public const string IndexingThreadNiceSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.IndexingThreadNice);
+    public const string BulkCommitIntervalSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.BulkCommitInterval);
+    public const string BulkCommitShareSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.BulkCommitShare);
     public const string SwapLagEtagsSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.SwapLagEtags);
     public const string DrainTimeoutSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.DrainTimeout);
 
