@@ -1,5 +1,6 @@
 using System.Globalization;
 using System.Net;
+using System.Numerics;
 using Indexing.Engine;
 using Indexing.Storage;
 using Microsoft.Extensions.Configuration;
@@ -66,16 +67,13 @@ internal sealed class ServerOptions
         Limits = limits;
     }
 
-    /// <summary>What the engine opens with: sections <c>Storage</c> and <c>Indexes</c>, and the data directory.</summary>
+    /// <summary>What the engine opens with: sections <c>Storage</c>, <c>Indexes</c> and <c>Rebuilds</c>, and the data directory.</summary>
     public EngineOptions Engine { get; }
 
     /// <summary>The data directory; the store lives in <see cref="StoreDirectory"/>.</summary>
     public string DataDirectory => Engine.DataDirectory;
 
     public string StoreDirectory => Engine.StoreDirectory;
-
-    /// <summary>Where the index catalog and the Lucene indexes live.</summary>
-    public string IndexesDirectory => Engine.IndexesDirectory;
 
     /// <summary>The address Kestrel binds; loopback unless configured.</summary>
     public IPAddress Address { get; }
@@ -189,7 +187,7 @@ internal sealed class ServerOptions
         var rebuildDefaults = new RebuildOptions();
         var rebuilds = new RebuildOptions
         {
-            SwapLagEtags = WholeLong(settings.Rebuilds.SwapLagEtags, SwapLagEtagsSetting, rebuildDefaults.SwapLagEtags, problems),
+            SwapLagEtags = Whole(settings.Rebuilds.SwapLagEtags, SwapLagEtagsSetting, rebuildDefaults.SwapLagEtags, problems),
             DrainTimeout = AnyDuration(settings.Rebuilds.DrainTimeout, DrainTimeoutSetting, rebuildDefaults.DrainTimeout, problems),
         };
         var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes, Rebuilds = rebuilds };
@@ -286,15 +284,16 @@ internal sealed class ServerOptions
         return defaultValue;
     }
 
-    // A whole number; its range is the engine validator's rule.
-    private static int Whole(string? text, string setting, int defaultValue, List<string> problems)
+    // A whole number (threads, a nice value, etags); its range is the engine validator's rule.
+    private static T Whole<T>(string? text, string setting, T defaultValue, List<string> problems)
+        where T : IBinaryInteger<T>
     {
         if (text is null)
         {
             return defaultValue;
         }
 
-        if (int.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
+        if (T.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
         {
             return value;
         }
@@ -318,23 +317,6 @@ internal sealed class ServerOptions
 
         problems.Add($"{setting} is {MessageText.Quote(text)}; it must be a duration from {min.TotalMilliseconds:0} ms to {max.TotalMinutes:0} min, " +
             $"written like 10s, 1.5s, 250ms, 2min or 00:00:10 (default {defaultValue.TotalSeconds:0} s).");
-        return defaultValue;
-    }
-
-    // A whole number of etags; its range is the engine validator's rule.
-    private static long WholeLong(string? text, string setting, long defaultValue, List<string> problems)
-    {
-        if (text is null)
-        {
-            return defaultValue;
-        }
-
-        if (long.TryParse(text.Trim(), NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out var value))
-        {
-            return value;
-        }
-
-        problems.Add($"{setting} is {MessageText.Quote(text)}, which is not a whole number (default {defaultValue:N0}).");
         return defaultValue;
     }
 
