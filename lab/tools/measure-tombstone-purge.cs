@@ -31,16 +31,16 @@ try
 
     // Measured with synced writes (the default) and the default purge interval.
     using var store = DocumentStore.Open(directory, new StoreOptions());
-    Console.WriteLine($"store: {store.GetStatus().Tombstones.Held:N0} tombstones held, last etag {store.LastEtag:N0}");
+    Console.WriteLine($"store: {store.GetStatus().TombstonesHeld:N0} tombstones held, last etag {store.LastEtag:N0}");
 
     var baseline = Writer(store, () => false, TimeSpan.FromSeconds(5));
     Console.WriteLine($"writer, no purge:     {baseline}");
 
     var started = Stopwatch.GetTimestamp();
     using var registration = store.RegisterTombstoneWatermark(() => long.MaxValue);
-    var during = Writer(store, () => store.GetStatus().Tombstones.Held == 0, TimeSpan.FromMinutes(10));
+    var during = Writer(store, () => store.GetStatus().TombstonesHeld == 0, TimeSpan.FromMinutes(10));
     var elapsed = Stopwatch.GetElapsedTime(started);
-    var status = store.GetStatus().Tombstones;
+    var status = store.GetTombstoneStatus();
     Console.WriteLine($"writer, during purge: {during}");
     Console.WriteLine(
         $"purge: {status.Purged:N0} tombstones in {elapsed.TotalSeconds:0.00} s ({status.Purged / elapsed.TotalSeconds:N0}/s, " +

@@ -89,14 +89,7 @@ public sealed partial class IndexingEngine
         return RebuildPrefetch(name)?.Source.Pressure;
     }
 
-    /// <summary>The store's status (documents, bytes, whether writes are accepted) and every index's summary.</summary>
-    public EngineStatus GetStatus()
-    {
-        ThrowIfDisposed();
-        return new EngineStatus(_store.GetStatus(), ListIndexes());
-    }
-
-    /// <summary>The store's status alone (last etag, sizes, tombstones, write state, RocksDB's statistics), without reading every index's summary.</summary>
+    /// <summary>The store's status (last etag, sizes, tombstones, write state, RocksDB's statistics); <see cref="ListIndexes"/> gives the indexes'.</summary>
     public StoreStatus GetStoreStatus()
     {
         ThrowIfDisposed();
@@ -109,8 +102,3 @@ public sealed partial class IndexingEngine
         return _prefetches.Find(PrefetchRegistry.RebuildPrefetchName(name));
     }
 }
-
-/// <summary>The engine at one moment: its store and every index.</summary>
-/// <param name="Store">Documents, bytes, the last etag, and whether writes are accepted.</param>
-/// <param name="Indexes">Every index's summary, by name.</param>
-public sealed record EngineStatus(StoreStatus Store, IReadOnlyList<IndexSummary> Indexes);

@@ -55,7 +55,7 @@ public sealed partial class IndexingEngine : IAsyncDisposable
     /// Opens (creating when missing) the data directory of <paramref name="options"/>: the store in
     /// <c>store/</c>, then every index of the catalog in <c>indexes/</c>, resuming the rebuilds a crash
     /// interrupted. Throws <see cref="Microsoft.Extensions.Options.OptionsValidationException"/> listing every
-    /// broken rule of <see cref="EngineOptionsValidator"/> before anything is created, and a
+    /// broken rule of <see cref="EngineOptions.Validate"/> before anything is created, and a
     /// <see cref="DocumentStoreException"/> when the store cannot be opened.
     /// </summary>
     public static IndexingEngine Open(EngineOptions options) => Open(options, manager => manager);
@@ -69,8 +69,6 @@ public sealed partial class IndexingEngine : IAsyncDisposable
         var managerOptions = withHooks(new IndexManagerOptions
         {
             Index = options.Indexes,
-            SwapLagEtags = options.Rebuilds.SwapLagEtags,
-            DrainTimeout = options.Rebuilds.DrainTimeout,
         });
 
         var engine = new IndexingEngine(options, DocumentStore.Open(options.StoreDirectory, options.Storage));
@@ -98,7 +96,7 @@ public sealed partial class IndexingEngine : IAsyncDisposable
 
     /// <summary>
     /// Closes the engine: stops following and rebuilds (a rebuild resumes at the next open), waits up to
-    /// <see cref="RebuildOptions.DrainTimeout"/> for running queries, then closes the store. Every
+    /// <see cref="IndexOptions.DrainTimeout"/> for running queries, then closes the store. Every
     /// acknowledged write is in the store. Idempotent.
     /// </summary>
     public async ValueTask DisposeAsync()

@@ -18,13 +18,16 @@ namespace Indexing.Indexer;
 // - failures: IndexWriteException and IndexReadException (the engine or the store failed; they wrap
 //   the original exception once, where it crossed into the indexer), IndexUnavailableException (a
 //   generation that could not be opened) and QueryTimeoutException (a query stopped at its limit).
-// The server maps each type to one HTTP status (src/Server/Http/IndexEndpoints.cs).
+// Each carries its IndexingErrorKind, and the server maps each kind to one HTTP status
+// (src/Server/Http/IndexEndpoints.cs). Only IndexException, IndexDefinitionException (its problems)
+// and QuerySyntaxException (the column) are public: a host switches on the kind, and the other types
+// stay free to change.
 
 /// <summary>The base of every exception the indexer throws on purpose: a request it refuses or a failure, naming the index.</summary>
 public abstract class IndexException : IndexingException
 {
-    private protected IndexException(string? indexName, string message, Exception? inner)
-        : base(message, inner)
+    private protected IndexException(IndexingErrorKind kind, string? indexName, string message, Exception? inner)
+        : base(kind, message, inner)
     {
         IndexName = indexName;
     }
@@ -42,10 +45,10 @@ public abstract class IndexException : IndexingException
 /// Writing to an index failed: the engine (Lucene) or the document. Wraps the original exception once,
 /// at the indexer's boundary.
 /// </summary>
-public sealed class IndexWriteException : IndexException
+internal sealed class IndexWriteException : IndexException
 {
     internal IndexWriteException(string indexName, string? documentId, string problem, Exception? inner)
-        : base(indexName, Describe(indexName, documentId, problem), inner)
+        : base(IndexingErrorKind.Failure, indexName, Describe(indexName, documentId, problem), inner)
     {
         DocumentId = documentId;
     }
@@ -63,7 +66,7 @@ public sealed class IndexWriteException : IndexException
 public sealed class QuerySyntaxException : IndexException
 {
     internal QuerySyntaxException(string indexName, string query, int column, string problem, Exception? inner)
-        : base(indexName, $"query {MessageText.Quote(query)} on index {MessageText.Quote(indexName)} is not valid" +
+        : base(IndexingErrorKind.InvalidQuery, indexName, $"query {MessageText.Quote(query)} on index {MessageText.Quote(indexName)} is not valid" +
             (column > 0 ? $" at character {column}: " : ": ") + problem, inner)
     {
         Query = query;
@@ -82,19 +85,19 @@ public sealed class QuerySyntaxException : IndexException
 }
 
 /// <summary>A query is well-formed but asks for something the index cannot do: an unknown field, a value of the wrong type, a sort on a field that is not sortable.</summary>
-public sealed class InvalidQueryException : IndexException
+internal sealed class InvalidQueryException : IndexException
 {
     internal InvalidQueryException(string indexName, string problem)
-        : base(indexName, $"index {MessageText.Quote(indexName)}: {problem}", null)
+        : base(IndexingErrorKind.InvalidQuery, indexName, $"index {MessageText.Quote(indexName)}: {problem}", null)
     {
     }
 }
 
 /// <summary>Reading an index failed (the engine failed while searching). Wraps the original exception once.</summary>
-public sealed class IndexReadException : IndexException
+internal sealed class IndexReadException : IndexException
 {
     internal IndexReadException(string indexName, string problem, Exception? inner)
-        : base(indexName, $"index {MessageText.Quote(indexName)}: {problem}", inner)
+        : base(IndexingErrorKind.Failure, indexName, $"index {MessageText.Quote(indexName)}: {problem}", inner)
     {
     }
 }
@@ -103,10 +106,10 @@ public sealed class IndexReadException : IndexException
 /// A query ran past its time limit (<see cref="IndexQuery.TimeLimit"/>) and was stopped. Nothing
 /// changed: the searcher it used was released and the next query runs as usual.
 /// </summary>
-public sealed class QueryTimeoutException : IndexException
+internal sealed class QueryTimeoutException : IndexException
 {
     internal QueryTimeoutException(string indexName, string query, TimeSpan limit)
-        : base(indexName, $"query {MessageText.Quote(query)} on index {MessageText.Quote(indexName)} was stopped at its time limit of {Describe(limit)}; " +
+        : base(IndexingErrorKind.QueryTimeout, indexName, $"query {MessageText.Quote(query)} on index {MessageText.Quote(indexName)} was stopped at its time limit of {Describe(limit)}; " +
             "narrow it (more selective terms, patterns with longer literal beginnings, a smaller take) or allow it more time.", null)
     {
         Query = query;
@@ -129,10 +132,10 @@ public sealed class QueryTimeoutException : IndexException
 /// A prefix, wildcard or regular-expression term matches more index terms than a query may expand
 /// to (<see cref="IndexQuery.MaxExpandedTerms"/>); the query was not run.
 /// </summary>
-public sealed class QueryExpansionException : IndexException
+internal sealed class QueryExpansionException : IndexException
 {
     internal QueryExpansionException(string indexName, string term, int limit)
-        : base(indexName, $"index {MessageText.Quote(indexName)}: {term} matches more than {limit} distinct terms, the most one term of a query may expand to; " +
+        : base(IndexingErrorKind.QueryTooBroad, indexName, $"index {MessageText.Quote(indexName)}: {term} matches more than {limit} distinct terms, the most one term of a query may expand to; " +
             "make it narrower (a longer literal beginning, a more selective pattern) or use a range or exact terms.", null)
     {
         Term = term;
@@ -150,8 +153,8 @@ public sealed class QueryExpansionException : IndexException
 public sealed class IndexDefinitionException : IndexException
 {
     /// <summary>Wraps the problems; the message lists them all, one a line.</summary>
-    public IndexDefinitionException(string? indexName, IReadOnlyList<IndexDefinitionProblem> problems)
-        : base(indexName, Describe(indexName, problems), null)
+    internal IndexDefinitionException(string? indexName, IReadOnlyList<IndexDefinitionProblem> problems)
+        : base(IndexingErrorKind.InvalidDefinition, indexName, Describe(indexName, problems), null)
     {
         Problems = [.. problems];
     }
@@ -181,10 +184,10 @@ public sealed class IndexDefinitionException : IndexException
 }
 
 /// <summary>No index has the given name.</summary>
-public sealed class IndexNotFoundException : IndexException
+internal sealed class IndexNotFoundException : IndexException
 {
     internal IndexNotFoundException(string name)
-        : base(name, $"there is no index named {MessageText.Quote(name)}; define it first (PUT /indexes/{{name}}), or list the indexes to see their names.", null)
+        : base(IndexingErrorKind.IndexNotFound, name, $"there is no index named {MessageText.Quote(name)}; define it first (PUT /indexes/{{name}}), or list the indexes to see their names.", null)
     {
     }
 }
@@ -193,10 +196,10 @@ public sealed class IndexNotFoundException : IndexException
 /// A rebuild cannot start now: one of the index is already running (only one replacement per index
 /// at a time), the index has no readable definition to rebuild with, or it is being deleted.
 /// </summary>
-public sealed class RebuildConflictException : IndexException
+internal sealed class RebuildConflictException : IndexException
 {
     private RebuildConflictException(string name, string message)
-        : base(name, message, null)
+        : base(IndexingErrorKind.RebuildConflict, name, message, null)
     {
     }
 
@@ -221,10 +224,10 @@ public sealed class RebuildConflictException : IndexException
 /// damaged or locked directory, an unreadable definition). A rebuild builds a new generation from
 /// the store and replaces it.
 /// </summary>
-public sealed class IndexUnavailableException : IndexException
+internal sealed class IndexUnavailableException : IndexException
 {
     internal IndexUnavailableException(string name, int generation, string reason)
-        : base(name, $"index {MessageText.Quote(name)} cannot answer: its generation {generation} could not be opened ({reason}). " +
+        : base(IndexingErrorKind.IndexUnavailable, name, $"index {MessageText.Quote(name)} cannot answer: its generation {generation} could not be opened ({reason}). " +
             $"Rebuild it from the store (POST /indexes/{name}/rebuild), or fix the cause and restart.", null)
     {
         Reason = reason;
@@ -235,10 +238,10 @@ public sealed class IndexUnavailableException : IndexException
 }
 
 /// <summary>A verify of the index is already running: one runs at a time per index.</summary>
-public sealed class VerifyConflictException : IndexException
+internal sealed class VerifyConflictException : IndexException
 {
     internal VerifyConflictException(string name, DateTimeOffset runningSince)
-        : base(name, $"a verify of index {MessageText.Quote(name)} is already running (since {runningSince:u}); one runs at a time per index, " +
+        : base(IndexingErrorKind.VerifyConflict, name, $"a verify of index {MessageText.Quote(name)} is already running (since {runningSince:u}); one runs at a time per index, " +
             "as each reads every entry and every document of the collection. Wait for its report, then ask again.", null)
     {
     }

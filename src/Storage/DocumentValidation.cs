@@ -44,8 +44,8 @@ public sealed record DocumentValidationError(string? Id, DocumentValidationRule 
 public sealed class DocumentValidationException : IndexingException
 {
     /// <summary>Wraps <paramref name="error"/>; the exception message is the error's message.</summary>
-    public DocumentValidationException(DocumentValidationError error)
-        : base((error ?? throw new ArgumentNullException(nameof(error))).Message)
+    internal DocumentValidationException(DocumentValidationError error)
+        : base(IndexingErrorKind.InvalidDocument, (error ?? throw new ArgumentNullException(nameof(error))).Message)
     {
         Error = error;
     }

@@ -8,7 +8,7 @@ namespace Indexing.Storage;
 /// <param name="P90">90th percentile, reported like <paramref name="P50"/>.</param>
 /// <param name="P99">99th percentile, reported like <paramref name="P50"/>.</param>
 /// <param name="Max">Largest latency recorded in the window, exact.</param>
-public readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan P90, TimeSpan P99, TimeSpan Max);
+internal readonly record struct LatencySummary(long Count, TimeSpan P50, TimeSpan P90, TimeSpan P99, TimeSpan Max);
 
 /// <summary>
 /// Records foreground read latencies from any number of threads and answers percentiles over

@@ -48,7 +48,7 @@ public sealed class StoreOptions
     /// benchmarks/results/README.md, "Scale and memory"). Switching the default is this line (see
     /// <see cref="RocksDbNative"/>).
     /// </summary>
-    public const RocksDbLibrary DefaultNativeLibrary = RocksDbLibrary.Glibc;
+    public const string DefaultNativeLibrary = "glibc";
 
     /// <summary>Default <see cref="TombstonePurgeInterval"/>: 1 second.</summary>
     public static readonly TimeSpan DefaultTombstonePurgeInterval = TimeSpan.FromSeconds(1);
@@ -85,7 +85,7 @@ public sealed class StoreOptions
     /// <param name="directReads">Whether the store reads SST and blob files with direct I/O (DB-wide), bypassing the OS page cache.</param>
     /// <param name="tombstonePurgeInterval">How often the tombstone purger asks for the low watermark; 10 ms to 1 h (default 1 s).</param>
     /// <param name="rowCacheBytes">Row cache size for point reads; 0 for none (the default), else 1 MiB to 1 TiB.</param>
-    /// <param name="nativeLibrary">The RocksDB build the process runs (chosen by the first store opened).</param>
+    /// <param name="nativeLibrary">The RocksDB build the process runs: <c>glibc</c> or <c>jemalloc</c>, any case (chosen by the first store opened).</param>
     public StoreOptions(
         long maxDocumentBytes = DefaultMaxDocumentBytes,
         bool syncWrites = true,
@@ -93,7 +93,7 @@ public sealed class StoreOptions
         bool directReads = false,
         TimeSpan? tombstonePurgeInterval = null,
         long rowCacheBytes = DefaultRowCacheBytes,
-        RocksDbLibrary nativeLibrary = DefaultNativeLibrary)
+        string nativeLibrary = DefaultNativeLibrary)
     {
         MaxDocumentBytes = maxDocumentBytes;
         SyncWrites = syncWrites;
@@ -141,8 +141,15 @@ public sealed class StoreOptions
     /// </summary>
     public long RowCacheBytes { get; }
 
-    /// <summary>The RocksDB native library the process runs (see <see cref="RocksDbNative"/>); process-wide, chosen by the first store opened.</summary>
-    public RocksDbLibrary NativeLibrary { get; }
+    /// <summary>
+    /// The RocksDB native library the process runs: <c>glibc</c> (librocksdb.so) or <c>jemalloc</c>
+    /// (librocksdb-jemalloc.so, for a process started with libjemalloc.so.2 preloaded); see
+    /// <see cref="RocksDbNative"/>. Process-wide, chosen by the first store opened.
+    /// </summary>
+    public string NativeLibrary { get; }
+
+    /// <summary>The build <see cref="NativeLibrary"/> names; glibc when it names none (the validator refuses that first).</summary>
+    internal RocksDbLibrary Library => RocksDbNative.TryParse(NativeLibrary, out var library) ? library : RocksDbLibrary.Glibc;
 
     /// <summary>The effective configuration, e.g. "MaxDocumentBytes=64 MiB, SyncWrites=true, ...".</summary>
     public override string ToString()
@@ -152,7 +159,7 @@ public sealed class StoreOptions
             CultureInfo.InvariantCulture,
             $"MaxDocumentBytes={ByteSize.FormatExact(MaxDocumentBytes)}, SyncWrites={(SyncWrites ? "true" : "false")}, " +
             $"BlockCacheBytes={cache}, RowCacheBytes={(RowCacheBytes == 0 ? "0 B (none)" : ByteSize.FormatExact(RowCacheBytes))}, DirectReads={(DirectReads ? "true" : "false")}, " +
-            $"TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}, NativeLibrary={NativeLibrary.ToName()}");
+            $"TombstonePurgeInterval={FormatInterval(TombstonePurgeInterval)}, NativeLibrary={Library.ToName()}");
     }
 
     internal static string FormatInterval(TimeSpan interval) =>
@@ -178,7 +185,10 @@ internal sealed class StoreOptionsValidator : IValidateOptions<StoreOptions>
             StoreOptions.DefaultMaxDocumentBytes);
         Cache(problems, options.BlockCacheBytes, StoreOptions.BlockCacheBytesName, "block cache", StoreOptions.DefaultBlockCacheBytes);
         Cache(problems, options.RowCacheBytes, StoreOptions.RowCacheBytesName, "row cache", StoreOptions.DefaultRowCacheBytes);
-        problems.Require(Enum.IsDefined(options.NativeLibrary), $"{StoreOptions.NativeLibraryName} must be glibc or jemalloc.");
+        problems.Require(
+            RocksDbNative.TryParse(options.NativeLibrary, out _),
+            $"{StoreOptions.NativeLibraryName} is {MessageText.Quote(options.NativeLibrary)}; it must be glibc (librocksdb.so, the default) or jemalloc " +
+            "(librocksdb-jemalloc.so, with the process started under LD_PRELOAD=libjemalloc.so.2).");
         var interval = options.TombstonePurgeInterval;
         var intervalName = StoreOptions.TombstonePurgeIntervalName;
         problems.Require(

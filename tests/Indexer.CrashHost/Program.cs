@@ -56,11 +56,10 @@ using var store = DocumentStore.Open(args[0], new StoreOptions(syncWrites: true,
 var prefetchOptions = new PrefetchOptions { BudgetBytes = 4 << 20 };
 var options = new IndexManagerOptions
 {
-    SwapLagEtags = 10,
     // Often enough that the bulk phase of the tests' collection makes several bulk commits
     // (BulkCheckpointed): the source below paces it to about 5 ms per take of 20 documents, so the
     // bulk phase lasts several intervals however many threads index it.
-    Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
+    Index = new IndexOptions { SwapLagEtags = 10, BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
     RebuildHook = (_, point) =>
     {
         if (point == stopAt)
@@ -125,8 +124,7 @@ static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexR
     var checkpoints = 0;
     var options = new IndexManagerOptions
     {
-        SwapLagEtags = 10,
-        Index = new IndexOptions { BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
+        Index = new IndexOptions { SwapLagEtags = 10, BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
         RebuildHook = (_, point) =>
         {
             if (point == RebuildPoint.BulkCheckpointed)
@@ -166,8 +164,7 @@ static async Task<int> DeleteUntilKilledAsync(string storeDirectory, string inde
     var bulkTaken = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
     var options = new IndexManagerOptions
     {
-        SwapLagEtags = 10,
-        Index = new IndexOptions { TakeMaxDocuments = 20 },
+        Index = new IndexOptions { SwapLagEtags = 10, TakeMaxDocuments = 20 },
         RebuildHook = (_, point) =>
         {
             if (point == RebuildPoint.BulkBatchTaken)

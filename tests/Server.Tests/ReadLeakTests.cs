@@ -191,9 +191,8 @@ public sealed class ReadLeakTests
 
     private static IndexSummary Summary(string error)
     {
-        var metrics = new IndexMetrics(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero);
         var status = new IndexStatus("by-n", "/somewhere/g000001", IndexState.Error, false, false, "hash", "hash", 1, 1, 1, 1, error, 1,
-            "document 'orders/2': field 'n' is a string", 5, error, 0, metrics);
+            "document 'orders/2': field 'n' is a string", 5, error, 0);
         var progress = new RebuildProgress("by-n", 2, RebuildPhase.Failed, "definition changed", DateTimeOffset.UnixEpoch, 0, 0, 0, 0, 0, 0, 0, null,
             new Dictionary<RebuildPhase, TimeSpan>(), error, error, null, null);
         return new IndexSummary(

@@ -301,7 +301,7 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.MaxSortKeysSetting, "65", "Server:MaxSortKeys is '65'; it must be a whole number from 1 to 64 (sort keys one query may have; default 8)" },
         { ServerOptions.MaxEventStreamsSetting, "many", "Server:MaxEventStreams is 'many'; it must be a whole number from 1 to 100,000" },
         { ServerOptions.MaxConnectionsSetting, "50", "Server:MaxConnections is 50, not above Server:MaxEventStreams (100): every event stream holds a connection" },
-        // The engine's validator judges sections Indexes and Rebuilds, naming each setting by its path in the options tree.
+        // The engine's validator judges section Indexes, naming each setting by its path in the options tree.
         { ServerOptions.IndexingThreadsSetting, "0", "Indexes:IndexingThreads is 0; it must be from 1 to 16 (threads)." },
         { ServerOptions.IndexingThreadsSetting, "two", "Indexes:IndexingThreads is 'two', which is not a whole number (default 2)." },
         { ServerOptions.IndexingThreadNiceSetting, "20", "Indexes:IndexingThreadNice is 20; it must be from 0 to 19" },
@@ -309,8 +309,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.BulkCommitIntervalSetting, "later", "Indexes:BulkCommitInterval is 'later', which is not a duration; write it like 10s" },
         { ServerOptions.BulkCommitShareSetting, "5%", "Indexes:BulkCommitShare is '5%', which is not a number; write it like 0.05 (default 0.05)." },
         { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is 2; it must be from 0.01 to 1" },
-        { ServerOptions.SwapLagEtagsSetting, "-1", "Rebuilds:SwapLagEtags is -1; it must be 0 or more." },
-        { ServerOptions.DrainTimeoutSetting, "0s", "Rebuilds:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
+        { ServerOptions.SwapLagEtagsSetting, "-1", "Indexes:SwapLagEtags is -1; it must be 0 or more." },
+        { ServerOptions.DrainTimeoutSetting, "0s", "Indexes:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -443,7 +443,7 @@ public sealed class SecurityAndOptionsTests
     }
 
     [Fact]
-    public void Bind_RebuildsSection_ParsedIntoTheEnginesRebuildOptions()
+    public void Bind_RebuildSettings_ParsedIntoTheEnginesIndexOptions()
     {
         var configuration = new ConfigurationBuilder().AddInMemoryCollection(new Dictionary<string, string?>
         {
@@ -453,8 +453,8 @@ public sealed class SecurityAndOptionsTests
 
         var engine = ServerOptions.Bind(configuration, "data").Engine;
 
-        Assert.Equal(250, engine.Rebuilds.SwapLagEtags);
-        Assert.Equal(TimeSpan.FromMinutes(2), engine.Rebuilds.DrainTimeout);
+        Assert.Equal(250, engine.Indexes.SwapLagEtags);
+        Assert.Equal(TimeSpan.FromMinutes(2), engine.Indexes.DrainTimeout);
         Assert.Equal(Path.GetFullPath("data"), engine.DataDirectory);
     }
 

@@ -72,11 +72,11 @@ public sealed class StoreFullTests
         }
 
         // The status says so.
-        var writes = (await server.GetJsonAsync("/admin/store")).GetProperty("writes");
-        Assert.False(writes.GetProperty("accepting").GetBoolean());
+        var writes = await server.GetJsonAsync("/admin/store");
+        Assert.False(writes.GetProperty("writesAccepted").GetBoolean());
         Assert.True(writes.GetProperty("volumeFull").GetBoolean());
-        Assert.Equal(JsonValueKind.String, writes.GetProperty("refusedSince").ValueKind);
-        Assert.Contains("No space left on device", writes.GetProperty("error").GetString(), StringComparison.Ordinal);
+        Assert.Equal(JsonValueKind.String, writes.GetProperty("writesRefusedSince").ValueKind);
+        Assert.Contains("No space left on device", writes.GetProperty("writeError").GetString(), StringComparison.Ordinal);
 
         // Reads go on, and so does the index: it follows the change feed up to the last acknowledged write.
         await AssertAllReadableAsync(server, acknowledged);
@@ -102,7 +102,7 @@ public sealed class StoreFullTests
         }
 
         acknowledged.Add("notes/after");
-        Assert.True((await server.GetJsonAsync("/admin/store")).GetProperty("writes").GetProperty("accepting").GetBoolean());
+        Assert.True((await server.GetJsonAsync("/admin/store")).GetProperty("writesAccepted").GetBoolean());
         using (var delete = await server.Client.DeleteAsync($"/docs/{acknowledged[0]}"))
         {
             Assert.Equal(HttpStatusCode.OK, delete.StatusCode);

@@ -18,32 +18,30 @@ public sealed class StoreStatusEndpointTests
         Assert.Equal(HttpStatusCode.OK, (await server.Client.DeleteAsync("/docs/orders/2")).StatusCode);
 
         // No index holds them: the manager's watermark lets the purger (every second) take both.
-        JsonElement tombstones;
+        JsonElement store;
         using (var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(30)))
         {
-            while ((tombstones = (await server.GetJsonAsync("/admin/store")).GetProperty("tombstones")).GetProperty("purged").GetInt64() < 2)
+            while ((store = await server.GetJsonAsync("/admin/store")).GetProperty("tombstonesPurged").GetInt64() < 2)
             {
                 await Task.Delay(50, timeout.Token);
             }
         }
 
-        var store = await server.GetJsonAsync("/admin/store");
         Assert.Equal(5, store.GetProperty("lastEtag").GetInt64());
-        Assert.Equal(0, tombstones.GetProperty("held").GetInt64());
-        Assert.Equal(2, tombstones.GetProperty("purged").GetInt64());
-        Assert.Equal(5, tombstones.GetProperty("purgedThroughEtag").GetInt64());
-        Assert.Equal(JsonValueKind.Number, tombstones.GetProperty("lowWatermark").ValueKind);
-        Assert.Equal(JsonValueKind.Null, tombstones.GetProperty("error").ValueKind);
+        Assert.Equal(0, store.GetProperty("tombstonesHeld").GetInt64());
+        Assert.Equal(2, store.GetProperty("tombstonesPurged").GetInt64());
+        Assert.Equal(5, store.GetProperty("tombstonesPurgedThroughEtag").GetInt64());
+        Assert.Equal(JsonValueKind.Number, store.GetProperty("tombstoneLowWatermark").ValueKind);
+        Assert.Equal(JsonValueKind.Null, store.GetProperty("tombstonePurgeError").ValueKind);
         // Small documents only, and nothing flushed: no blob file yet.
         Assert.Equal(0, store.GetProperty("liveBlobFilesBytes").GetInt64());
         Assert.Equal(0, store.GetProperty("blobGarbageBytes").GetInt64());
         Assert.Contains("TombstonePurgeInterval=1 s", store.GetProperty("options").GetString(), StringComparison.Ordinal);
         // Writes are accepted (a full volume is StoreFullTests').
-        var writes = store.GetProperty("writes");
-        Assert.True(writes.GetProperty("accepting").GetBoolean());
-        Assert.False(writes.GetProperty("volumeFull").GetBoolean());
-        Assert.Equal(JsonValueKind.Null, writes.GetProperty("error").ValueKind);
-        Assert.Equal(64L << 20, writes.GetProperty("resumeFreeBytes").GetInt64());
+        Assert.True(store.GetProperty("writesAccepted").GetBoolean());
+        Assert.False(store.GetProperty("volumeFull").GetBoolean());
+        Assert.Equal(JsonValueKind.Null, store.GetProperty("writeError").ValueKind);
+        Assert.Equal(64L << 20, store.GetProperty("resumeFreeBytes").GetInt64());
         // Reads never show where the data lives on this machine.
         Assert.Equal("<data>/store", store.GetProperty("path").GetString());
         Assert.DoesNotContain(Path.GetFullPath(server.Directory), store.GetRawText(), StringComparison.Ordinal);

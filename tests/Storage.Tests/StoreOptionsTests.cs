@@ -31,7 +31,7 @@ public sealed class StoreOptionsTests
             () => Validate(new StoreOptions(blockCacheBytes: 1)),
             () => Validate(new StoreOptions(rowCacheBytes: 1)),
             () => Validate(new StoreOptions(tombstonePurgeInterval: TimeSpan.Zero)),
-            () => Validate(new StoreOptions(nativeLibrary: (RocksDbLibrary)99)),
+            () => Validate(new StoreOptions(nativeLibrary: "tcmalloc")),
         ];
         foreach (var construct in bad)
         {
@@ -106,7 +106,7 @@ public sealed class StoreOptionsTests
 
     [Fact]
     public void Constructor_UnknownNativeLibrary_Throws() =>
-        Assert.Contains("glibc or jemalloc", Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(nativeLibrary: (RocksDbLibrary)7))).Message, StringComparison.Ordinal);
+        Assert.Contains("Storage:NativeLibrary is 'jemalloc2'; it must be glibc (librocksdb.so, the default) or jemalloc", Assert.Throws<OptionsValidationException>(() => Validate(new StoreOptions(nativeLibrary: "jemalloc2"))).Message, StringComparison.Ordinal);
 
     [Fact]
     public void ToString_Defaults_ListsEffectiveConfiguration()
@@ -121,7 +121,7 @@ public sealed class StoreOptionsTests
     {
         var options = new StoreOptions(
             maxDocumentBytes: 1_000_000, syncWrites: false, blockCacheBytes: 0, directReads: true, tombstonePurgeInterval: TimeSpan.FromMilliseconds(250),
-            rowCacheBytes: 32L << 20, nativeLibrary: RocksDbLibrary.Jemalloc);
+            rowCacheBytes: 32L << 20, nativeLibrary: "Jemalloc");
 
         Assert.Equal(
             "MaxDocumentBytes=976.6 KiB (1,000,000 B), SyncWrites=false, BlockCacheBytes=0 B (none), RowCacheBytes=32 MiB, DirectReads=true, TombstonePurgeInterval=250 ms, NativeLibrary=jemalloc",

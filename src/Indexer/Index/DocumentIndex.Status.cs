@@ -42,9 +42,9 @@ internal sealed partial class DocumentIndex
             _failures.LastMismatch,
             _failures.Consecutive,
             _failures.LastError,
-            _failures.Rollbacks,
-            _meter.Snapshot())
+            _failures.Rollbacks)
         {
+            Metrics = _meter.Snapshot(),
             BuildSnapshotEtag = _checkpoints.CommittedBuildSnapshotEtag,
             BuildIndexedThrough = _checkpoints.CommittedIndexedThrough,
             RamBufferSizeMB = ramBuffer,
@@ -70,8 +70,7 @@ internal sealed partial class DocumentIndex
         LastMismatch: null,
         ConsecutiveFailures: 0,
         LastError: reason,
-        Rollbacks: 0,
-        new IndexMetrics(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero));
+        Rollbacks: 0);
 
     /// <summary>Bytes the engine's writer buffers in RAM now (at most <see cref="IndexOptions.RamBufferSizeMB"/>); cheap, 0 once disposed.</summary>
     public long RamBufferBytes => Volatile.Read(ref _disposed) == 0 ? _sink.RamBufferBytes : 0;

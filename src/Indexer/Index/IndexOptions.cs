@@ -115,6 +115,19 @@ public sealed record IndexOptions
     /// <summary>Failures of the index itself in a row (1..1000) after which following stops and the index is in <see cref="IndexState.Error"/>.</summary>
     public int MaxConsecutiveFailures { get; init; } = 5;
 
+    /// <summary>
+    /// A side-by-side rebuild's catch-up ends, and its swap begins, once the replacement is at most this
+    /// many etags behind the store (0 or more): the swap then applies the rest while the old generation
+    /// still serves.
+    /// </summary>
+    public long SwapLagEtags { get; init; } = 1000;
+
+    /// <summary>
+    /// Longest wait (more than 0, at most 1 h) for queries still running on a generation that a swap
+    /// replaces, a delete removes or a close ends; after it, the generation closes when its last query ends.
+    /// </summary>
+    public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
+
     // Test seam: opens the index's engine in its directory (default: the Lucene engine,
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
     // the Nth write or fsync fail.
@@ -132,7 +145,8 @@ public sealed record IndexOptions
         CultureInfo.InvariantCulture,
         $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
-        $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures");
+        $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures, " +
+        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s");
 }
 
 /// <summary>
@@ -158,6 +172,10 @@ internal sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
         Time(problems, options.RefreshInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.RefreshInterval));
         Time(problems, options.FollowPollInterval, TimeSpan.FromMilliseconds(10), TimeSpan.FromSeconds(10), nameof(options.FollowPollInterval));
         Count(problems, options.ChangeBatchSize, 1, 100_000, nameof(options.ChangeBatchSize), "entries");
+        problems.Require(options.SwapLagEtags >= 0, $"{nameof(options.SwapLagEtags)} is {options.SwapLagEtags}; it must be 0 or more.");
+        problems.Require(
+            options.DrainTimeout > TimeSpan.Zero && options.DrainTimeout <= TimeSpan.FromHours(1),
+            $"{nameof(options.DrainTimeout)} is {options.DrainTimeout}; it must be more than 0 and at most 01:00:00.");
         Count(problems, options.TakeMaxDocuments, 1, 1_000_000, nameof(options.TakeMaxDocuments), "documents");
         Bytes(problems, options.TakeMaxBytes, 64L << 10, 1L << 30, nameof(options.TakeMaxBytes));
         Count(problems, options.MaxConsecutiveFailures, 1, 1000, nameof(options.MaxConsecutiveFailures), "failures");

@@ -44,7 +44,6 @@ public enum IndexState
 /// <param name="ConsecutiveFailures">Failures of the index itself in a row (reset by a success).</param>
 /// <param name="LastError">The latest failure of the index itself, or null.</param>
 /// <param name="Rollbacks">Times the index went back to its last commit after a failure of the engine (a failed flush may drop buffered documents) and applied the change feed again from there.</param>
-/// <param name="Metrics">Throughput and where the time went, since the index opened.</param>
 public sealed record IndexStatus(
     string Name,
     string Directory,
@@ -62,9 +61,47 @@ public sealed record IndexStatus(
     string? LastMismatch,
     int ConsecutiveFailures,
     string? LastError,
-    long Rollbacks,
-    IndexMetrics Metrics)
+    long Rollbacks)
 {
+    /// <summary>Throughput and where the time went, since the index opened; its figures are public below.</summary>
+    internal IndexMetrics Metrics { get; init; } = IndexMetrics.None;
+
+    /// <summary>Documents indexed since the index opened (added or replaced; failed ones excluded).</summary>
+    public long IndexedDocuments => Metrics.Documents;
+
+    /// <summary>Their JSON body bytes.</summary>
+    public long IndexedBytes => Metrics.Bytes;
+
+    /// <summary>Deletions applied from the change feed since the index opened.</summary>
+    public long AppliedDeletes => Metrics.Deletes;
+
+    /// <summary>Documents handed to the index (by a build or the change feed), failed ones included.</summary>
+    public long DocumentsRead => Metrics.DocumentsRead;
+
+    /// <summary>Commits (checkpoints) made since the index opened.</summary>
+    public long Commits => Metrics.Commits;
+
+    /// <summary>Wall time the figures above cover: the time since the index opened.</summary>
+    public TimeSpan Elapsed => Metrics.Elapsed;
+
+    /// <summary>Time indexing threads waited for input (summed over threads, divided by their number).</summary>
+    public TimeSpan StallTime => Metrics.StallTime;
+
+    /// <summary>Time in Lucene adding, replacing and deleting documents (analysis included; summed over threads).</summary>
+    public TimeSpan LuceneTime => Metrics.LuceneTime;
+
+    /// <summary>Time spent committing.</summary>
+    public TimeSpan CommitTime => Metrics.CommitTime;
+
+    /// <summary>Documents indexed per second of <see cref="Elapsed"/>.</summary>
+    public double DocumentsPerSecond => Metrics.DocumentsPerSecond;
+
+    /// <summary>Body MB (10^6 bytes) indexed per second of <see cref="Elapsed"/>.</summary>
+    public double MegabytesPerSecond => Metrics.MegabytesPerSecond;
+
+    /// <summary>Share of <see cref="Elapsed"/> the indexing threads waited for input, 0..1.</summary>
+    public double StallFraction => Metrics.StallFraction;
+
     /// <summary>The snapshot etag of the bulk build the last commit was made in; null when that commit was not made mid-build.</summary>
     public long? BuildSnapshotEtag { get; init; }
 
@@ -98,7 +135,7 @@ public sealed record IndexStatus(
 /// <param name="StallTime">Time indexing threads waited for input (summed over threads, divided by their number).</param>
 /// <param name="LuceneTime">Time in the engine adding, replacing and deleting documents (analysis included; summed over threads).</param>
 /// <param name="CommitTime">Time spent committing.</param>
-public sealed record IndexMetrics(
+internal sealed record IndexMetrics(
     long Documents,
     long Bytes,
     long Deletes,
@@ -109,6 +146,9 @@ public sealed record IndexMetrics(
     TimeSpan LuceneTime,
     TimeSpan CommitTime)
 {
+    /// <summary>Nothing measured yet.</summary>
+    public static IndexMetrics None { get; } = new(0, 0, 0, 0, 0, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero, TimeSpan.Zero);
+
     /// <summary>Documents per second of <see cref="Elapsed"/>.</summary>
     public double DocumentsPerSecond => Elapsed > TimeSpan.Zero ? Documents / Elapsed.TotalSeconds : 0;
 

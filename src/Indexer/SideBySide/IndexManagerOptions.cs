@@ -5,21 +5,17 @@ namespace Indexing.Indexer;
 /// <summary>Settings of the <see cref="IndexManager"/>, fixed when it opens.</summary>
 internal sealed record IndexManagerOptions
 {
-    /// <summary>Options every index is opened with.</summary>
+    /// <summary>Options every index is opened with, and those of the rebuilds (<see cref="IndexOptions.SwapLagEtags"/>, <see cref="IndexOptions.DrainTimeout"/>).</summary>
     public IndexOptions Index { get; init; } = new();
 
-    /// <summary>
-    /// The catch-up phase ends, and the swap begins, once the replacement is at most this many etags
-    /// behind the store: the swap then applies the rest while the old generation still serves.
-    /// </summary>
-    public long SwapLagEtags { get; init; } = 1000;
+    /// <summary>See <see cref="IndexOptions.SwapLagEtags"/>.</summary>
+    public long SwapLagEtags => Index.SwapLagEtags;
 
     /// <summary>
-    /// Longest time the swap waits for queries still running on the old generation; after it the
-    /// rebuild ends (with a note) and the old generation is closed when its last query ends. Also the
-    /// longest time closing the manager waits for running queries.
+    /// See <see cref="IndexOptions.DrainTimeout"/>: after it the rebuild ends (with a note) and the old
+    /// generation is closed when its last query ends. Also the longest time closing the manager waits.
     /// </summary>
-    public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
+    public TimeSpan DrainTimeout => Index.DrainTimeout;
 
     // Test hook: called at each RebuildPoint on the rebuild's thread; it may block (the crash
     // tests stop the process there) or throw (to fail the rebuild at that point).
@@ -49,8 +45,6 @@ internal sealed class IndexManagerOptionsValidator : IValidateOptions<IndexManag
     {
         ArgumentNullException.ThrowIfNull(options);
         var problems = new OptionProblems(nameof(IndexManagerOptions) + ".");
-        problems.Require(options.SwapLagEtags >= 0, $"{nameof(options.SwapLagEtags)} is {options.SwapLagEtags}; it must be 0 or more.");
-        problems.Require(options.DrainTimeout > TimeSpan.Zero, $"{nameof(options.DrainTimeout)} is {options.DrainTimeout}; it must be positive.");
         problems.Require(options.Index is not null, $"{nameof(options.Index)} must be set.");
         if (options.Index is { } index)
         {

@@ -5,11 +5,12 @@ namespace Indexing.Prefetcher;
 /// <summary>
 /// Reading documents from the snapshot failed (the store threw, or returned other documents than
 /// asked for); names the key range, with the original exception inside. The prefetcher has stopped.
+/// Internal: a rebuild records it as its error, so a host sees it only as text.
 /// </summary>
-public sealed class PrefetchReadException : IndexingException
+internal sealed class PrefetchReadException : IndexingException
 {
     private PrefetchReadException(string message, Exception innerException)
-        : base(message, innerException)
+        : base(IndexingErrorKind.Failure, message, innerException)
     {
     }
 

@@ -20,7 +20,7 @@ internal static class StatusTables
         table.AddRow("memtables", ByteSize.Format(status.MemtableBytes));
         table.AddRow("block cache used / size", $"{ByteSize.Format(status.BlockCacheUsageBytes)} / {ByteSize.Format(status.BlockCacheCapacityBytes)}");
         table.AddRow("open snapshots / iterators", $"{status.OpenSnapshots} / {status.OpenIterators}");
-        table.AddRow("tombstones held / purged", $"{status.Tombstones.Held:N0} / {status.Tombstones.Purged:N0}");
+        table.AddRow("tombstones held / purged", $"{status.TombstonesHeld:N0} / {status.TombstonesPurged:N0}");
         table.AddRow("options", Markup.Escape(status.Options));
         console.Write(table);
     }

@@ -92,7 +92,7 @@ internal sealed partial class ServerHost
             StatusCodeSelector = exception => exception switch
             {
                 BadHttpRequestException bad => bad.StatusCode,
-                StoreFullException => StatusCodes.Status507InsufficientStorage,
+                IndexingException { Kind: IndexingErrorKind.StoreFull } => StatusCodes.Status507InsufficientStorage,
                 _ => StatusCodes.Status500InternalServerError,
             },
         });

@@ -171,7 +171,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
             {
                 progress = indexes.GetRebuild(name);
             }
-            catch (IndexNotFoundException)
+            catch (IndexException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
             {
                 continue;
             }

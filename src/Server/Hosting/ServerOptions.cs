@@ -40,8 +40,8 @@ internal sealed class ServerOptions
     public const string IndexingThreadNiceSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.IndexingThreadNice);
     public const string BulkCommitIntervalSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.BulkCommitInterval);
     public const string BulkCommitShareSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.BulkCommitShare);
-    public const string SwapLagEtagsSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.SwapLagEtags);
-    public const string DrainTimeoutSetting = EngineOptions.RebuildsPrefix + nameof(RebuildOptions.DrainTimeout);
+    public const string SwapLagEtagsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.SwapLagEtags);
+    public const string DrainTimeoutSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.DrainTimeout);
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -67,7 +67,7 @@ internal sealed class ServerOptions
         Limits = limits;
     }
 
-    /// <summary>What the engine opens with: sections <c>Storage</c>, <c>Indexes</c> and <c>Rebuilds</c>, and the data directory.</summary>
+    /// <summary>What the engine opens with: sections <c>Storage</c> and <c>Indexes</c>, and the data directory.</summary>
     public EngineOptions Engine { get; }
 
     /// <summary>The data directory; the store lives in <see cref="StoreDirectory"/>.</summary>
@@ -161,14 +161,7 @@ internal sealed class ServerOptions
         var syncWrites = Flag(storage.SyncWrites, SyncWritesSetting, true, "every write waits for the log to reach disk", problems);
         var directReads = Flag(storage.DirectReads, DirectReadsSetting, false, "reads go through the OS page cache", problems);
         var rowCacheBytes = Size(storage.RowCacheBytes, RowCacheBytesSetting, StoreOptions.Default.RowCacheBytes, problems);
-        var nativeLibrary = StoreOptions.DefaultNativeLibrary;
-        var libraryText = storage.NativeLibrary;
-        if (libraryText is not null && !RocksDbNative.TryParse(libraryText, out nativeLibrary))
-        {
-            problems.Add($"{NativeLibrarySetting} is {MessageText.Quote(libraryText)}; it must be glibc (librocksdb.so, the default) or jemalloc " +
-                "(librocksdb-jemalloc.so, with the process started under LD_PRELOAD=libjemalloc.so.2).");
-            nativeLibrary = StoreOptions.DefaultNativeLibrary;
-        }
+        var nativeLibrary = storage.NativeLibrary ?? StoreOptions.DefaultNativeLibrary;
 
         var allowedHosts = Hosts(settings.AllowedHosts, IPAddress.IsLoopback(address) ? LoopbackHosts : ["*"], problems);
         var limits = ReadLimits(server, problems);
@@ -182,21 +175,13 @@ internal sealed class ServerOptions
             IndexingThreadNice = Whole(indexing.IndexingThreadNice, IndexingThreadNiceSetting, defaults.IndexingThreadNice, problems),
             BulkCommitInterval = AnyDuration(indexing.BulkCommitInterval, BulkCommitIntervalSetting, defaults.BulkCommitInterval, problems),
             BulkCommitShare = AnyNumber(indexing.BulkCommitShare, BulkCommitShareSetting, defaults.BulkCommitShare, problems),
+            SwapLagEtags = Whole(indexing.SwapLagEtags, SwapLagEtagsSetting, defaults.SwapLagEtags, problems),
+            DrainTimeout = AnyDuration(indexing.DrainTimeout, DrainTimeoutSetting, defaults.DrainTimeout, problems),
         };
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
-        var rebuildDefaults = new RebuildOptions();
-        var rebuilds = new RebuildOptions
-        {
-            SwapLagEtags = Whole(settings.Rebuilds.SwapLagEtags, SwapLagEtagsSetting, rebuildDefaults.SwapLagEtags, problems),
-            DrainTimeout = AnyDuration(settings.Rebuilds.DrainTimeout, DrainTimeoutSetting, rebuildDefaults.DrainTimeout, problems),
-        };
-        var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes, Rebuilds = rebuilds };
+        var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
         // A value that did not read stands at its default here, so the validator adds no second problem for it.
-        var judged = new EngineOptionsValidator().Validate(name: null, engine);
-        if (judged.Failed)
-        {
-            problems.AddRange(judged.Failures);
-        }
+        problems.AddRange(engine.Validate());
 
         return problems.Count > 0
             ? null

@@ -18,8 +18,6 @@ internal sealed class ServerSettings
 
     public IndexesSection Indexes { get; set; } = new();
 
-    public RebuildsSection Rebuilds { get; set; } = new();
-
     /// <summary><see cref="ServerOptions.AllowedHostsSetting"/>, semicolon-separated.</summary>
     public string? AllowedHosts { get; set; }
 
@@ -86,11 +84,7 @@ internal sealed class ServerSettings
         public string? BulkCommitInterval { get; set; }
 
         public string? BulkCommitShare { get; set; }
-    }
 
-    /// <summary>Section <c>Rebuilds</c>: how side-by-side rebuilds end (<see cref="Engine.RebuildOptions"/>).</summary>
-    internal sealed class RebuildsSection
-    {
         public string? SwapLagEtags { get; set; }
 
         public string? DrainTimeout { get; set; }

@@ -54,7 +54,7 @@ internal static class DocumentEndpoints
                 .ConfigureAwait(false);
             return TypedResults.Ok(result);
         }
-        catch (StoreFullException e)
+        catch (DocumentStoreException e) when (e.Kind == IndexingErrorKind.StoreFull)
         {
             return ProblemResults.StoreFull(e, failures);
         }
@@ -109,7 +109,7 @@ internal static class DocumentEndpoints
             {
                 etag = engine.Put(id, body);
             }
-            catch (StoreFullException e)
+            catch (DocumentStoreException e) when (e.Kind == IndexingErrorKind.StoreFull)
             {
                 return ProblemResults.StoreFull(e, failures);
             }
@@ -152,7 +152,7 @@ internal static class DocumentEndpoints
         {
             deleted = engine.Delete(id);
         }
-        catch (StoreFullException e)
+        catch (DocumentStoreException e) when (e.Kind == IndexingErrorKind.StoreFull)
         {
             return ProblemResults.StoreFull(e, failures);
         }

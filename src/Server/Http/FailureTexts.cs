@@ -59,8 +59,8 @@ internal sealed class FailureTexts
     public StoreStatus Store(StoreStatus status, HttpContext context) => status with
     {
         Path = Scrub(status.Path)!,
-        Tombstones = status.Tombstones with { Error = Failure(status.Tombstones.Error, context) },
-        Writes = status.Writes with { Error = Failure(status.Writes.Error, context) },
+        TombstonePurgeError = Failure(status.TombstonePurgeError, context),
+        WriteError = Failure(status.WriteError, context),
     };
 
     private string? Failure(string? text, HttpContext context) =>

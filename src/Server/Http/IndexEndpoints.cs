@@ -156,19 +156,19 @@ internal static class IndexEndpoints
                 title: "Query syntax error",
                 extensions: new Dictionary<string, object?> { ["column"] = e.Column, ["query"] = e.Query });
         }
-        catch (QueryExpansionException e)
+        catch (IndexException e) when (e.Kind == IndexingErrorKind.QueryTooBroad)
         {
             return ProblemResults.BadRequest("Query too broad", $"{e.Message} The limit is {ServerOptions.MaxQueryTermsSetting}.");
         }
-        catch (QueryTimeoutException e)
+        catch (IndexException e) when (e.Kind == IndexingErrorKind.QueryTimeout)
         {
             return ProblemResults.Unavailable("Query time limit exceeded", $"{e.Message} The limit is {ServerOptions.QueryTimeoutSetting}.");
         }
-        catch (InvalidQueryException e) when (query.Sort.Count > query.MaxSortKeys)
+        catch (IndexException e) when (e.Kind == IndexingErrorKind.InvalidQuery && query.Sort.Count > query.MaxSortKeys)
         {
             return ProblemResults.BadRequest("Invalid query", $"{e.Message} The limit is {ServerOptions.MaxSortKeysSetting}.");
         }
-        catch (Exception e) when (e is InvalidQueryException or ArgumentOutOfRangeException)
+        catch (Exception e) when (e is IndexException { Kind: IndexingErrorKind.InvalidQuery } or ArgumentOutOfRangeException)
         {
             return ProblemResults.BadRequest("Invalid query", e.Message.Split(" (Parameter", 2)[0]);
         }
@@ -249,12 +249,12 @@ internal static class IndexEndpoints
 
     private static ProblemHttpResult? IndexProblem(Exception exception) => exception switch
     {
-        IndexNotFoundException e => ProblemResults.NotFound("Unknown index", e.Message),
-        RebuildConflictException e => ProblemResults.Conflict("Rebuild refused", e.Message),
-        VerifyConflictException e => ProblemResults.Conflict("Verify running", e.Message),
+        IndexException { Kind: IndexingErrorKind.IndexNotFound } e => ProblemResults.NotFound("Unknown index", e.Message),
+        IndexException { Kind: IndexingErrorKind.RebuildConflict } e => ProblemResults.Conflict("Rebuild refused", e.Message),
+        IndexException { Kind: IndexingErrorKind.VerifyConflict } e => ProblemResults.Conflict("Verify running", e.Message),
         // The reason names files under the data directory: readers without the key see it only
         // through the index's status, where FailureTexts withholds or scrubs it.
-        IndexUnavailableException e => ProblemResults.Unavailable(
+        IndexException { Kind: IndexingErrorKind.IndexUnavailable } e => ProblemResults.Unavailable(
             "Index unavailable",
             $"index {MessageText.Quote(e.IndexName)} cannot answer: its serving generation could not be opened at startup (GET /indexes/{e.IndexName} shows why). " +
             $"Rebuild it from the store (POST /indexes/{e.IndexName}/rebuild), or fix the cause and restart."),

@@ -41,7 +41,7 @@ internal static class ProblemResults
     /// space returns and it resumes by itself. The detail is the store's own message with the data
     /// directory shown as <c>&lt;data&gt;</c>.
     /// </summary>
-    public static ProblemHttpResult StoreFull(StoreFullException full, FailureTexts failures) =>
+    public static ProblemHttpResult StoreFull(IndexingException full, FailureTexts failures) =>
         Problem(StatusCodes.Status507InsufficientStorage, "Store volume full", failures.Scrub(full.Message)!);
 
     public static ProblemHttpResult TooManyRequests(string title, string detail) =>

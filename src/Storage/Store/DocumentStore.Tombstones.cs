@@ -14,6 +14,9 @@ internal sealed partial class DocumentStore
     /// <summary>Fewest tombstones purged since the last compaction of their key range before the next one.</summary>
     internal const long PurgeCompactionFloor = TombstonePurger.CompactionFloor;
 
+    /// <summary>The tombstone counts and the last purge rounds in detail (the lock holds' percentiles); <see cref="GetStatus"/> gives their summary.</summary>
+    public TombstoneStatus GetTombstoneStatus() => _tombstones.Status();
+
     /// <summary>Test hook: called after each purge batch is written, with its number in the round (1, 2, ...); it may throw or block.</summary>
     internal Action<int>? PurgeBatchWritten
     {

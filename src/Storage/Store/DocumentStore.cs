@@ -142,7 +142,7 @@ internal sealed partial class DocumentStore : IDisposable
         {
             // Before the first RocksDB object (and before anything is created on disk): the native
             // library is chosen once per process.
-            RocksDbNative.Ensure(options.NativeLibrary);
+            RocksDbNative.Ensure(options.Library);
         }
         catch (InvalidOperationException e)
         {
@@ -210,6 +210,8 @@ internal sealed partial class DocumentStore : IDisposable
         _gate.Enter(this);
         try
         {
+            var tombstones = _tombstones.Status();
+            var writes = GetWriteStatus();
             return new StoreStatus(
                 Path,
                 LastEtag,
@@ -223,8 +225,19 @@ internal sealed partial class DocumentStore : IDisposable
                 BlockCacheCapacityBytes: Options.BlockCacheBytes,
                 OpenSnapshots: _handles.Snapshots,
                 OpenIterators: _handles.Iterators,
-                Tombstones: _tombstones.Status(),
-                Writes: GetWriteStatus(),
+                tombstones.Held,
+                tombstones.Purged,
+                tombstones.PurgedThroughEtag,
+                tombstones.LowWatermark,
+                tombstones.LockHold.P99,
+                tombstones.LongestLockHold,
+                tombstones.Error,
+                writes.Accepting,
+                writes.VolumeFull,
+                writes.RefusedSince,
+                writes.Error,
+                writes.AvailableBytes,
+                writes.ResumeFreeBytes,
                 Options: Options.ToString(),
                 RocksDbStats: _db.GetProperty("rocksdb.stats") ?? string.Empty);
         }

@@ -6,7 +6,7 @@ using RocksDbSharp;
 namespace Indexing.Storage;
 
 /// <summary>Which build of RocksDB's native library the process runs (<see cref="StoreOptions.NativeLibrary"/>).</summary>
-public enum RocksDbLibrary
+internal enum RocksDbLibrary
 {
     /// <summary><c>librocksdb.so</c>: RocksDB built against glibc's malloc (on other systems, the package's only build).</summary>
     Glibc,

@@ -24,15 +24,20 @@ public sealed record BulkWriteResult(long Documents, long Bytes, long FirstEtag,
 
 /// <summary>Thrown when RocksDB itself fails (I/O error, corruption, a closed store); wraps the engine's exception once.</summary>
 /// <remarks>
-/// Not sealed: <see cref="StoreFullException"/> is the one failure callers handle apart (a host answers
-/// it as "insufficient storage", not as an internal error), and every existing
-/// <c>catch (DocumentStoreException)</c> still sees it.
+/// Not sealed: a full volume is the one failure callers handle apart (<see cref="IndexingErrorKind.StoreFull"/>;
+/// a host answers it as "insufficient storage", not as an internal error), and its internal
+/// <see cref="StoreFullException"/> carries the figures the store's status shows.
 /// </remarks>
 public class DocumentStoreException : IndexingException
 {
     /// <summary>Creates the exception; <paramref name="message"/> names the operation and the document or range.</summary>
-    public DocumentStoreException(string message, Exception? inner = null)
-        : base(message, inner)
+    internal DocumentStoreException(string message, Exception? inner = null)
+        : this(IndexingErrorKind.Failure, message, inner)
+    {
+    }
+
+    private protected DocumentStoreException(IndexingErrorKind kind, string message, Exception? inner)
+        : base(kind, message, inner)
     {
     }
 }
@@ -43,10 +48,10 @@ public class DocumentStoreException : IndexingException
 /// then on, while reads go on, and resumes writes by itself once the volume has
 /// <see cref="ResumeFreeBytes"/> free again (see <c>DocumentStore.Full.cs</c>).
 /// </summary>
-public sealed class StoreFullException : DocumentStoreException
+internal sealed class StoreFullException : DocumentStoreException
 {
     internal StoreFullException(string message, string storeDirectory, long? availableBytes, long resumeFreeBytes, Exception? inner)
-        : base(message, inner)
+        : base(IndexingErrorKind.StoreFull, message, inner)
     {
         StoreDirectory = storeDirectory;
         AvailableBytes = availableBytes;
@@ -70,7 +75,7 @@ public sealed class StoreFullException : DocumentStoreException
 /// <param name="Error">RocksDB's error for refused writes; null while writes are accepted.</param>
 /// <param name="AvailableBytes">Free bytes on the store's volume now; null if the volume could not be asked.</param>
 /// <param name="ResumeFreeBytes">Free bytes RocksDB waits for, after a full volume, before it resumes writes by itself.</param>
-public sealed record StoreWriteStatus(bool Accepting, bool VolumeFull, DateTimeOffset? RefusedSince, string? Error, long? AvailableBytes, long ResumeFreeBytes);
+internal sealed record StoreWriteStatus(bool Accepting, bool VolumeFull, DateTimeOffset? RefusedSince, string? Error, long? AvailableBytes, long ResumeFreeBytes);
 
 /// <summary>What one purge round did: the watermark it read (null: none registered), tombstones purged, batches written, whether it compacted.</summary>
 internal readonly record struct PurgeRound(long? Watermark, long Purged, int Batches, bool Compacted);
@@ -89,7 +94,7 @@ internal readonly record struct TombstoneCounts(long Held, long Purged, long Pur
 /// <param name="LockHold">How long purge batches held the writer lock over the last minute (count, p50, p90, p99, max).</param>
 /// <param name="LongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
 /// <param name="Error">Why the last purge round failed; null once a round succeeds.</param>
-public sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);
+internal sealed record TombstoneStatus(long Held, long Purged, long PurgedThroughEtag, long? LowWatermark, LatencySummary LockHold, TimeSpan LongestLockHold, string? Error);
 
 /// <summary>Hits and misses of a cache since the store opened.</summary>
 internal readonly record struct CacheCounts(long Hits, long Misses)
@@ -146,8 +151,22 @@ internal sealed record StoreMemory(
 /// <param name="BlockCacheCapacityBytes">The block cache's size (StoreOptions.BlockCacheBytes).</param>
 /// <param name="OpenSnapshots">Snapshots not yet disposed.</param>
 /// <param name="OpenIterators">Iterators not yet disposed (scans in progress).</param>
-/// <param name="Tombstones">Tombstones held and purged, and the low watermark that holds them.</param>
-/// <param name="Writes">Whether the store accepts writes now; if not (a full volume), since when and why.</param>
+/// <param name="TombstonesHeld">Deleted documents whose tombstone (meta row and change entry) the store still holds.</param>
+/// <param name="TombstonesPurged">Tombstones purged since the store was created.</param>
+/// <param name="TombstonesPurgedThroughEtag">Every tombstone at or below this etag is gone.</param>
+/// <param name="TombstoneLowWatermark">
+/// The low watermark the last purge round read from the indexes: tombstones above it are held until
+/// every index has passed them. Null while no index is registered (nothing is purged).
+/// </param>
+/// <param name="TombstonePurgeLockHoldP99">The 99th percentile of how long purge batches held the writer lock over the last minute.</param>
+/// <param name="TombstonePurgeLongestLockHold">The longest a purge batch held the writer lock since the store opened.</param>
+/// <param name="TombstonePurgeError">Why the last purge round failed; null once a round succeeds.</param>
+/// <param name="WritesAccepted">False while RocksDB refuses every write after a background error (a full volume) until it resumes.</param>
+/// <param name="VolumeFull">True while writes are refused because the store's volume is full.</param>
+/// <param name="WritesRefusedSince">When the store first saw a write refused in the current spell; null while writes are accepted.</param>
+/// <param name="WriteError">RocksDB's error for refused writes; null while writes are accepted.</param>
+/// <param name="AvailableBytes">Free bytes on the store's volume now; null if the volume could not be asked.</param>
+/// <param name="ResumeFreeBytes">Free bytes RocksDB waits for, after a full volume, before it resumes writes by itself.</param>
 /// <param name="Options">The effective store configuration.</param>
 /// <param name="RocksDbStats">RocksDB's own multi-line report (rocksdb.stats): compaction, stalls, per-level sizes.</param>
 public sealed record StoreStatus(
@@ -163,7 +182,18 @@ public sealed record StoreStatus(
     long BlockCacheCapacityBytes,
     int OpenSnapshots,
     int OpenIterators,
-    TombstoneStatus Tombstones,
-    StoreWriteStatus Writes,
+    long TombstonesHeld,
+    long TombstonesPurged,
+    long TombstonesPurgedThroughEtag,
+    long? TombstoneLowWatermark,
+    TimeSpan TombstonePurgeLockHoldP99,
+    TimeSpan TombstonePurgeLongestLockHold,
+    string? TombstonePurgeError,
+    bool WritesAccepted,
+    bool VolumeFull,
+    DateTimeOffset? WritesRefusedSince,
+    string? WriteError,
+    long? AvailableBytes,
+    long ResumeFreeBytes,
     string Options,
     string RocksDbStats);

@@ -22,15 +22,14 @@ public sealed class IndexingEngineTests
         {
             DataDirectory = root.Path,
             Storage = new StoreOptions(maxDocumentBytes: 10),
-            Indexes = new IndexOptions { IndexingThreads = 0 },
-            Rebuilds = new RebuildOptions { SwapLagEtags = -1 },
+            Indexes = new IndexOptions { IndexingThreads = 0, SwapLagEtags = -1 },
         };
 
         var error = Assert.Throws<OptionsValidationException>(() => IndexingEngine.Open(options));
 
         Assert.Contains(error.Failures, f => f.StartsWith("Storage:MaxDocumentBytes is 10 B", StringComparison.Ordinal));
         Assert.Contains(error.Failures, f => f.StartsWith("Indexes:IndexingThreads is 0", StringComparison.Ordinal));
-        Assert.Contains(error.Failures, f => f.StartsWith("Rebuilds:SwapLagEtags is -1", StringComparison.Ordinal));
+        Assert.Contains(error.Failures, f => f.StartsWith("Indexes:SwapLagEtags is -1", StringComparison.Ordinal));
         Assert.False(Directory.Exists(root.Path), "a refused open created the data directory");
     }
 
@@ -65,9 +64,8 @@ public sealed class IndexingEngineTests
         Assert.True(report.IsConsistent, report.ToString());
         Assert.Equal(301, report.IndexDocuments);
         Assert.Equal(1, await EventuallyAsync(() => engine.Query("orders", new IndexQuery("status:late")).TotalHits, 1));
-        var status = engine.GetStatus();
-        Assert.True(status.Store.Writes.Accepting);
-        Assert.Equal(["orders"], status.Indexes.Select(i => i.Name));
+        Assert.True(engine.GetStoreStatus().WritesAccepted);
+        Assert.Equal(["orders"], engine.ListIndexes().Select(i => i.Name));
 
         await engine.DeleteIndexAsync("orders");
         Assert.Empty(engine.ListIndexes());
@@ -171,7 +169,7 @@ public sealed class IndexingEngineTests
         Assert.Equal(etag, read[1]?.Etag);
         var store = engine.GetStoreStatus();
         Assert.Equal(etag, store.LastEtag);
-        Assert.True(store.Writes.Accepting);
+        Assert.True(store.WritesAccepted);
     }
 
     [Fact]
@@ -190,7 +188,7 @@ public sealed class IndexingEngineTests
     }
 
     [Fact]
-    public async Task Failures_AreIndexingExceptions_ByFamily()
+    public async Task Failures_AreIndexingExceptions_ByFamily_WithTheirKind()
     {
         using var root = new TempDirectory("indexing-engine-tests");
         await using var engine = IndexingEngine.Open(Options(root.Path) with { Storage = new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false) });
@@ -199,15 +197,16 @@ public sealed class IndexingEngineTests
         IndexingException tooLarge = Assert.Throws<DocumentValidationException>(() => engine.Put("orders/big", $$"""{"note":"{{new string('x', 2000)}}"}"""));
 
         Assert.Contains("nothing", missing.Message, StringComparison.Ordinal);
+        Assert.Equal(IndexingErrorKind.IndexNotFound, missing.Kind);
         Assert.Contains("Storage:MaxDocumentBytes", tooLarge.Message, StringComparison.Ordinal);
+        Assert.Equal(IndexingErrorKind.InvalidDocument, tooLarge.Kind);
     }
 
     private static EngineOptions Options(string dataDirectory) => new()
     {
         DataDirectory = dataDirectory,
         Storage = new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20),
-        Indexes = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(50), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
-        Rebuilds = new RebuildOptions { SwapLagEtags = 50 },
+        Indexes = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(50), FollowPollInterval = TimeSpan.FromMilliseconds(20), SwapLagEtags = 50 },
     };
 
     private static IEnumerable<DocumentWrite> Orders(int count) =>

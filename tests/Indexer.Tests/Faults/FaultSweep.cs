@@ -85,10 +85,10 @@ internal static class FaultSweep
             CommitInterval = TimeSpan.FromMilliseconds(200),
             BulkCommitInterval = TimeSpan.FromMilliseconds(100),
             IndexingThreads = 2,
+            SwapLagEtags = 5,
+            DrainTimeout = TimeSpan.FromSeconds(1),
             OpenSink = (path, definition, opened) => LuceneIndexSink.Open(path, definition, opened, at => new FaultyDirectory(FSDirectory.Open(at), plan)),
         },
-        SwapLagEtags = 5,
-        DrainTimeout = TimeSpan.FromSeconds(1),
         CatalogFileHook = (step, path) => plan.Before(step switch
         {
             AtomicFileStep.Write => FileOperation.Write,

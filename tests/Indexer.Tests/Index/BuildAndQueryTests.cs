@@ -227,7 +227,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
 
         internal DocumentIndex Index { get; }
 
-        public IndexMetrics BuildMetrics { get; }
+        internal IndexMetrics BuildMetrics { get; }
 
         public void Dispose() => _environment.Dispose();
     }

@@ -23,7 +23,7 @@ public sealed class DeleteTests
             env.Store.Delete(id);
         }
 
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.LowWatermark < env.Store.LastEtag, "the index to hold the watermark");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstoneLowWatermark < env.Store.LastEtag, "the index to hold the watermark");
 
         var deleted = await manager.DeleteAsync("orders").WaitAsync(_hangGuard);
 
@@ -34,8 +34,8 @@ public sealed class DeleteTests
         Assert.Empty(manager.Names);
         Assert.False(Directory.Exists(Path.Combine(env.IndexRoot, "orders")));
         Assert.Empty(CatalogIndexes(env));
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.LowWatermark == long.MaxValue, "the watermark to be released");
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the purger to take the tombstones");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstoneLowWatermark == long.MaxValue, "the watermark to be released");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the purger to take the tombstones");
         await Assert.ThrowsAsync<IndexNotFoundException>(() => manager.DeleteAsync("orders"));
 
         await env.CloseManagerAsync();
@@ -121,9 +121,10 @@ public sealed class DeleteTests
         using var env = new ManagerEnvironment(documents: Documents);
         using var release = new ManualResetEventSlim();
         var queryStarted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var manager = env.OpenManager(ManagerEnvironment.FastOptions() with
+        var fast = ManagerEnvironment.FastOptions();
+        var manager = env.OpenManager(fast with
         {
-            DrainTimeout = TimeSpan.FromMilliseconds(200),
+            Index = fast.Index with { DrainTimeout = TimeSpan.FromMilliseconds(200) },
             QueryHook = (_, _) =>
             {
                 queryStarted.TrySetResult();

@@ -61,8 +61,7 @@ internal sealed class ManagerEnvironment : IDisposable
 
     public static IndexManagerOptions FastOptions(Action<string, RebuildPoint>? hook = null) => new()
     {
-        Index = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20) },
-        SwapLagEtags = 50,
+        Index = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(100), FollowPollInterval = TimeSpan.FromMilliseconds(20), SwapLagEtags = 50 },
         RebuildHook = hook,
     };
 

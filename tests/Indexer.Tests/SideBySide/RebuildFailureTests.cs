@@ -226,9 +226,10 @@ public sealed class RebuildFailureTests
         using var release = new ManualResetEventSlim();
         var hold = 0;
         using var env = new ManagerEnvironment(documents: 300);
-        var manager = env.OpenManager(ManagerEnvironment.FastOptions() with
+        var fast = ManagerEnvironment.FastOptions();
+        var manager = env.OpenManager(fast with
         {
-            DrainTimeout = TimeSpan.FromMilliseconds(200),
+            Index = fast.Index with { DrainTimeout = TimeSpan.FromMilliseconds(200) },
             QueryHook = (_, generation) =>
             {
                 if (generation == 1 && Interlocked.Exchange(ref hold, 0) == 1)

@@ -41,7 +41,7 @@ public sealed class TombstonePurgeCrashTests
             ["purge", env.StoreDirectory, env.IndexRoot, batch.ToString(CultureInfo.InvariantCulture)], $"AT purge batch {batch}");
 
         env.ReopenStoreAfterClose();
-        var status = env.Store.GetStatus().Tombstones;
+        var status = env.Store.GetTombstoneStatus();
         Assert.Equal(Math.Min(Deleted, batch * DocumentStore.PurgeBatchTombstones), status.Purged);
         Assert.Equal(Deleted - status.Purged, status.Held);
         Assert.Equal(status.Held, env.Store.CountTombstoneRows());
@@ -58,8 +58,8 @@ public sealed class TombstonePurgeCrashTests
         }
 
         manager = env.OpenManager();
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the next rounds to purge the rest");
-        Assert.Equal(Deleted, env.Store.GetStatus().Tombstones.Purged);
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the next rounds to purge the rest");
+        Assert.Equal(Deleted, env.Store.GetStatus().TombstonesPurged);
         Assert.Equal(Documents - Deleted, manager.Query("orders", new IndexQuery("*:*") { Take = 1 }).TotalHits);
         Assert.True(manager.Verify("orders").IsConsistent);
         Assert.Equal(lastEtag + 1, env.Store.Put("orders/after-restart", "{}"));

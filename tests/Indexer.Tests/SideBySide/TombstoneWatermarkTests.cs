@@ -33,15 +33,15 @@ public sealed class TombstoneWatermarkTests
             env.Store.Delete(Id(i));
             if (i % 10_000 == 0)
             {
-                heldMost = Math.Max(heldMost, env.Store.GetStatus().Tombstones.Held);
+                heldMost = Math.Max(heldMost, env.Store.GetStatus().TombstonesHeld);
             }
         }
 
         var last = env.Store.LastEtag;
         IndexTestWait.Until(() => manager.GetSummary("orders").Status.CommittedEtag == last, "the index to apply and commit every delete");
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the purger to purge every tombstone");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the purger to purge every tombstone");
 
-        var status = env.Store.GetStatus().Tombstones;
+        var status = env.Store.GetTombstoneStatus();
         Assert.Equal(Documents, status.Purged);
         Assert.Equal(last, status.LowWatermark);
         Assert.Equal(0, env.Store.CountTombstoneRows());
@@ -75,11 +75,11 @@ public sealed class TombstoneWatermarkTests
 
         Assert.Equal(pausedAt, round.Watermark);
         Assert.Equal(0, round.Purged);
-        Assert.Equal(ids.Count, env.Store.GetStatus().Tombstones.Held);
+        Assert.Equal(ids.Count, env.Store.GetStatus().TombstonesHeld);
 
         paused.ResumeFollowing();
         IndexTestWait.Until(() => manager.GetSummary("orders-b").Status.CommittedEtag == last, "the paused index, resumed, to commit every delete");
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the tombstones to go once both indexes passed them");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the tombstones to go once both indexes passed them");
         IndexTestWait.Until(() => manager.Query("orders-b", _all).TotalHits == 600, "the resumed index to show the deletes");
         Assert.True(manager.Verify("orders-b").IsConsistent);
         Assert.True(manager.Verify("orders").IsConsistent);
@@ -109,10 +109,10 @@ public sealed class TombstoneWatermarkTests
         // A restart would follow the change feed from the commit, so the deletes after it stay.
         Assert.Equal(committed, held.Watermark);
         Assert.Equal(0, held.Purged);
-        Assert.Equal(100, env.Store.GetStatus().Tombstones.Held);
+        Assert.Equal(100, env.Store.GetStatus().TombstonesHeld);
         manager.Find("orders").Active!.Index.Commit();
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the purger to take the deletes once committed");
-        Assert.Equal(last, env.Store.GetStatus().Tombstones.LowWatermark);
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the purger to take the deletes once committed");
+        Assert.Equal(last, env.Store.GetStatus().TombstoneLowWatermark);
     }
 
     [Fact]
@@ -154,7 +154,7 @@ public sealed class TombstoneWatermarkTests
         Assert.Equal(2, manager.GetSummary("orders").Generation);
         Assert.Equal(700, manager.Query("orders", _all).TotalHits);
         Assert.True(manager.Verify("orders").IsConsistent);
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the tombstones to go once the replacement passed them");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the tombstones to go once the replacement passed them");
     }
 
     [Fact]
@@ -241,7 +241,7 @@ public sealed class TombstoneWatermarkTests
 
         Assert.Equal(0, held.Watermark);
         Assert.Equal(0, held.Purged);
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the tombstones to go once the rebuilt index passed them");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the tombstones to go once the rebuilt index passed them");
         Assert.Equal(250, manager.Query("orders", _all).TotalHits);
     }
 
@@ -255,16 +255,16 @@ public sealed class TombstoneWatermarkTests
         }
 
         env.OpenManager(QuickCommits());
-        IndexTestWait.Until(() => env.Store.GetStatus().Tombstones.Held == 0, "the purger to take every tombstone");
+        IndexTestWait.Until(() => env.Store.GetStatus().TombstonesHeld == 0, "the purger to take every tombstone");
 
-        Assert.Equal(long.MaxValue, env.Store.GetStatus().Tombstones.LowWatermark);
-        Assert.Equal(40, env.Store.GetStatus().Tombstones.Purged);
+        Assert.Equal(long.MaxValue, env.Store.GetStatus().TombstoneLowWatermark);
+        Assert.Equal(40, env.Store.GetStatus().TombstonesPurged);
 
         await env.CloseManagerAsync();
         env.Store.Put("orders/after", "{}");
         env.Store.Delete("orders/after");
         Assert.Null(env.Store.PurgeTombstones().Watermark);
-        Assert.Equal(1, env.Store.GetStatus().Tombstones.Held);
+        Assert.Equal(1, env.Store.GetStatus().TombstonesHeld);
     }
 
     // Commits often, so a committed etag (what holds the watermark) follows the applied one closely.

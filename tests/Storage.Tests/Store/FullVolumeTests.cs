@@ -40,7 +40,7 @@ public sealed class FullVolumeTests
             Assert.Throws<StoreFullException>(() => store.Delete("d/0000"));
             var bulk = Assert.Throws<StoreFullException>(() => store.PutMany([new DocumentWrite("bulk/1", TempStore.Json("{}"))]));
             Assert.Contains("the documents before it are stored", bulk.Message, StringComparison.Ordinal);
-            var refused = store.GetStatus().Writes;
+            var refused = store.GetWriteStatus();
             Assert.False(refused.Accepting);
             Assert.True(refused.VolumeFull);
             Assert.NotNull(refused.RefusedSince);
@@ -60,7 +60,7 @@ public sealed class FullVolumeTests
             var before = acknowledged.Count;
             acknowledged["after/1"] = PutOnceResumed(store, "after/1", _body);
             Assert.Equal(before + 1, acknowledged["after/1"]);
-            var accepting = store.GetStatus().Writes;
+            var accepting = store.GetWriteStatus();
             Assert.True(accepting.Accepting);
             Assert.False(accepting.VolumeFull);
             Assert.Null(accepting.RefusedSince);
@@ -76,7 +76,7 @@ public sealed class FullVolumeTests
             Assert.Equal(before + 3, store.LastEtag);
             Assert.Null(store.Get("d/0000"));
             AssertAllPresent(store, acknowledged, _body);
-            Assert.True(store.GetStatus().Writes.Accepting);
+            Assert.True(store.GetStatus().WritesAccepted);
         }
         finally
         {
@@ -156,7 +156,7 @@ public sealed class FullVolumeTests
         using (var store = DocumentStore.Open(directory.Path, TempStore.DefaultOptions))
         {
             store.Put("d/1", "{}");
-            Assert.True(store.GetStatus().Writes.Accepting);
+            Assert.True(store.GetStatus().WritesAccepted);
             Assert.Equal(2, store.Put("d/2", "{}"));
         }
 

@@ -31,7 +31,7 @@ public sealed class TombstonePurgeTests
 
         Assert.Equal(1, Held(temp.Store));
         Assert.Equal(1, temp.Store.CountTombstoneRows());
-        Assert.Equal(0, temp.Store.GetStatus().Tombstones.Purged);
+        Assert.Equal(0, temp.Store.GetStatus().TombstonesPurged);
     }
 
     [Fact]
@@ -69,7 +69,7 @@ public sealed class TombstonePurgeTests
 
         Assert.Null(round.Watermark);
         Assert.Equal(1, Held(temp.Store));
-        Assert.Null(temp.Store.GetStatus().Tombstones.LowWatermark);
+        Assert.Null(temp.Store.GetStatus().TombstoneLowWatermark);
         Assert.Single(temp.Store.ReadChanges(0), c => c.Deleted);
     }
 
@@ -96,7 +96,7 @@ public sealed class TombstonePurgeTests
 
         Assert.Equal(watermark, round.Watermark);
         Assert.Equal(3, round.Purged);
-        var status = temp.Store.GetStatus().Tombstones;
+        var status = temp.Store.GetTombstoneStatus();
         Assert.Equal(2, status.Held);
         Assert.Equal(3, status.Purged);
         Assert.Equal(watermark, status.PurgedThroughEtag);
@@ -199,7 +199,7 @@ public sealed class TombstonePurgeTests
 
         temp.Reopen();
 
-        var status = temp.Store.GetStatus().Tombstones;
+        var status = temp.Store.GetTombstoneStatus();
         Assert.Equal(2 * DocumentStore.PurgeBatchTombstones, status.Purged);
         Assert.Equal(Documents - status.Purged, status.Held);
         Assert.Equal(status.Held, temp.Store.CountTombstoneRows());
@@ -238,9 +238,9 @@ public sealed class TombstonePurgeTests
         var round = temp.Store.PurgeTombstones(); // what every later background round does too
 
         Assert.Null(round.Watermark);
-        Assert.Equal(100, temp.Store.GetStatus().Tombstones.Purged);
+        Assert.Equal(100, temp.Store.GetStatus().TombstonesPurged);
         Assert.Equal(1, Held(temp.Store));
-        Assert.Null(temp.Store.GetStatus().Tombstones.LowWatermark);
+        Assert.Null(temp.Store.GetStatus().TombstoneLowWatermark);
     }
 
     [Fact]
@@ -252,11 +252,11 @@ public sealed class TombstonePurgeTests
         var fail = true;
         using var registration = temp.Store.RegisterTombstoneWatermark(() => Volatile.Read(ref fail) ? throw new InvalidOperationException("the index owner is closing") : long.MaxValue);
 
-        WaitUntil(() => temp.Store.GetStatus().Tombstones.Error is not null, "the failure to show in the status");
-        Assert.Contains("the index owner is closing", temp.Store.GetStatus().Tombstones.Error, StringComparison.Ordinal);
+        WaitUntil(() => temp.Store.GetStatus().TombstonePurgeError is not null, "the failure to show in the status");
+        Assert.Contains("the index owner is closing", temp.Store.GetStatus().TombstonePurgeError, StringComparison.Ordinal);
         Assert.Equal(3, temp.Store.Put("a/2", "{}"));
         Volatile.Write(ref fail, false);
-        WaitUntil(() => Held(temp.Store) == 0 && temp.Store.GetStatus().Tombstones.Error is null, "a round to succeed");
+        WaitUntil(() => Held(temp.Store) == 0 && temp.Store.GetStatus().TombstonePurgeError is null, "a round to succeed");
     }
 
     [Fact]
@@ -306,7 +306,7 @@ public sealed class TombstonePurgeTests
         Assert.All(costs, cost => Assert.True(cost.Total <= before.Total + 64, $"after 60,000 deletes the scan costs {cost}; before them {before}"));
     }
 
-    private static long Held(DocumentStore store) => store.GetStatus().Tombstones.Held;
+    private static long Held(DocumentStore store) => store.GetStatus().TombstonesHeld;
 
     private static void WaitUntil(Func<bool> condition, string what)
     {
