@@ -89,6 +89,7 @@ public sealed class IndexStartupTests : IDisposable
         {
             var problem = await refused.Content.ReadAsStringAsync();
             Assert.True(refused.StatusCode == HttpStatusCode.Conflict, $"{(int)refused.StatusCode}: {problem}");
+            Assert.Contains("\"title\":\"Index state conflict\"", problem, StringComparison.Ordinal);
             Assert.Contains("no readable definition", problem, StringComparison.Ordinal);
             Assert.Contains("PUT its definition to /indexes/orders", problem, StringComparison.Ordinal);
             Assert.DoesNotContain(Path.GetFullPath(_directory.Path), problem, StringComparison.Ordinal);

@@ -250,7 +250,7 @@ internal static class IndexEndpoints
     private static ProblemHttpResult? IndexProblem(Exception exception) => exception switch
     {
         IndexException { Kind: IndexingErrorKind.IndexNotFound } e => ProblemResults.NotFound("Unknown index", e.Message),
-        IndexException { Kind: IndexingErrorKind.RebuildConflict } e => ProblemResults.Conflict("Rebuild refused", e.Message),
+        IndexException { Kind: IndexingErrorKind.RebuildConflict } e => ProblemResults.Conflict("Index state conflict", e.Message),
         IndexException { Kind: IndexingErrorKind.VerifyConflict } e => ProblemResults.Conflict("Verify running", e.Message),
         // The reason names files under the data directory: readers without the key see it only
         // through the index's status, where FailureTexts withholds or scrubs it.
