@@ -122,7 +122,7 @@ static async Task RunAsync(string dataDirectory, CancellationToken timeout)
 
     // The field the new definition added, sorted by it.
     var large = await QueryAsync(
-        new IndexQuery("status:shipped AND total:[500 TO *]") { Take = 1, Sort = [new QuerySort("total", Descending: true)] },
+        new IndexQuery("status:shipped AND total:[500 TO *]") { Take = 1, Sort = ["-total"] },
         o => o.Status == "shipped" && o.Total >= 500,
         "largest first, as expected");
     var top = all.Single(o => o.Id == large.Hits[0].Id);

@@ -11,7 +11,7 @@ public sealed partial class IndexingEngine
     /// earlier body; every index over its collection follows. Returns the write's etag.
     /// </summary>
     /// <exception cref="DocumentValidationException">The id or the body breaks a rule (the message names it).</exception>
-    /// <exception cref="StoreFullException">The store's volume is full; reads and queries go on.</exception>
+    /// <exception cref="DocumentStoreException">The store's volume is full (<see cref="IndexingErrorKind.StoreFull"/>); reads and queries go on.</exception>
     public long Put(string id, ReadOnlySpan<byte> utf8Json)
     {
         ThrowIfDisposed();

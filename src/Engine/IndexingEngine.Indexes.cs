@@ -12,7 +12,7 @@ public sealed partial class IndexingEngine
     /// <see cref="WaitForRebuildAsync"/>). The same definition again changes nothing.
     /// </summary>
     /// <exception cref="IndexDefinitionException">The definition breaks a rule (the message names each).</exception>
-    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, or it is being deleted.</exception>
+    /// <exception cref="IndexException">A rebuild of the index is already running, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
     public IndexPutResult DefineIndex(IndexDefinition definition)
     {
         ThrowIfDisposed();
@@ -40,7 +40,7 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>One index's summary.</summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public IndexSummary GetIndex(string name)
     {
         ThrowIfDisposed();
@@ -52,7 +52,7 @@ public sealed partial class IndexingEngine
     /// a crash after it leaves no index, before it the whole index), then its directories once their
     /// running queries ended. Its tombstone watermark no longer holds the store's purge back.
     /// </summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public Task<IndexDeleteResult> DeleteIndexAsync(string name)
     {
         ThrowIfDisposed();
@@ -63,7 +63,7 @@ public sealed partial class IndexingEngine
     /// Runs <paramref name="query"/> on the index's serving generation; with <paramref name="includeDocuments"/>
     /// each hit carries its document's body as stored now.
     /// </summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     /// <exception cref="IndexException">The query does not parse, expands too far, times out, or the index cannot be read.</exception>
     public QueryResult Query(string name, IndexQuery query, bool includeDocuments = false, CancellationToken cancellationToken = default)
     {
@@ -75,7 +75,7 @@ public sealed partial class IndexingEngine
     /// Compares the index's serving generation with the store: documents missing from the index, and
     /// entries the store no longer holds. Streams both sides; following goes on meanwhile.
     /// </summary>
-    /// <exception cref="VerifyConflictException">A verify of this index is already running.</exception>
+    /// <exception cref="IndexException">A verify of this index is already running (<see cref="IndexingErrorKind.VerifyConflict"/>).</exception>
     public VerifyReport Verify(string name, CancellationToken cancellationToken = default)
     {
         ThrowIfDisposed();

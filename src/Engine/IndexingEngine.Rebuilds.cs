@@ -19,8 +19,8 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.</summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, or it is being deleted.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
+    /// <exception cref="IndexException">A rebuild of the index is already running, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
     public RebuildProgress StartRebuild(string name)
     {
         ThrowIfDisposed();
@@ -28,7 +28,7 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>The running (or last finished, while the index is open) rebuild's progress, or null when none ran.</summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public RebuildProgress? GetRebuild(string name)
     {
         ThrowIfDisposed();
@@ -36,7 +36,7 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>Cancels the running rebuild and waits until it stopped; the old generation keeps serving. Past the catalog switch a rebuild can only finish, and this returns its end.</summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public Task<RebuildProgress> CancelRebuildAsync(string name, CancellationToken cancellationToken = default)
     {
         ThrowIfDisposed();
@@ -44,7 +44,7 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>Waits until the running rebuild ended (Done, Failed or Cancelled) and returns its last progress; null when none is running.</summary>
-    /// <exception cref="IndexNotFoundException">No index has that name.</exception>
+    /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public Task<RebuildProgress?> WaitForRebuildAsync(string name, CancellationToken cancellationToken = default)
     {
         ThrowIfDisposed();

@@ -48,7 +48,8 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
     public QueryResult Search(IndexQuery query, QueryBudget budget)
     {
         var parsed = DefinitionQueryParser.Parse(_definition, _fields, query, _sink.Analyzer, budget);
-        var sort = Sort(_fields.SortFields(query.Sort, query.MaxSortKeys), query.Sort);
+        var keys = query.SortKeys;
+        var sort = Sort(_fields.SortFields(keys, query.MaxSortKeys), keys);
         SearcherLease lease;
         try
         {

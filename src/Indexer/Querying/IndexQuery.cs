@@ -21,12 +21,19 @@ public sealed record IndexQuery(string Text)
     /// <summary>Hits to skip first (0..; skip + take at most <see cref="MaxWindow"/>).</summary>
     public int Skip { get; init; }
 
-    /// <summary>Sort keys in order, each field at most once and at most <see cref="MaxSortKeys"/> of them; empty for relevance (score) order.</summary>
-    public IReadOnlyList<QuerySort> Sort { get; init; } = [];
+    /// <summary>
+    /// Sort keys in order: field names declared sortable, <c>-</c> before one for descending (e.g.
+    /// <c>["-total", "id"]</c>, as the HTTP API's <c>sort=-total,id</c>); each field at most once and at
+    /// most <see cref="MaxSortKeys"/> of them; empty for relevance (score) order.
+    /// </summary>
+    public IReadOnlyList<string> Sort { get; init; } = [];
+
+    /// <summary><see cref="Sort"/>, parsed.</summary>
+    internal IReadOnlyList<QuerySort> SortKeys => [.. Sort.Select(QuerySort.Parse)];
 
     /// <summary>
     /// How many sort keys the query may have (1..<see cref="MaxSortKeysLimit"/>); more is an
-    /// <see cref="InvalidQueryException"/>. Every key holds a slot per hit of the page window, so the
+    /// an <see cref="IndexException"/> of kind <see cref="IndexingErrorKind.InvalidQuery"/>. Every key holds a slot per hit of the page window, so the
     /// keys multiply what a query allocates before it finds anything.
     /// </summary>
     public int MaxSortKeys { get; init; } = DefaultMaxSortKeys;
@@ -49,13 +56,13 @@ public sealed record IndexQuery(string Text)
 
     /// <summary>
     /// How long the query may run (parsing, expanding patterns, collecting and loading hits); past it
-    /// the query stops with <see cref="QueryTimeoutException"/>. Null: no limit.
+    /// the query stops with an <see cref="IndexException"/> of kind <see cref="IndexingErrorKind.QueryTimeout"/>. Null: no limit.
     /// </summary>
     public TimeSpan? TimeLimit { get; init; }
 
     /// <summary>
     /// How many distinct index terms one prefix, wildcard or regular-expression term may expand to
-    /// (1..<see cref="MaxExpandedTermsLimit"/>); more is a <see cref="QueryExpansionException"/>.
+    /// (1..<see cref="MaxExpandedTermsLimit"/>); more is an <see cref="IndexException"/> of kind <see cref="IndexingErrorKind.QueryTooBroad"/>.
     /// Fuzzy terms keep the closest <c>min(50, this)</c> terms.
     /// </summary>
     public int MaxExpandedTerms { get; init; } = DefaultMaxExpandedTerms;
@@ -74,7 +81,15 @@ public sealed record IndexQuery(string Text)
 }
 
 /// <summary>One sort key: a field declared sortable in the definition (anything else is an <see cref="InvalidQueryException"/> naming the sortable fields).</summary>
-public sealed record QuerySort(string Field, bool Descending = false);
+internal sealed record QuerySort(string Field, bool Descending = false)
+{
+    /// <summary>A key as <see cref="IndexQuery.Sort"/> spells it: the field, <c>-</c> first for descending (field names never start with one).</summary>
+    public static QuerySort Parse(string key)
+    {
+        ArgumentNullException.ThrowIfNull(key);
+        return key.StartsWith('-') ? new QuerySort(key[1..], Descending: true) : new QuerySort(key);
+    }
+}
 
 /// <summary>A page of hits.</summary>
 /// <param name="TotalHits">Documents matching the query, all pages.</param>

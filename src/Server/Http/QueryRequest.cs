@@ -53,7 +53,7 @@ internal static class QueryRequest
             return false;
         }
 
-        var sort = new List<QuerySort>();
+        var sort = new List<string>();
         foreach (var key in parameters["sort"].ToString().Split(',', StringSplitOptions.TrimEntries))
         {
             if (key.Length == 0 && parameters["sort"].ToString().Length == 0)
@@ -68,7 +68,7 @@ internal static class QueryRequest
                 return false;
             }
 
-            sort.Add(new QuerySort(field, Descending: key.StartsWith('-')));
+            sort.Add(key);
         }
 
         query = new IndexQuery(text) { Take = take, Skip = skip, Sort = sort };

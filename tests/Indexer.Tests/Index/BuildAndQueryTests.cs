@@ -105,7 +105,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
     [Fact]
     public void Query_SortByDoubleDescending_OrdersByValue()
     {
-        var result = Index.Query(new IndexQuery("*:*") { Take = 25, Sort = [new QuerySort("total", Descending: true)] });
+        var result = Index.Query(new IndexQuery("*:*") { Take = 25, Sort = ["-total"] });
         var expected = Orders.OrderByDescending(o => o.Total).Take(25).Select(o => o.Total).ToList();
         Assert.Equal(expected, result.Hits.Select(h => TotalOf(h.Id)).ToList());
     }
@@ -113,7 +113,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
     [Fact]
     public void Query_SortByKeywordThenLong_OrdersByBoth()
     {
-        var result = Index.Query(new IndexQuery("*:*") { Take = 40, Sort = [new QuerySort("status"), new QuerySort("itemCount", Descending: true)] });
+        var result = Index.Query(new IndexQuery("*:*") { Take = 40, Sort = ["status", "-itemCount"] });
         var expected = Orders.OrderBy(o => o.Status, StringComparer.Ordinal).ThenByDescending(o => o.ItemCount).Take(40)
             .Select(o => (o.Status, o.ItemCount)).ToList();
         Assert.Equal(expected, result.Hits.Select(h => Orders.Single(o => o.Id == h.Id)).Select(o => (o.Status, o.ItemCount)).ToList());
@@ -122,7 +122,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
     [Fact]
     public void Query_Paging_ReturnsConsecutivePagesWithTheSameTotal()
     {
-        var sort = new[] { new QuerySort("total") };
+        string[] sort = ["total"];
         var all = Index.Query(new IndexQuery("*:*") { Take = 30, Sort = sort });
         var first = Index.Query(new IndexQuery("*:*") { Take = 10, Sort = sort });
         var second = Index.Query(new IndexQuery("*:*") { Take = 10, Skip = 10, Sort = sort });
@@ -182,7 +182,7 @@ public sealed class BuildAndQueryTests : IClassFixture<BuildAndQueryTests.BuiltI
     [InlineData("nope", "sort field 'nope' is not in the index")]
     public void Query_SortOnFieldThatCannotSort_ThrowsInvalidQueryException(string field, string expected)
     {
-        var exception = Assert.Throws<InvalidQueryException>(() => Index.Query(new IndexQuery("*:*") { Sort = [new QuerySort(field)] }));
+        var exception = Assert.Throws<InvalidQueryException>(() => Index.Query(new IndexQuery("*:*") { Sort = [field] }));
         Assert.Contains(expected, exception.Message, StringComparison.Ordinal);
     }
 

@@ -126,14 +126,14 @@ public sealed class FollowTests(ITestOutputHelper output)
         store.Put("orders/a", """{"status":"x","itemCount":1}""");
         var index = environment.OpenIndex();
         index.CatchUp(store);
-        var result = index.Query(new IndexQuery("status:x") { Sort = [new QuerySort("itemCount")] }, store);
+        var result = index.Query(new IndexQuery("status:x") { Sort = ["itemCount"] }, store);
 
         Assert.Equal(["orders/a", "orders/b"], result.Hits.Select(h => h.Id));
         Assert.Equal(2, result.Documents.Count);
         Assert.Equal("""{"status":"x","itemCount":1}""", Encoding.UTF8.GetString(result.Documents[0]!.Value.Body));
         // Deleted after the index saw it, as a query racing a delete would find it.
         store.Delete("orders/b");
-        Assert.Null(index.Query(new IndexQuery("status:x") { Sort = [new QuerySort("itemCount")] }, store).Documents[1]);
+        Assert.Null(index.Query(new IndexQuery("status:x") { Sort = ["itemCount"] }, store).Documents[1]);
     }
 
     [Fact]

@@ -34,7 +34,7 @@ public sealed class QueryShapeLimitTests : IDisposable
     [Fact]
     public void Query_SameSortFieldTwice_ThrowsInvalidQueryNamingTheFieldAndTheKeys()
     {
-        var query = new IndexQuery("*:*") { Sort = [new QuerySort("status"), new QuerySort("total"), new QuerySort("status", Descending: true)] };
+        var query = new IndexQuery("*:*") { Sort = ["status", "total", "-status"] };
 
         var error = Assert.Throws<InvalidQueryException>(() => _index.Query(query));
 
@@ -45,7 +45,7 @@ public sealed class QueryShapeLimitTests : IDisposable
     [Fact]
     public void Query_MoreSortKeysThanMaxSortKeys_ThrowsInvalidQueryNamingTheCountAndTheLimit()
     {
-        var keys = new[] { new QuerySort("status"), new QuerySort("total"), new QuerySort("n") };
+        string[] keys = ["status", "total", "n"];
 
         var error = Assert.Throws<InvalidQueryException>(() => _index.Query(new IndexQuery("*:*") { Sort = keys, MaxSortKeys = 2 }));
 
@@ -68,7 +68,7 @@ public sealed class QueryShapeLimitTests : IDisposable
     [InlineData(true)]
     public void Query_DeepPageOfAOneDocumentIndex_AllocatesForItsDocumentNotForTheWindow(bool sorted)
     {
-        var query = new IndexQuery("*:*") { Skip = 90_000, Take = 10_000, Sort = sorted ? [new QuerySort("status"), new QuerySort("n")] : [] };
+        var query = new IndexQuery("*:*") { Skip = 90_000, Take = 10_000, Sort = sorted ? ["status", "n"] : [] };
         _index.Query(query); // warm: the first query loads the doc values and the sort's caches
 
         var before = GC.GetAllocatedBytesForCurrentThread();
