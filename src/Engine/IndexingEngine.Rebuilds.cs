@@ -103,6 +103,64 @@ public sealed partial class IndexingEngine
         return _store.GetStatus();
     }
 
+    /// <summary>
+    /// Every prefetch running in the engine, in the order they started: each rebuild's bulk prefetch as
+    /// <c>rebuild &lt;index&gt;</c>, and any other this process started over the engine's store. For a host's
+    /// admin view and metrics; a rebuild's alone is <see cref="GetRebuildPressure"/>.
+    /// </summary>
+    public IReadOnlyList<RunningPrefetch> ListPrefetches()
+    {
+        ThrowIfDisposed();
+        return [.. _prefetches.Running.Select(Describe)];
+    }
+
+    /// <summary>The running prefetch named <paramref name="name"/> (as <see cref="ListPrefetches"/> names it), or null.</summary>
+    public RunningPrefetch? GetPrefetch(string name)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        ThrowIfDisposed();
+        return _prefetches.Find(name) is { } found ? Describe(found) : null;
+    }
+
+    /// <summary>
+    /// Changes the live limits of the running prefetch named <paramref name="name"/>, at once, and returns it
+    /// as it is afterwards; null when no prefetch of that name is running or it ended meanwhile. Only adaptive
+    /// prefetches have live limits (<see cref="RunningPrefetch.Limits"/> is not null).
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The prefetch reads with a fixed strategy, which has no live limits.</exception>
+    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="limits"/> break a rule (each named).</exception>
+    public RunningPrefetch? UpdatePrefetchLimits(string name, PrefetchLimits limits)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        ArgumentNullException.ThrowIfNull(limits);
+        ThrowIfDisposed();
+        if (_prefetches.Find(name) is not { } found)
+        {
+            return null;
+        }
+
+        if (found.Adaptive is not { } adaptive)
+        {
+            throw new InvalidOperationException(
+                $"prefetch {MessageText.Quote(name)} uses the {found.Source.Pressure.Strategy} strategy, whose reads are fixed; limits apply live only to adaptive prefetches.");
+        }
+
+        try
+        {
+            adaptive.UpdateLimits(limits);
+        }
+        catch (ObjectDisposedException)
+        {
+            // It finished between the lookup and now: nothing left to limit.
+            return null;
+        }
+
+        return Describe(found);
+    }
+
+    private static RunningPrefetch Describe(RegisteredPrefetch prefetch) =>
+        new(prefetch.Name, prefetch.Source.Pressure, prefetch.Adaptive?.Limits);
+
     private RegisteredPrefetch? RebuildPrefetch(string name)
     {
         IndexNames.Validate(name);
@@ -114,3 +172,9 @@ public sealed partial class IndexingEngine
 /// <param name="Store">Documents, bytes, the last etag, and whether writes are accepted.</param>
 /// <param name="Indexes">Every index's summary, by name.</param>
 public sealed record EngineStatus(StoreStatus Store, IReadOnlyList<IndexSummary> Indexes);
+
+/// <summary>One prefetch running in the engine (<see cref="IndexingEngine.ListPrefetches"/>).</summary>
+/// <param name="Name">Its name: <c>rebuild &lt;index&gt;</c> for a rebuild's bulk prefetch.</param>
+/// <param name="Pressure">Its latest pressure snapshot, history and recent decisions included.</param>
+/// <param name="Limits">Its live limits; null for the fixed strategies, which have none.</param>
+public sealed record RunningPrefetch(string Name, PrefetchPressure Pressure, PrefetchLimits? Limits);

@@ -49,6 +49,23 @@ internal sealed class ServerOptions
     /// <summary>The names a loopback server answers to by default: a page reached through any other name (DNS rebinding) is refused.</summary>
     public static readonly IReadOnlyList<string> LoopbackHosts = ["localhost", "127.0.0.1", "[::1]"];
 
+    // glibc or jemalloc, in any case, around spaces: the names the engine's RocksDbLibrary values go by.
+    private static bool TryParseLibrary(string text, out RocksDbLibrary library)
+    {
+        switch (text.Trim().ToLowerInvariant())
+        {
+            case "glibc":
+                library = RocksDbLibrary.Glibc;
+                return true;
+            case "jemalloc":
+                library = RocksDbLibrary.Jemalloc;
+                return true;
+            default:
+                library = default;
+                return false;
+        }
+    }
+
     private static readonly TimeSpan _minQueryTimeout = TimeSpan.FromMilliseconds(1);
     private static readonly TimeSpan _maxQueryTimeout = TimeSpan.FromMinutes(10);
 
@@ -163,7 +180,7 @@ internal sealed class ServerOptions
         var rowCacheBytes = Size(storage.RowCacheBytes, RowCacheBytesSetting, StoreOptions.Default.RowCacheBytes, problems);
         var nativeLibrary = StoreOptions.DefaultNativeLibrary;
         var libraryText = storage.NativeLibrary;
-        if (libraryText is not null && !RocksDbNative.TryParse(libraryText, out nativeLibrary))
+        if (libraryText is not null && !TryParseLibrary(libraryText, out nativeLibrary))
         {
             problems.Add($"{NativeLibrarySetting} is {MessageText.Quote(libraryText)}; it must be glibc (librocksdb.so, the default) or jemalloc " +
                 "(librocksdb-jemalloc.so, with the process started under LD_PRELOAD=libjemalloc.so.2).");

@@ -1,6 +1,6 @@
 using Indexing.Measurement;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>What the <c>measure</c> command was asked to do (validated by the command line).</summary>
 /// <param name="InputFile">The NDJSON file: one <c>{"id": "...", "doc": {...}}</c> per line.</param>

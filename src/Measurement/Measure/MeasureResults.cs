@@ -1,6 +1,6 @@
 using Indexing.Measurement;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>
 /// The medians of one strategy's (or bound's) runs, and its ratios to FixedBatch and to the bound
