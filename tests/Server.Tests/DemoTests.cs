@@ -21,6 +21,13 @@ public sealed class DemoTests : IDisposable
     }
 
     [Fact]
+    public void StatusTables_BlobThreshold_IsTheStores()
+    {
+        // The demo's store table restates the store's blob threshold (the server reads only the engine's public API).
+        Assert.Equal(DocumentStore.MinBlobBytes, StatusTables.MinBlobBytes);
+    }
+
+    [Fact]
     public async Task Demo_SmallDataset_RebuildsUnderTrafficAndVerifies_ThenReusesTheData()
     {
         var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchPass.AdaptiveStrategy,
