@@ -1,5 +1,7 @@
+extern alias server;
+
 using Indexing.Lab.Soak;
-using Indexing.Server.Cli;
+using server::Indexing.Server.Cli;
 using Indexing.Storage;
 
 // First, before the server's threads exist: one glibc malloc arena per core, as the product's

@@ -1,8 +1,10 @@
+extern alias server;
+
 using System.CommandLine;
 using System.Globalization;
 using Indexing.Datasets;
-using Indexing.Server.Cli;
-using Indexing.Server.Hosting;
+using server::Indexing.Server.Cli;
+using server::Indexing.Server.Hosting;
 using Indexing.Storage;
 
 namespace Indexing.Lab.Soak;

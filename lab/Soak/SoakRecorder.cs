@@ -1,8 +1,10 @@
+extern alias server;
+
 using System.Diagnostics;
 using System.Globalization;
 using Indexing.Indexer;
-using Indexing.Server.Admin;
-using Indexing.Server.Hosting;
+using server::Indexing.Server.Admin;
+using server::Indexing.Server.Hosting;
 using Indexing.Storage;
 
 namespace Indexing.Lab.Soak;
@@ -115,8 +117,8 @@ internal sealed class SoakRecorder : IAsyncDisposable
 
     private void SampleNow()
     {
-        var memory = ProcessMemory.Read(Stopwatch.GetElapsedTime(_started), _host.Store, _host.Indexes, _host.Prefetches);
-        var gets = _host.Store.ForegroundReadLatency.Snapshot(Interval);
+        var memory = ProcessMemory.Read(Stopwatch.GetElapsedTime(_started), _host.Engine.GetMemory());
+        var gets = _host.Engine.Store.ForegroundReadLatency.Snapshot(Interval);
         var rebuild = Rebuild();
         lock (_lock)
         {
@@ -163,7 +165,7 @@ internal sealed class SoakRecorder : IAsyncDisposable
     {
         try
         {
-            return _host.Indexes.GetRebuild(_indexName);
+            return _host.Engine.GetRebuild(_indexName);
         }
         catch (IndexNotFoundException)
         {
@@ -212,6 +214,6 @@ internal sealed record SoakSample(
     double? RebuildMegabytesPerSecond,
     long ForegroundGets,
     TimeSpan? ForegroundP99,
-    CacheCounts ForegroundBlockCache,
-    CacheCounts RowCache,
+    CacheHits ForegroundBlockCache,
+    CacheHits RowCache,
     double? LoadAverage);

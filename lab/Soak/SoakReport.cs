@@ -1,8 +1,10 @@
+extern alias server;
+
 using System.Runtime;
 using System.Runtime.InteropServices;
 using Indexing.Indexer;
-using Indexing.Server.Admin;
-using Indexing.Server.Demo;
+using server::Indexing.Server.Admin;
+using server::Indexing.Server.Demo;
 using Indexing.Storage;
 
 namespace Indexing.Lab.Soak;

@@ -1,8 +1,10 @@
+extern alias server;
+
 using System.Globalization;
 using Indexing.Datasets;
 using Indexing.Indexer;
-using Indexing.Server.Demo;
-using Indexing.Server.Hosting;
+using server::Indexing.Server.Demo;
+using server::Indexing.Server.Hosting;
 using Indexing.Storage;
 using Spectre.Console;
 
@@ -54,7 +56,7 @@ internal sealed class SoakRunner
         {
             _console.MarkupLineInterpolated($"Server on [bold]{host.BaseAddress}[/]; watch memory and the rebuild live at [bold link]{host.BaseAddress}admin[/]");
             _console.MarkupLineInterpolated($"Allocator: [bold]{RocksDbNative.DescribeMalloc()}[/]; RocksDB library {RocksDbNative.LoadedLibraryPath ?? "-"}");
-            _console.MarkupLineInterpolated($"Store: {host.Store.Options}; memory bound {ByteSize.Format(host.Memory.Bound.TotalBytes)}");
+            _console.MarkupLineInterpolated($"Store: {host.Engine.Options.Storage}; memory bound {ByteSize.Format(host.Memory.Bound.TotalBytes)}");
             var recorder = new SoakRecorder(host, RebuildStep.IndexName);
             await using (recorder.ConfigureAwait(false))
             {
@@ -73,10 +75,10 @@ internal sealed class SoakRunner
 
     private async Task<int> RunStepsAsync(ServerHost host, SoakRecorder recorder, CancellationToken cancellationToken)
     {
-        var store = host.Store;
-        var indexes = host.Indexes;
+        var engine = host.Engine;
+        var indexes = engine.Indexes;
         var spec = new DatasetSpec(_settings.Shape, targetTotalBytes: _settings.SizeBytes, seed: _settings.Seed);
-        var dataset = new DatasetLoader(_console).EnsureLoaded(store, _settings.DatasetMarkerPath, spec, cancellationToken);
+        var dataset = new DatasetLoader(_console).EnsureLoaded(engine, _settings.DatasetMarkerPath, spec, cancellationToken);
 
         if (!indexes.Names.Contains(RebuildStep.IndexName))
         {
@@ -90,13 +92,13 @@ internal sealed class SoakRunner
         // writers leave the dataset's documents alone: every run does the same work, so runs with
         // different allocators or settings compare.
         var rebuild = await new RebuildStep(_console).RunAsync(
-            store, indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken, DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection),
+            engine, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken, DemoIndexes.Wide(RebuildStep.IndexName, dataset.Collection),
             keepDataset: true).ConfigureAwait(false);
         StatusTables.WriteRebuildReport(_console, rebuild);
 
         recorder.Enter(SoakStage.After);
         _console.MarkupLineInterpolated($"Live traffic for {_settings.After.TotalSeconds:0} s after the rebuild");
-        var traffic = new LiveTraffic(store, indexes, RebuildStep.IndexName, dataset.Collection, dataset.Documents, _settings.Writers, TimeSpan.FromMilliseconds(5), keepDataset: true);
+        var traffic = new LiveTraffic(engine, RebuildStep.IndexName, dataset.Collection, dataset.Documents, _settings.Writers, TimeSpan.FromMilliseconds(5), keepDataset: true);
         await using (traffic.ConfigureAwait(false))
         {
             await Task.Delay(_settings.After, cancellationToken).ConfigureAwait(false);
@@ -108,7 +110,7 @@ internal sealed class SoakRunner
             _console.MarkupLineInterpolated($"[yellow]warning:[/] a sample failed ({error}); the timeline has a gap there");
         }
 
-        var report = SoakReport.From(_settings, dataset, store.Options, host.Memory.Bound, rebuild, samples);
+        var report = SoakReport.From(_settings, dataset, engine.Options.Storage, host.Memory.Bound, rebuild, samples);
         SoakFiles.Write(_settings, report, samples);
         var growth = report.SecondHalfGrowth is { } g ? string.Create(CultureInfo.InvariantCulture, $"{g * 100:+0.0;-0.0}%") : "-";
         _console.MarkupLineInterpolated(

@@ -52,16 +52,6 @@ public sealed partial class IndexingEngine
     }
 
     /// <summary>
-    /// The live limits of the index's running bulk prefetch (budget, concurrency cap, rate cap), or null when
-    /// its rebuild is not reading (no rebuild, or past its bulk phase).
-    /// </summary>
-    public PrefetchLimits? GetRebuildLimits(string name)
-    {
-        ThrowIfDisposed();
-        return RebuildPrefetch(name)?.Adaptive?.Limits;
-    }
-
-    /// <summary>
     /// Changes the live limits of the index's running bulk prefetch, at once: operators slow a rebuild
     /// down when live traffic suffers, or free it at night. Returns false when the rebuild is not reading.
     /// </summary>
@@ -81,12 +71,13 @@ public sealed partial class IndexingEngine
 
     /// <summary>
     /// The pressure of the index's running bulk prefetch: its read rate, concurrency, budget use, the
-    /// controller's last decisions with their reasons; null when its rebuild is not reading.
+    /// controller's last decisions with their reasons, and its live limits; null when its rebuild is not
+    /// reading (no rebuild, or past its bulk phase).
     /// </summary>
     public PrefetchPressure? GetRebuildPressure(string name)
     {
         ThrowIfDisposed();
-        return RebuildPrefetch(name)?.Source.Pressure;
+        return RebuildPrefetch(name) is { } found ? Describe(found) : null;
     }
 
     /// <summary>The store's status (last etag, sizes, tombstones, write state, RocksDB's statistics); <see cref="ListIndexes"/> gives the indexes'.</summary>
@@ -95,6 +86,64 @@ public sealed partial class IndexingEngine
         ThrowIfDisposed();
         return _store.GetStatus();
     }
+
+    /// <summary>
+    /// Every prefetch running in the engine, in the order they started: each rebuild's bulk prefetch as
+    /// <c>rebuild &lt;index&gt;</c>, and any other this process started over the engine's store. For a host's
+    /// admin view and metrics; a rebuild's alone is <see cref="GetRebuildPressure"/>.
+    /// </summary>
+    public IReadOnlyList<PrefetchPressure> ListPrefetches()
+    {
+        ThrowIfDisposed();
+        return [.. _prefetches.Running.Select(Describe)];
+    }
+
+    /// <summary>The running prefetch named <paramref name="name"/> (as <see cref="ListPrefetches"/> names it), or null.</summary>
+    public PrefetchPressure? GetPrefetch(string name)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        ThrowIfDisposed();
+        return _prefetches.Find(name) is { } found ? Describe(found) : null;
+    }
+
+    /// <summary>
+    /// Changes the live limits of the running prefetch named <paramref name="name"/>, at once, and returns it
+    /// as it is afterwards; null when no prefetch of that name is running or it ended meanwhile. Only adaptive
+    /// prefetches have live limits (<see cref="PrefetchPressure.Limits"/> is not null).
+    /// </summary>
+    /// <exception cref="InvalidOperationException">The prefetch reads with a fixed strategy, which has no live limits.</exception>
+    /// <exception cref="Microsoft.Extensions.Options.OptionsValidationException"><paramref name="limits"/> break a rule (each named).</exception>
+    public PrefetchPressure? UpdatePrefetchLimits(string name, PrefetchLimits limits)
+    {
+        ArgumentNullException.ThrowIfNull(name);
+        ArgumentNullException.ThrowIfNull(limits);
+        ThrowIfDisposed();
+        if (_prefetches.Find(name) is not { } found)
+        {
+            return null;
+        }
+
+        if (found.Adaptive is not { } adaptive)
+        {
+            throw new InvalidOperationException(
+                $"prefetch {MessageText.Quote(name)} uses the {found.Source.Pressure.Strategy} strategy, whose reads are fixed; limits apply live only to adaptive prefetches.");
+        }
+
+        try
+        {
+            adaptive.UpdateLimits(limits);
+        }
+        catch (ObjectDisposedException)
+        {
+            // It finished between the lookup and now: nothing left to limit.
+            return null;
+        }
+
+        return Describe(found);
+    }
+
+    private static PrefetchPressure Describe(RegisteredPrefetch prefetch) =>
+        prefetch.Source.Pressure with { Name = prefetch.Name, Limits = prefetch.Adaptive?.Limits };
 
     private RegisteredPrefetch? RebuildPrefetch(string name)
     {

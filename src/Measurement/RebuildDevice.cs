@@ -34,5 +34,44 @@ public sealed record RebuildDevice
         return new(name, (options ?? new NetworkDiskModelOptions()).Validate());
     }
 
+    /// <summary>
+    /// The store under the modelled network disk: each figure given replaces the model's default
+    /// (validated now). For hosts, which cannot name the model's options.
+    /// </summary>
+    /// <param name="requestLatency">Fixed cost of every request.</param>
+    /// <param name="streamBandwidthBytesPerSecond">Bandwidth of one request stream.</param>
+    /// <param name="usefulQueueDepth">Requests serviced at once; more wait in line.</param>
+    /// <param name="deviceBandwidthBytesPerSecond">Cap on the whole device's bandwidth; null for none.</param>
+    /// <param name="name">The label.</param>
+    public static RebuildDevice ModelledNetworkDisk(
+        TimeSpan? requestLatency, long? streamBandwidthBytesPerSecond, int? usefulQueueDepth, long? deviceBandwidthBytesPerSecond = null, string name = "network-disk")
+    {
+        var defaults = new NetworkDiskModelOptions();
+        return ModelledNetworkDisk(
+            new NetworkDiskModelOptions
+            {
+                RequestLatency = requestLatency ?? defaults.RequestLatency,
+                StreamBandwidthBytesPerSecond = streamBandwidthBytesPerSecond ?? defaults.StreamBandwidthBytesPerSecond,
+                UsefulQueueDepth = usefulQueueDepth ?? defaults.UsefulQueueDepth,
+                DeviceBandwidthBytesPerSecond = deviceBandwidthBytesPerSecond,
+            },
+            name);
+    }
+
+    /// <summary>The modelled network disk with the model's default figures.</summary>
+    public static RebuildDevice DefaultNetworkDisk { get; } = ModelledNetworkDisk(options: null);
+
+    /// <summary>The modelled disk's fixed cost of every request; null on the local disk.</summary>
+    public TimeSpan? RequestLatency => NetworkDisk?.RequestLatency;
+
+    /// <summary>The modelled disk's bandwidth of one request stream; null on the local disk.</summary>
+    public long? StreamBandwidthBytesPerSecond => NetworkDisk?.StreamBandwidthBytesPerSecond;
+
+    /// <summary>The modelled disk's requests serviced at once; null on the local disk.</summary>
+    public int? UsefulQueueDepth => NetworkDisk?.UsefulQueueDepth;
+
+    /// <summary>The modelled disk's cap on the whole device's bandwidth; null on the local disk or with no cap.</summary>
+    public long? DeviceBandwidthBytesPerSecond => NetworkDisk?.DeviceBandwidthBytesPerSecond;
+
     public override string ToString() => NetworkDisk is null ? Name : $"{Name} ({NetworkDisk})";
 }

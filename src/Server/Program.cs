@@ -1,7 +1,7 @@
+using Indexing.Engine;
 using Indexing.Server.Cli;
-using Indexing.Storage;
 
-// First, before the server's threads exist: one glibc malloc arena per core (RocksDbNative says why;
+// First, before the server's threads exist: one glibc malloc arena per core (the engine says why;
 // MALLOC_ARENA_MAX in the environment overrides it).
-RocksDbNative.LimitGlibcArenas(Environment.ProcessorCount);
+IndexingEngine.LimitGlibcArenas(Environment.ProcessorCount);
 return await CommandLine.InvokeAsync(args).ConfigureAwait(false);

@@ -324,7 +324,7 @@ public sealed class AdminEndpointTests
         await using var server = await RunningServer.StartAsync();
         server.LoadOrders(500_000);
         var source = server.StartPrefetch("scan");
-        var error = Assert.Throws<InvalidOperationException>(() => server.Host.Prefetches.Register("scan", source));
+        var error = Assert.Throws<InvalidOperationException>(() => server.Host.Engine.Prefetches.Register("scan", source));
         Assert.Contains("'scan' is already registered", error.Message, StringComparison.Ordinal);
     }
 

@@ -3,6 +3,7 @@ using System.Net;
 using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
+using Indexing.Engine;
 using Indexing.Server.Hosting;
 using Indexing.Server.Loading;
 using Indexing.Storage;
@@ -25,11 +26,15 @@ public sealed class BulkLoadTests
     {
         // The measure command calls the limit --max-document-size; Storage calls it StoreOptions.MaxDocumentBytes.
         using var directory = new TempDirectory("indexing-bulk-load-tests");
-        using var store = DocumentStore.Open(directory.Path, new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false));
+        await using var engine = IndexingEngine.Open(new EngineOptions
+        {
+            DataDirectory = directory.Path,
+            Storage = new StoreOptions(maxDocumentBytes: 1 << 10, syncWrites: false),
+        });
         var line = "{\"id\": \"orders/1\", \"doc\": {\"note\": \"" + new string('x', 2000) + "\"}}\n";
 
         var result = await BulkLoad.LoadAsync(
-            PipeReader.Create(new MemoryStream(Encoding.UTF8.GetBytes(line))), store, "--max-document-size", progress: null, CancellationToken.None);
+            PipeReader.Create(new MemoryStream(Encoding.UTF8.GetBytes(line))), engine, "--max-document-size", progress: null, CancellationToken.None);
 
         var error = Assert.Single(result.Errors);
         Assert.Equal("BodyTooLarge", error.Rule);

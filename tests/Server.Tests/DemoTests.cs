@@ -1,4 +1,5 @@
 using Indexing.Datasets;
+using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Server.Demo;
 using Indexing.Storage;
@@ -20,10 +21,17 @@ public sealed class DemoTests : IDisposable
     }
 
     [Fact]
+    public void StatusTables_BlobThreshold_IsTheStores()
+    {
+        // The demo's store table restates the store's blob threshold (the server reads only the engine's public API).
+        Assert.Equal(DocumentStore.MinBlobBytes, StatusTables.MinBlobBytes);
+    }
+
+    [Fact]
     public async Task Demo_SmallDataset_RebuildsUnderTrafficAndVerifies_ThenReusesTheData()
     {
-        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchStrategy.Adaptive,
-            DirectReads: false, PrefetchDisk: new NetworkDiskModelOptions(), Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
+        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 3 << 20, Seed: 7, PrefetchPass.AdaptiveStrategy,
+            DirectReads: false, PrefetchDisk: RebuildDevice.DefaultNetworkDisk, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(3));
 
         var (first, firstOutput) = await RunAsync(settings, timeout.Token);
@@ -45,7 +53,7 @@ public sealed class DemoTests : IDisposable
     [Fact]
     public async Task Demo_StoppedWhileTheServerStarts_Returns130AndClosesTheStore()
     {
-        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchStrategy.Adaptive,
+        var settings = new DemoSettings(_directory, DatasetShape.LogNormal, SizeBytes: 1 << 20, Seed: 7, PrefetchPass.AdaptiveStrategy,
             DirectReads: false, PrefetchDisk: null, Rebuild: true, Writers: 1, Port: 0, ExitWhenDone: true);
         using var stopped = new CancellationTokenSource();
         await stopped.CancelAsync();

@@ -63,7 +63,7 @@ public sealed class HostileClientTests
 
         Assert.Equal(etag, server.Store.LastEtag);
         Assert.NotNull(server.Store.Get("orders/1"));
-        Assert.Empty(server.Host.Indexes.Names);
+        Assert.Empty(server.Host.Engine.Indexes.Names);
     }
 
     [Fact]

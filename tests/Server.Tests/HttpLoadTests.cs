@@ -38,7 +38,7 @@ public sealed class HttpLoadTests
         await server.DefineIndexAsync(Definition, Documents);
 
         // A changed definition: the rebuild reads the whole collection while the load runs.
-        Assert.Equal(IndexPutResult.RebuildStarted, server.Host.Indexes.CreateOrUpdate(IndexDefinition.Parse(ChangedDefinition)));
+        Assert.Equal(IndexPutResult.RebuildStarted, server.Host.Engine.Indexes.CreateOrUpdate(IndexDefinition.Parse(ChangedDefinition)));
         var result = await RunWrkAsync(server.Host.BaseAddress, "mixed", TimeSpan.FromSeconds(8), timeout.Token);
 
         var errors = result.GetProperty("errors");
@@ -53,7 +53,7 @@ public sealed class HttpLoadTests
         Assert.Equal(result.GetProperty("requests").GetInt64(), counts.Values.Sum());
 
         RebuildProgress? rebuild;
-        while ((rebuild = server.Host.Indexes.GetRebuild("orders")) is { IsFinished: false })
+        while ((rebuild = server.Host.Engine.Indexes.GetRebuild("orders")) is { IsFinished: false })
         {
             await Task.Delay(200, timeout.Token);
         }

@@ -27,7 +27,7 @@ public sealed class IndexDeleteEndpointTests
 
         using var withoutKey = await SendDeleteAsync(server, "/indexes/by-a", key: null);
         using var withReadKey = await SendDeleteAsync(server, "/indexes/by-a", ReadKey);
-        Assert.Equal(["by-a"], server.Host.Indexes.Names);
+        Assert.Equal(["by-a"], server.Host.Engine.Indexes.Names);
         using var deleted = await SendDeleteAsync(server, "/indexes/by-a", Key);
         using var again = await SendDeleteAsync(server, "/indexes/by-a", Key);
         using var badName = await SendDeleteAsync(server, "/indexes/..%2Fstore", Key);
@@ -42,7 +42,7 @@ public sealed class IndexDeleteEndpointTests
         await DocumentEndpointTests.AssertProblem(again, HttpStatusCode.NotFound, "there is no index named 'by-a'");
         await DocumentEndpointTests.AssertProblem(badName, HttpStatusCode.BadRequest, "index name '..");
         Assert.Equal(HttpStatusCode.NotFound, summary.StatusCode);
-        Assert.Empty(server.Host.Indexes.Names);
+        Assert.Empty(server.Host.Engine.Indexes.Names);
         Assert.False(Directory.Exists(Path.Combine(server.Directory, "indexes", "by-a")));
     }
 

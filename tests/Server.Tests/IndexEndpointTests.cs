@@ -103,7 +103,7 @@ public sealed class IndexEndpointTests
             Assert.True(problem.GetProperty("column").GetInt32() > 0);
         }
 
-        Assert.Equal(["orders-by-status"], server.Host.Indexes.Names);
+        Assert.Equal(["orders-by-status"], server.Host.Engine.Indexes.Names);
         Assert.Equal(etag, server.Store.LastEtag);
     }
 
@@ -116,6 +116,6 @@ public sealed class IndexEndpointTests
         await using var server = await RunningServer.StartAsync();
         using var response = await server.Client.PutAsync("/indexes/orders-by-status", RunningServer.Json(definition));
         await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.BadRequest, detailPart);
-        Assert.Empty(server.Host.Indexes.Names);
+        Assert.Empty(server.Host.Engine.Indexes.Names);
     }
 }

@@ -21,7 +21,7 @@ public sealed class IndexStartupTests : IDisposable
             using var client = new HttpClient { BaseAddress = first.BaseAddress, Timeout = _hangGuard };
             for (var i = 0; i < 50; i++)
             {
-                first.Store.Put($"orders/{i:D3}", $$"""{"n": {{i}}}""");
+                first.Engine.Store.Put($"orders/{i:D3}", $$"""{"n": {{i}}}""");
             }
 
             foreach (var name in new[] { "broken", "healthy" })
@@ -29,7 +29,7 @@ public sealed class IndexStartupTests : IDisposable
                 using var put = await client.PutAsync($"/indexes/{name}", RunningServer.Json(
                     $$"""{"name": "{{name}}", "collection": "orders", "fields": [{"name": "n", "path": "n", "type": "long"}]}"""));
                 Assert.Equal(HttpStatusCode.Created, put.StatusCode);
-                await first.Indexes.WaitForRebuildAsync(name).WaitAsync(_hangGuard);
+                await first.Engine.Indexes.WaitForRebuildAsync(name).WaitAsync(_hangGuard);
             }
         }
 
@@ -67,12 +67,12 @@ public sealed class IndexStartupTests : IDisposable
             using var client = new HttpClient { BaseAddress = first.BaseAddress, Timeout = _hangGuard };
             for (var i = 0; i < 20; i++)
             {
-                first.Store.Put($"orders/{i:D3}", $$"""{"n": {{i}}}""");
+                first.Engine.Store.Put($"orders/{i:D3}", $$"""{"n": {{i}}}""");
             }
 
             using var put = await client.PutAsync("/indexes/orders", RunningServer.Json(definition));
             Assert.Equal(HttpStatusCode.Created, put.StatusCode);
-            await first.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
+            await first.Engine.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
         }
 
         // The catalog's copy of the definition no longer parses (edited by hand, or written by a newer version).
@@ -97,7 +97,7 @@ public sealed class IndexStartupTests : IDisposable
 
         using var repaired = await again.PutAsync("/indexes/orders", RunningServer.Json(definition));
         Assert.True(repaired.IsSuccessStatusCode, $"{(int)repaired.StatusCode}: {await repaired.Content.ReadAsStringAsync()}");
-        await second.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
+        await second.Engine.Indexes.WaitForRebuildAsync("orders").WaitAsync(_hangGuard);
         Assert.Contains("\"totalHits\":20", await again.GetStringAsync("/indexes/orders/query?q=*:*"), StringComparison.Ordinal);
     }
 

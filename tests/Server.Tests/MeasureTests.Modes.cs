@@ -1,5 +1,6 @@
 using System.Text.Json;
 using Indexing.Datasets;
+using Indexing.Measurement.Measure;
 using Indexing.Server.Measure;
 
 namespace Indexing.Server.Tests;

@@ -8,6 +8,7 @@ using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Server.Cli;
 using Indexing.Server.Loading;
+using Indexing.Measurement.Measure;
 using Indexing.Server.Measure;
 
 namespace Indexing.Server.Tests;
@@ -421,7 +422,7 @@ public sealed partial class MeasureTests : IDisposable
     {
         var recording = new RecordingConsole();
         using var timeout = new CancellationTokenSource(TimeSpan.FromMinutes(5));
-        var code = await new MeasureRunner(settings, recording.Console).RunAsync(timeout.Token);
+        var code = await new MeasureRunner(settings, MeasureFileLoader.LoadAsync, recording.Console).RunAsync(timeout.Token);
         return (code, recording.Output);
     }
 

@@ -2,6 +2,7 @@ using System.IO.Pipelines;
 using System.Text;
 using System.Text.Json;
 using Indexing.Datasets;
+using Indexing.Engine;
 using Indexing.Server.Loading;
 using Indexing.Storage;
 
@@ -23,14 +24,14 @@ public sealed class NdjsonBulkWriterTests
 
         output.Position = 0;
         using var directory = new TempDirectory("indexing-bulk-format-tests");
-        using var store = DocumentStore.Open(directory.Path, new StoreOptions(syncWrites: false));
-        var result = await BulkLoad.LoadAsync(PipeReader.Create(output), store, "Storage:MaxDocumentBytes", progress: null, CancellationToken.None);
+        await using var engine = IndexingEngine.Open(new EngineOptions { DataDirectory = directory.Path, Storage = new StoreOptions(syncWrites: false) });
+        var result = await BulkLoad.LoadAsync(PipeReader.Create(output), engine, "Storage:MaxDocumentBytes", progress: null, CancellationToken.None);
 
         Assert.Empty(result.Errors);
         Assert.Equal(documents.Count, result.Stored);
         foreach (var document in documents)
         {
-            Assert.Equal(document.Utf8Json, store.Get(document.Id)?.Body);
+            Assert.Equal(document.Utf8Json, engine.Get(document.Id)?.Body);
         }
     }
 

@@ -40,7 +40,7 @@ public sealed class QueryLimitTests
         var problem = await DocumentEndpointTests.AssertProblem(response, HttpStatusCode.ServiceUnavailable, "was stopped at its time limit of 1 ms");
         Assert.Equal("Query time limit exceeded", problem.GetProperty("title").GetString());
         Assert.Contains("The limit is Server:QueryTimeout.", problem.GetProperty("detail").GetString(), StringComparison.Ordinal);
-        Assert.Equal(12_000, server.Host.Indexes.Query("numbered", new IndexQuery("*:*")).TotalHits);
+        Assert.Equal(12_000, server.Host.Engine.Indexes.Query("numbered", new IndexQuery("*:*")).TotalHits);
     }
 
     [Fact]

@@ -89,9 +89,9 @@ public sealed class ReadLeakTests
         var data = Path.GetFullPath(directory.Path);
         await using (var first = await ServerHost.StartAsync(directory.Path, [], RunningServer.Defaults(), CancellationToken.None))
         {
-            first.Store.Put("orders/1", """{"n": 1}""");
-            first.Indexes.CreateOrUpdate(IndexDefinition.Parse(Definition));
-            await first.Indexes.WaitForRebuildAsync("by-n").WaitAsync(TimeSpan.FromSeconds(60));
+            first.Engine.Store.Put("orders/1", """{"n": 1}""");
+            first.Engine.Indexes.CreateOrUpdate(IndexDefinition.Parse(Definition));
+            await first.Engine.Indexes.WaitForRebuildAsync("by-n").WaitAsync(TimeSpan.FromSeconds(60));
         }
 
         // How the last run's rebuilds ended, as it persisted them: a cancelled one whose replacement
@@ -115,7 +115,7 @@ public sealed class ReadLeakTests
             [ServerOptions.ReadApiKeySetting] = ReadKey,
         }), CancellationToken.None);
         using var client = new HttpClient { BaseAddress = second.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
-        Assert.Equal(note, second.Indexes.GetSummary("by-n").LastRebuild?.Note);
+        Assert.Equal(note, second.Engine.Indexes.GetSummary("by-n").LastRebuild?.Note);
 
         foreach (var path in new[] { "/indexes/by-n", "/indexes" })
         {
@@ -161,7 +161,7 @@ public sealed class ReadLeakTests
     {
         await using var server = await RunningServer.StartAsync();
         // Closed under the server: the next index read throws ObjectDisposedException inside the endpoint.
-        await server.Host.Indexes.DisposeAsync();
+        await server.Host.Engine.Indexes.DisposeAsync();
 
         using var response = await server.Client.GetAsync("/indexes/by-n");
 

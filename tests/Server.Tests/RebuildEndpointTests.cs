@@ -134,7 +134,7 @@ public sealed class RebuildEndpointTests
         // reading; 8 MB take far longer to index than this loop takes to see it.
         using (var timeout = new CancellationTokenSource(_hangGuard))
         {
-            while (server.Host.Prefetches.Find(name) is null && server.Host.Indexes.GetRebuild("orders-by-status")?.Phase is null or Indexer.RebuildPhase.Bulk)
+            while (server.Host.Engine.Prefetches.Find(name) is null && server.Host.Engine.Indexes.GetRebuild("orders-by-status")?.Phase is null or Indexer.RebuildPhase.Bulk)
             {
                 await Task.Delay(1, timeout.Token);
             }
@@ -148,7 +148,7 @@ public sealed class RebuildEndpointTests
         var shown = Assert.Single(body.GetProperty("prefetches").EnumerateArray(), p => p.GetProperty("name").GetString() == name);
         Assert.Equal(1, shown.GetProperty("limits").GetProperty("maxConcurrency").GetInt32());
         // Registered for the bulk phase only.
-        Assert.Null(server.Host.Prefetches.Find(name));
+        Assert.Null(server.Host.Engine.Prefetches.Find(name));
         Assert.True(progress.GetProperty("documentsDone").GetInt64() > 0);
     }
 

@@ -33,7 +33,7 @@ internal sealed class RunningServer : IAsyncDisposable
 
     public HttpClient Client { get; }
 
-    public DocumentStore Store => Host.Store;
+    public DocumentStore Store => Host.Engine.Store;
 
     /// <summary>Starts a server on a new temp data directory, or on <paramref name="directory"/> (e.g. one whose store is on a small volume).</summary>
     public static async Task<RunningServer> StartAsync(IReadOnlyDictionary<string, string?>? settings = null, string? directory = null)
@@ -83,7 +83,7 @@ internal sealed class RunningServer : IAsyncDisposable
         var source = Prefetch.Start(Store, DatasetSpec.DefaultCollection, PrefetchStrategy.Adaptive,
             new PrefetchOptions { MaxBytesPerSecond = maxBytesPerSecond, BudgetBytes = PrefetchBudgetBytes });
         _prefetches.Add(source);
-        _registrations.Add(Host.Prefetches.Register(name, source));
+        _registrations.Add(Host.Engine.Prefetches.Register(name, source));
         _ = Task.Run(async () =>
         {
             try
@@ -105,9 +105,9 @@ internal sealed class RunningServer : IAsyncDisposable
     public async Task DefineIndexAsync(string definitionJson, long documents)
     {
         var definition = Indexer.IndexDefinition.Parse(definitionJson);
-        Host.Indexes.CreateOrUpdate(definition);
+        Host.Engine.Indexes.CreateOrUpdate(definition);
         using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(60));
-        while (Host.Indexes.GetRebuild(definition.Name) is { IsFinished: false } || Host.Indexes.GetSummary(definition.Name).Status.DocumentCount < documents)
+        while (Host.Engine.Indexes.GetRebuild(definition.Name) is { IsFinished: false } || Host.Engine.Indexes.GetSummary(definition.Name).Status.DocumentCount < documents)
         {
             await Task.Delay(50, timeout.Token);
         }
@@ -135,7 +135,7 @@ internal sealed class RunningServer : IAsyncDisposable
 
         // A rebuild still running holds its snapshot legitimately: stop the indexes (idempotent; the
         // host disposes them again) before looking for leaked snapshots and iterators.
-        await Host.Indexes.DisposeAsync();
+        await Host.Engine.Indexes.DisposeAsync();
         var status = Store.GetStatus();
         await Host.DisposeAsync();
         try

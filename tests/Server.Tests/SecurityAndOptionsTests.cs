@@ -56,7 +56,7 @@ public sealed class SecurityAndOptionsTests
         server.Client.BaseAddress = new UriBuilder(server.Host.BaseAddress) { Host = "127.0.0.1" }.Uri;
         server.Store.Put("orders/1", """{"a": 1}""");
 
-        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+        server.Host.Engine.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
         foreach (var (method, path) in Writes.Concat(Admin).Concat(Reads))
         {
             using var request = new HttpRequestMessage(new HttpMethod(method), path) { Content = Body(method, path) };
@@ -124,7 +124,7 @@ public sealed class SecurityAndOptionsTests
             [ServerOptions.ReadApiKeySetting] = ReadKey,
         });
         server.Store.Put("orders/1", """{"a": 1}""");
-        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+        server.Host.Engine.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
 
         foreach (var (method, path) in Reads)
         {
@@ -172,7 +172,7 @@ public sealed class SecurityAndOptionsTests
     {
         await using var server = await RunningServer.StartAsync();
         server.Store.Put("orders/1", """{"a": 1}""");
-        server.Host.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
+        server.Host.Engine.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(ReadableIndex));
 
         foreach (var (method, path) in Reads.Append(("GET", "/admin/prefetch")).Append(("GET", "/metrics")).Append(("PUT", "/docs/orders/2")))
         {

@@ -81,7 +81,7 @@ public sealed class StoreFullTests
         // Reads go on, and so does the index: it follows the change feed up to the last acknowledged write.
         await AssertAllReadableAsync(server, acknowledged);
         await WaitForHitsAsync(server, acknowledged.Count, atMost: acknowledged.Count);
-        var index = server.Host.Indexes.GetSummary("notes-by-kind").Status;
+        var index = server.Host.Engine.Indexes.GetSummary("notes-by-kind").Status;
         Assert.NotEqual(IndexState.Error, index.State);
         Assert.Null(index.LastError);
 

@@ -29,6 +29,12 @@ public enum PrefetchState
 /// </summary>
 public sealed record PrefetchPressure
 {
+    /// <summary>The prefetch's name in its engine (<c>rebuild &lt;index&gt;</c> for a rebuild's bulk prefetch); empty until the engine names it.</summary>
+    public string Name { get; init; } = string.Empty;
+
+    /// <summary>Its live limits (budget, concurrency cap, rate cap) as the engine reads them; null for the fixed strategies, which have none.</summary>
+    public PrefetchLimits? Limits { get; init; }
+
     public DateTimeOffset Timestamp { get; init; }
 
     /// <summary>Time since the prefetcher started.</summary>

@@ -1,5 +1,5 @@
+using Indexing.Engine;
 using Indexing.Indexer;
-using Indexing.Prefetcher;
 using Indexing.Storage;
 
 namespace Indexing.Server.Admin;
@@ -43,17 +43,19 @@ internal sealed record MemoryBound(
     /// <summary>The bound: the sum of the parts.</summary>
     public long TotalBytes => PrefetchBudgetBytes + BlockCacheBytes + RowCacheBytes + MemtableBytes + LuceneRamBufferBytes + FixedOverheadBytes;
 
-    /// <summary>The bound for a server with these store settings and the default prefetch and index options.</summary>
-    public static MemoryBound For(StoreOptions store, StoreMemory memory, IndexManagerOptions? indexes = null, PrefetchOptions? prefetch = null)
+    /// <summary>
+    /// The bound for a server with these store settings, the memtable limit and rebuild prefetch budget
+    /// the engine reports, and the default index options (or <paramref name="indexes"/>).
+    /// </summary>
+    public static MemoryBound For(StoreOptions store, EngineMemory memory, IndexOptions? indexes = null)
     {
-        indexes ??= new IndexManagerOptions();
-        prefetch ??= new PrefetchOptions();
+        indexes ??= new IndexOptions();
         return new MemoryBound(
-            prefetch.BudgetBytes,
+            memory.RebuildPrefetchBudgetBytes,
             store.BlockCacheBytes,
             store.RowCacheBytes,
             memory.MemtableLimitBytes,
-            2 * (long)((indexes.Index.RamBufferSizeMB + indexes.Index.BuildRamBufferSizeMB) * 1024 * 1024),
+            2 * (long)((indexes.RamBufferSizeMB + indexes.BuildRamBufferSizeMB) * 1024 * 1024),
             MeasuredOverheadBytes);
     }
 }

@@ -1,7 +1,5 @@
 using System.Diagnostics;
 using Indexing.Engine;
-using Indexing.Indexer;
-using Indexing.Storage;
 
 namespace Indexing.Server.Admin;
 
@@ -15,9 +13,7 @@ internal sealed class MemoryMonitor : IAsyncDisposable
     public static readonly TimeSpan Interval = TimeSpan.FromSeconds(1);
     public const int Capacity = 600;
 
-    private readonly DocumentStore _store;
-    private readonly IndexManager _indexes;
-    private readonly PrefetchRegistry _prefetches;
+    private readonly IndexingEngine _engine;
     private readonly long _started = Stopwatch.GetTimestamp();
     private readonly Queue<MemorySample> _ring = new(Capacity);
     private readonly Lock _lock = new();
@@ -25,14 +21,14 @@ internal sealed class MemoryMonitor : IAsyncDisposable
     private readonly Task _loop;
     private MemorySample? _latest;
     private string? _lastError;
+    private EngineMemory? _engineMemory;
     private int _disposed;
 
-    public MemoryMonitor(DocumentStore store, IndexManager indexes, PrefetchRegistry prefetches)
+    public MemoryMonitor(IndexingEngine engine)
     {
-        _store = store;
-        _indexes = indexes;
-        _prefetches = prefetches;
-        Bound = MemoryBound.For(store.Options, store.GetMemory());
+        _engine = engine;
+        _engineMemory = engine.GetMemory();
+        Bound = MemoryBound.For(engine.Options.Storage, _engineMemory);
         Sample();
         _loop = Task.Run(LoopAsync);
     }
@@ -45,6 +41,12 @@ internal sealed class MemoryMonitor : IAsyncDisposable
 
     /// <summary>Why the last sample failed, if it did (the store closing under it, say); null once one succeeds.</summary>
     public string? LastError => Volatile.Read(ref _lastError);
+
+    /// <summary>Which malloc the process allocates with (the engine's reading).</summary>
+    public string Malloc => Volatile.Read(ref _engineMemory)!.Malloc;
+
+    /// <summary>The RocksDB native library loaded.</summary>
+    public string? RocksDbLibraryPath => Volatile.Read(ref _engineMemory)!.RocksDbLibraryPath;
 
     /// <summary>The samples newer than <paramref name="after"/> (all with null), oldest first.</summary>
     public IReadOnlyList<MemorySample> History(TimeSpan? after = null)
@@ -88,9 +90,11 @@ internal sealed class MemoryMonitor : IAsyncDisposable
         MemorySample sample;
         try
         {
-            sample = ProcessMemory.Read(Stopwatch.GetElapsedTime(_started), _store, _indexes, _prefetches);
+            var memory = _engine.GetMemory();
+            sample = ProcessMemory.Read(Stopwatch.GetElapsedTime(_started), memory);
+            Volatile.Write(ref _engineMemory, memory);
         }
-        catch (Exception e) when (e is ObjectDisposedException or IOException or DocumentStoreException)
+        catch (Exception e) when (e is ObjectDisposedException or IOException or IndexingException)
         {
             // Shutting down, or /proc unreadable for a moment: keep the last sample, say why.
             Volatile.Write(ref _lastError, e.Message);

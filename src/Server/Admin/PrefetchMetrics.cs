@@ -30,13 +30,13 @@ internal sealed class PrefetchMetrics : IDisposable
     /// <summary>How long a series stays in /metrics after its last reading (a prefetch that ended is read no more).</summary>
     public static readonly TimeSpan SeriesExpireAfter = TimeSpan.FromSeconds(10);
 
-    private readonly PrefetchRegistry _registry;
+    private readonly IndexingEngine _engine;
     private readonly Meter _meter = new(MeterName);
     private readonly IDisposable _adapter;
 
-    public PrefetchMetrics(PrefetchRegistry registry, MemoryMonitor? memory = null)
+    public PrefetchMetrics(IndexingEngine engine, MemoryMonitor? memory = null)
     {
-        _registry = registry;
+        _engine = engine;
         Registry = Metrics.NewCustomRegistry();
 
         AddGauge("prefetch.concurrency", "{read}", "Reads running now.", p => p.Concurrency);
@@ -117,11 +117,21 @@ internal sealed class PrefetchMetrics : IDisposable
     private IEnumerable<Measurement<T>> Measure<T>(Func<PrefetchPressure, T> read)
         where T : struct
     {
-        var running = _registry.Running;
+        IReadOnlyList<PrefetchPressure> running;
+        try
+        {
+            running = _engine.ListPrefetches();
+        }
+        catch (ObjectDisposedException)
+        {
+            // A scrape while the server closes: the engine has no prefetch left.
+            return [];
+        }
+
         var measurements = new Measurement<T>[running.Count];
         for (var i = 0; i < running.Count; i++)
         {
-            var pressure = running[i].Source.Pressure;
+            var pressure = running[i];
             measurements[i] = new Measurement<T>(
                 read(pressure),
                 new KeyValuePair<string, object?>("prefetch", running[i].Name),

@@ -9,6 +9,7 @@ namespace Indexing.Server.Admin;
 /// <param name="Pressure">Its latest pressure snapshot, history and recent decisions included.</param>
 internal sealed record PrefetchView(string Name, PrefetchLimits? Limits, PrefetchPressure Pressure)
 {
-    public static IReadOnlyList<PrefetchView> Of(PrefetchRegistry registry) =>
-        [.. registry.Running.Select(r => new PrefetchView(r.Name, r.Adaptive?.Limits, r.Source.Pressure))];
+    public static PrefetchView Of(PrefetchPressure prefetch) => new(prefetch.Name, prefetch.Limits, prefetch);
+
+    public static IReadOnlyList<PrefetchView> Of(IndexingEngine engine) => [.. engine.ListPrefetches().Select(Of)];
 }

@@ -1,7 +1,5 @@
 using System.Globalization;
 using Indexing.Engine;
-using Indexing.Indexer;
-using Indexing.Storage;
 
 namespace Indexing.Server.Admin;
 
@@ -28,26 +26,59 @@ internal sealed record MemorySample(
     long MappedFileBytes,
     long GcHeapBytes,
     long GcCommittedBytes,
-    StoreMemory Store,
+    RocksDbMemory Store,
     long LuceneRamBufferBytes,
     long PrefetchHeldBytes,
     int Threads,
     int OpenFiles);
 
+/// <summary>What RocksDB holds in memory now, and how its caches served reads since the store opened (the engine's <see cref="EngineMemory"/>, grouped as the admin page reads it).</summary>
+internal sealed record RocksDbMemory(
+    long BlockCacheUsageBytes,
+    long BlockCachePinnedBytes,
+    long BlockCacheCapacityBytes,
+    long RowCacheUsageBytes,
+    long RowCacheCapacityBytes,
+    long MemtableBytes,
+    long MemtableLimitBytes,
+    long TableReadersBytes,
+    CacheHits ForegroundBlockCache,
+    CacheHits AllReadsBlockCache,
+    CacheHits RowCache,
+    long FileBytesRead)
+{
+    public static RocksDbMemory Of(EngineMemory memory) => new(
+        memory.BlockCacheUsageBytes,
+        memory.BlockCachePinnedBytes,
+        memory.BlockCacheCapacityBytes,
+        memory.RowCacheUsageBytes,
+        memory.RowCacheCapacityBytes,
+        memory.MemtableBytes,
+        memory.MemtableLimitBytes,
+        memory.TableReadersBytes,
+        new CacheHits(memory.ForegroundBlockCacheHits, memory.ForegroundBlockCacheMisses),
+        new CacheHits(memory.AllReadsBlockCacheHits, memory.AllReadsBlockCacheMisses),
+        new CacheHits(memory.RowCacheHits, memory.RowCacheMisses),
+        memory.FileBytesRead);
+}
+
+/// <summary>Hits and misses of a cache since the store opened.</summary>
+internal readonly record struct CacheHits(long Hits, long Misses)
+{
+    /// <summary>Hits over lookups; null with no lookup.</summary>
+    public double? HitRate => Hits + Misses > 0 ? (double)Hits / (Hits + Misses) : null;
+
+    /// <summary>The counts since <paramref name="earlier"/>.</summary>
+    public CacheHits Since(CacheHits earlier) => new(Hits - earlier.Hits, Misses - earlier.Misses);
+}
+
 // Reads a MemorySample. Linux figures come from /proc/self (one small file and a directory listing);
 // elsewhere the runtime's own (working set, thread count) stand in.
 internal static class ProcessMemory
 {
-    public static MemorySample Read(TimeSpan elapsed, DocumentStore store, IndexManager indexes, PrefetchRegistry prefetches)
+    public static MemorySample Read(TimeSpan elapsed, EngineMemory memory)
     {
         var (resident, @private, mapped, threads) = ResidentAndThreads();
-        long held = 0;
-        foreach (var running in prefetches.Running)
-        {
-            var pressure = running.Source.Pressure;
-            held += pressure.InFlightBytes + pressure.BufferedBytes;
-        }
-
         return new MemorySample(
             elapsed,
             resident,
@@ -55,9 +86,9 @@ internal static class ProcessMemory
             mapped,
             GC.GetTotalMemory(forceFullCollection: false),
             GC.GetGCMemoryInfo().TotalCommittedBytes,
-            store.GetMemory(),
-            indexes.RamBufferBytes,
-            held,
+            RocksDbMemory.Of(memory),
+            memory.LuceneRamBufferBytes,
+            memory.PrefetchHeldBytes,
             threads,
             OpenFiles());
     }

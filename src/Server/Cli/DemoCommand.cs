@@ -1,8 +1,7 @@
 using System.CommandLine;
 using Indexing.Datasets;
-using Indexing.Prefetcher;
+using Indexing.Measurement;
 using Indexing.Server.Demo;
-using Indexing.Storage;
 
 namespace Indexing.Server.Cli;
 
@@ -41,9 +40,9 @@ internal static class DemoCommand
         var strategy = new Option<string>("--strategy")
         {
             Description = "Prefetch strategy to read the collection with.",
-            DefaultValueFactory = _ => "adaptive",
+            DefaultValueFactory = _ => PrefetchPass.AdaptiveStrategy,
         };
-        strategy.AcceptOnlyFromAmong([.. PrefetchStrategyNames.All]);
+        strategy.AcceptOnlyFromAmong([.. PrefetchPass.Strategies]);
         var defaultDisk = DemoSettings.DefaultPrefetchDisk;
         var directReads = new Option<bool>("--direct-reads")
         {
@@ -58,17 +57,17 @@ internal static class DemoCommand
         var streamMbps = new Option<double>("--disk-stream-mbps")
         {
             Description = "Modelled disk: bandwidth of one request stream, in MB/s.",
-            DefaultValueFactory = _ => defaultDisk.StreamBandwidthBytesPerSecond / 1e6,
+            DefaultValueFactory = _ => defaultDisk.StreamBandwidthBytesPerSecond!.Value / 1e6,
         };
         var latency = new Option<double>("--disk-latency-ms")
         {
             Description = "Modelled disk: fixed cost of every request, in ms.",
-            DefaultValueFactory = _ => defaultDisk.RequestLatency.TotalMilliseconds,
+            DefaultValueFactory = _ => defaultDisk.RequestLatency!.Value.TotalMilliseconds,
         };
         var queueDepth = new Option<int>("--disk-queue-depth")
         {
             Description = "Modelled disk: requests serviced at once; more wait in line.",
-            DefaultValueFactory = _ => defaultDisk.UsefulQueueDepth,
+            DefaultValueFactory = _ => defaultDisk.UsefulQueueDepth!.Value,
         };
         OptionRules.Positive(streamMbps);
         OptionRules.Positive(latency, allowZero: true);
@@ -118,15 +117,13 @@ internal static class DemoCommand
                 DatasetShapeNames.Parse(parse.GetValue(shape)!),
                 bytes,
                 parse.GetValue(seed),
-                PrefetchStrategyNames.Parse(parse.GetValue(strategy)!),
+                parse.GetValue(strategy)!,
                 parse.GetValue(directReads),
                 parse.GetValue(networkDisk)
-                    ? new NetworkDiskModelOptions
-                    {
-                        StreamBandwidthBytesPerSecond = (long)(parse.GetValue(streamMbps) * 1e6),
-                        RequestLatency = TimeSpan.FromMilliseconds(parse.GetValue(latency)),
-                        UsefulQueueDepth = parse.GetValue(queueDepth),
-                    }
+                    ? RebuildDevice.ModelledNetworkDisk(
+                        requestLatency: TimeSpan.FromMilliseconds(parse.GetValue(latency)),
+                        streamBandwidthBytesPerSecond: (long)(parse.GetValue(streamMbps) * 1e6),
+                        usefulQueueDepth: parse.GetValue(queueDepth))
                     : null,
                 Rebuild: !parse.GetValue(noRebuild),
                 Writers: parse.GetValue(writers),

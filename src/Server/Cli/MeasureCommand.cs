@@ -1,7 +1,7 @@
 using System.CommandLine;
 using System.CommandLine.Parsing;
 using Indexing.Measurement;
-using Indexing.Prefetcher;
+using Indexing.Measurement.Measure;
 using Indexing.Server.Measure;
 using Indexing.Storage;
 
@@ -17,7 +17,7 @@ internal static class MeasureCommand
 
     public static Command Create()
     {
-        var defaults = new NetworkDiskModelOptions();
+        var defaults = RebuildDevice.DefaultNetworkDisk;
         var file = new Argument<FileInfo>("FILE")
         {
             Description = "NDJSON file, one {\"id\": \"collection/key\", \"doc\": {...}} per line (the POST /docs/bulk format). Bad lines are reported and skipped.",
@@ -41,7 +41,7 @@ internal static class MeasureCommand
         device.AcceptOnlyFromAmong(LocalDevice, NetworkDiskDevice);
         var latency = new Option<double?>("--disk-latency-ms")
         {
-            Description = $"Modelled disk: fixed cost of every request, in ms (default {defaults.RequestLatency.TotalMilliseconds:0.#}).",
+            Description = $"Modelled disk: fixed cost of every request, in ms (default {defaults.RequestLatency!.Value.TotalMilliseconds:0.#}).",
         };
         var streamMbps = new Option<double?>("--disk-stream-mbps")
         {
@@ -144,13 +144,11 @@ internal static class MeasureCommand
         {
             var chosen = parse.GetValue(device) == LocalDevice
                 ? RebuildDevice.Local
-                : RebuildDevice.ModelledNetworkDisk(new NetworkDiskModelOptions
-                {
-                    RequestLatency = parse.GetValue(latency) is { } ms ? TimeSpan.FromMilliseconds(ms) : defaults.RequestLatency,
-                    StreamBandwidthBytesPerSecond = parse.GetValue(streamMbps) is { } mbps ? (long)(mbps * 1e6) : defaults.StreamBandwidthBytesPerSecond,
-                    UsefulQueueDepth = parse.GetValue(queueDepth) ?? defaults.UsefulQueueDepth,
-                    DeviceBandwidthBytesPerSecond = parse.GetValue(deviceMbps) is { } cap ? (long)(cap * 1e6) : null,
-                });
+                : RebuildDevice.ModelledNetworkDisk(
+                    parse.GetValue(latency) is { } ms ? TimeSpan.FromMilliseconds(ms) : null,
+                    parse.GetValue(streamMbps) is { } mbps ? (long)(mbps * 1e6) : null,
+                    parse.GetValue(queueDepth),
+                    parse.GetValue(deviceMbps) is { } cap ? (long)(cap * 1e6) : null);
             ByteSize.TryParse(parse.GetValue(maxDocumentSize), out var maxDocumentBytes);
             ByteSize.TryParse(parse.GetValue(inMemoryLimit), out var inMemoryLimitBytes);
             var settings = new MeasureSettings(
@@ -167,7 +165,7 @@ internal static class MeasureCommand
                 inMemoryLimitBytes,
                 parse.GetValue(modes) is { Length: > 0 } chosenModes ? Chosen(chosenModes) : null,
                 parse.GetValue(indexingThreads));
-            return new MeasureRunner(settings).RunAsync(cancellationToken);
+            return new MeasureRunner(settings, MeasureFileLoader.LoadAsync).RunAsync(cancellationToken);
         });
         return command;
     }

@@ -1,6 +1,6 @@
 using System.Text.Json;
 using Indexing.Datasets;
-using Indexing.Indexer;
+using Indexing.Engine;
 using Indexing.Storage;
 using Spectre.Console;
 
@@ -21,16 +21,17 @@ internal sealed class DatasetLoader
     public DatasetLoader(IAnsiConsole console) => _console = console;
 
     /// <summary>The dataset in the store: loaded now, or found complete from an earlier run.</summary>
-    public DatasetMarker EnsureLoaded(DocumentStore store, string markerPath, DatasetSpec spec, CancellationToken cancellationToken)
+    public DatasetMarker EnsureLoaded(IndexingEngine engine, string markerPath, DatasetSpec spec, CancellationToken cancellationToken)
     {
+        var storePath = engine.Options.StoreDirectory;
         if (TryReadMarker(markerPath) is { } existing)
         {
             _console.MarkupLineInterpolated(
-                $"[grey]Dataset present[/] in {store.Path}: {existing.Documents:N0} {existing.Shape} documents, {ByteSize.Format(existing.Bytes)} (seed {existing.Seed}). Delete {markerPath} to generate it again.");
+                $"[grey]Dataset present[/] in {storePath}: {existing.Documents:N0} {existing.Shape} documents, {ByteSize.Format(existing.Bytes)} (seed {existing.Seed}). Delete {markerPath} to generate it again.");
             return existing;
         }
 
-        _console.MarkupLineInterpolated($"Generating and loading [bold]{spec}[/] into {store.Path}");
+        _console.MarkupLineInterpolated($"Generating and loading [bold]{spec}[/] into {storePath}");
         var target = spec.TargetTotalBytes ?? 0;
         BulkWriteResult? result = null;
         _console.Progress()
@@ -44,7 +45,7 @@ internal sealed class DatasetLoader
                     task.Increment(document.SizeBytes);
                     return new DocumentWrite(document.Id, document.Utf8Json);
                 });
-                result = store.PutMany(documents, cancellationToken);
+                result = engine.PutMany(documents, cancellationToken);
                 task.Value = task.MaxValue;
             });
 

@@ -2,6 +2,7 @@ using System.Diagnostics;
 using System.Globalization;
 using Indexing.Datasets;
 using Indexing.Indexer;
+using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Server.Hosting;
 using Indexing.Storage;
@@ -79,11 +80,11 @@ internal sealed class DemoRunner
 
     private async Task<int> RunStepsAsync(ServerHost host, CancellationToken cancellationToken)
     {
-        var store = host.Store;
+        var engine = host.Engine;
         var spec = new DatasetSpec(_settings.Shape, targetTotalBytes: _settings.SizeBytes, seed: _settings.Seed);
-        var dataset = new DatasetLoader(_console).EnsureLoaded(store, _settings.DatasetMarkerPath, spec, cancellationToken);
+        var dataset = new DatasetLoader(_console).EnsureLoaded(engine, _settings.DatasetMarkerPath, spec, cancellationToken);
         var (sink, pressure, elapsed) = await PrefetchAsync(host, dataset.Collection, cancellationToken).ConfigureAwait(false);
-        StatusTables.WriteStoreStatus(_console, store.GetStatus());
+        StatusTables.WriteStoreStatus(_console, engine.GetStoreStatus());
         StatusTables.WritePressureSummary(_console, pressure, sink, elapsed);
         if (sink.Duplicates != 0 || sink.EtagsAfterSnapshot != 0)
         {
@@ -95,7 +96,7 @@ internal sealed class DemoRunner
             return 0;
         }
 
-        var report = await new RebuildStep(_console).RunAsync(store, host.Indexes, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
+        var report = await new RebuildStep(_console).RunAsync(engine, dataset.Collection, dataset.Documents, _settings.Writers, cancellationToken).ConfigureAwait(false);
         StatusTables.WriteRebuildReport(_console, report);
         return report.Rebuild.Phase == RebuildPhase.Done && report.Verify.IsConsistent && report.FailedQueries == 0 ? 0 : 3;
     }
@@ -103,42 +104,40 @@ internal sealed class DemoRunner
     private async Task<(CountingSink Sink, PrefetchPressure Pressure, TimeSpan Elapsed)> PrefetchAsync(
         ServerHost host, string collection, CancellationToken cancellationToken)
     {
-        var store = host.Store;
-        var options = new PrefetchOptions { ForegroundLatency = store.ForegroundReadLatency };
-        var model = _settings.PrefetchDisk is { } disk ? new NetworkDiskModel(disk) : null;
-        var device = model is null ? "from the local disk" : $"through the {model.Options}";
-        var reads = _settings.DirectReads ? ", direct reads" : "";
-        _console.MarkupLineInterpolated(
-            $"Prefetching collection [bold]{collection}[/] with [bold]{_settings.Strategy.ToName()}[/] {device}{reads}; budget {ByteSize.Format(options.BudgetBytes)}");
+        var engine = host.Engine;
+        var device = _settings.PrefetchDisk ?? RebuildDevice.Local;
         var sink = new CountingSink();
         var started = Stopwatch.GetTimestamp();
-        await using var source = Prefetch.Start(store, collection, _settings.Strategy, options, model, cancellationToken: cancellationToken);
-        using var registration = host.Prefetches.Register("demo prefetch pass", source);
+        // Registered with the engine while it runs: the admin page and /metrics show it.
+        await using var pass = PrefetchPass.Start(engine, collection, _settings.Strategy, device, "demo prefetch pass", cancellationToken);
+        var reads = _settings.DirectReads ? ", direct reads" : "";
+        _console.MarkupLineInterpolated(
+            $"Prefetching collection [bold]{collection}[/] with [bold]{_settings.Strategy}[/] {pass.ReadsFrom}{reads}; budget {ByteSize.Format(pass.BudgetBytes)}");
         await _console.Progress()
             .AutoClear(false)
             .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new DownloadedColumn(), new TransferSpeedColumn(), new RemainingTimeColumn())
             .StartAsync(async context =>
             {
-                var task = context.AddTask("prefetch", maxValue: Math.Max(1, store.GetStatus().EstimatedLiveDataBytes));
+                var task = context.AddTask("prefetch", maxValue: Math.Max(1, engine.GetStoreStatus().EstimatedLiveDataBytes));
                 var shown = TimeSpan.MinValue;
-                var draining = sink.DrainAsync(source, cancellationToken);
+                var draining = pass.DrainAsync(sink, cancellationToken);
                 // Not the run's token: once cancelled, a cancelled delay would spin this loop until the drain ends.
                 while (await Task.WhenAny(draining, Task.Delay(250, CancellationToken.None)).ConfigureAwait(false) != draining)
                 {
-                    var now = source.Pressure;
+                    var now = pass.Pressure;
                     task.MaxValue = Math.Max(now.BytesKnown, 1);
                     task.Value = now.BytesDone;
                     task.Description = $"prefetch L={now.ConcurrencyLimit,2} {now.MegabytesPerSecondLastSecond,6:0} MB/s buffered {ByteSize.Format(now.BufferedBytes + now.InFlightBytes),9}";
                     shown = WriteNewDecisions(now, shown);
                 }
 
-                WriteNewDecisions(source.Pressure, shown);
+                WriteNewDecisions(pass.Pressure, shown);
 
                 await draining.ConfigureAwait(false);
                 task.MaxValue = Math.Max(sink.Bytes, 1);
                 task.Value = sink.Bytes;
             }).ConfigureAwait(false);
-        return (sink, source.Pressure, Stopwatch.GetElapsedTime(started));
+        return (sink, pass.Pressure, Stopwatch.GetElapsedTime(started));
     }
 
     // The controller's decisions kept since the last call (grow, hold, cut, with their reasons),

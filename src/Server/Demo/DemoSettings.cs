@@ -1,5 +1,5 @@
 using Indexing.Datasets;
-using Indexing.Prefetcher;
+using Indexing.Measurement;
 
 namespace Indexing.Server.Demo;
 
@@ -11,9 +11,9 @@ internal sealed record DemoSettings(
     DatasetShape Shape,
     long SizeBytes,
     int Seed,
-    PrefetchStrategy Strategy,
+    string Strategy,
     bool DirectReads,
-    NetworkDiskModelOptions? PrefetchDisk,
+    RebuildDevice? PrefetchDisk,
     bool Rebuild = true,
     int Writers = 2,
     int Port = Hosting.ServerOptions.DefaultPort,
@@ -26,12 +26,8 @@ internal sealed record DemoSettings(
     /// there: the default 1 GiB takes about 20 s, long enough to watch the controller double L from
     /// 2 to the device's depth and settle.
     /// </summary>
-    public static NetworkDiskModelOptions DefaultPrefetchDisk { get; } = new()
-    {
-        StreamBandwidthBytesPerSecond = 4_000_000,
-        RequestLatency = TimeSpan.FromMilliseconds(4),
-        UsefulQueueDepth = 16,
-    };
+    public static RebuildDevice DefaultPrefetchDisk { get; } = RebuildDevice.ModelledNetworkDisk(
+        requestLatency: TimeSpan.FromMilliseconds(4), streamBandwidthBytesPerSecond: 4_000_000, usefulQueueDepth: 16);
 
     public string DatasetMarkerPath => Path.Combine(DataDirectory, "dataset.json");
 }

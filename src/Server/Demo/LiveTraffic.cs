@@ -1,12 +1,12 @@
 using System.Diagnostics;
+using Indexing.Engine;
 using Indexing.Indexer;
-using Indexing.Storage;
 
 namespace Indexing.Server.Demo;
 
 // The live database around a rebuild: writers that update and delete documents, a querier, and a
-// foreground reader doing Gets on random ids (their latency is the store's foreground histogram,
-// which the rebuild's prefetcher watches). Bounded: everything stops when disposed.
+// foreground reader doing Gets on random ids (the store counts them as the foreground traffic the
+// rebuild's prefetcher watches; the reader times them too, in Gets). Bounded: everything stops when disposed.
 // The writers update and delete the dataset's own documents (the demo: a live database changes
 // what it is rebuilding), or, with keepDataset, documents of their own beside it in the same
 // collection (soak: every run must rebuild the same bytes, and updates of rare giants with small
@@ -22,7 +22,7 @@ internal sealed class LiveTraffic : IAsyncDisposable
     private int _disposed;
 
     public LiveTraffic(
-        DocumentStore store, IndexManager indexes, string indexName, string collection, long documentCount, int writers, TimeSpan writeInterval, bool keepDataset = false)
+        IndexingEngine engine, string indexName, string collection, long documentCount, int writers, TimeSpan writeInterval, bool keepDataset = false)
     {
         var ids = Math.Max(1, documentCount);
         var firstWritten = keepDataset ? ids + 1 : 1;
@@ -30,13 +30,16 @@ internal sealed class LiveTraffic : IAsyncDisposable
         for (var w = 0; w < writers; w++)
         {
             var seed = w;
-            tasks.Add(Task.Run(() => WriteLoop(store, collection, firstWritten, ids, seed, writeInterval)));
+            tasks.Add(Task.Run(() => WriteLoop(engine, collection, firstWritten, ids, seed, writeInterval)));
         }
 
-        tasks.Add(Task.Run(() => QueryLoop(indexes, indexName)));
-        tasks.Add(Task.Run(() => ReadLoop(store, collection, ids)));
+        tasks.Add(Task.Run(() => QueryLoop(engine, indexName)));
+        tasks.Add(Task.Run(() => ReadLoop(engine, collection, ids)));
         _tasks = [.. tasks];
     }
+
+    /// <summary>The foreground reader's Get latencies.</summary>
+    public GetLatencies Gets { get; } = new();
 
     public long Writes => Interlocked.Read(ref _writes);
 
@@ -60,7 +63,7 @@ internal sealed class LiveTraffic : IAsyncDisposable
 
     private static string Id(string collection, long n) => $"{collection}/{n:D8}";
 
-    private async Task WriteLoop(DocumentStore store, string collection, long firstId, long ids, int seed, TimeSpan interval)
+    private async Task WriteLoop(IndexingEngine store, string collection, long firstId, long ids, int seed, TimeSpan interval)
     {
         var random = new Random(seed);
         while (!_stop.IsCancellationRequested)
@@ -80,7 +83,7 @@ internal sealed class LiveTraffic : IAsyncDisposable
         }
     }
 
-    private async Task QueryLoop(IndexManager indexes, string indexName)
+    private async Task QueryLoop(IndexingEngine engine, string indexName)
     {
         // Fields both demo definitions have, so the same queries run before and after the swap.
         string[] queries = ["status:updated", "customer:writer", "status:shipped AND total:[100 TO 5000]", "*:*"];
@@ -89,7 +92,7 @@ internal sealed class LiveTraffic : IAsyncDisposable
         {
             try
             {
-                indexes.Query(indexName, new IndexQuery(queries[n++ % queries.Length]) { Take = 10 });
+                engine.Query(indexName, new IndexQuery(queries[n++ % queries.Length]) { Take = 10 });
                 Interlocked.Increment(ref _queries);
             }
             catch (Exception e) when (e is not OutOfMemoryException)
@@ -102,12 +105,14 @@ internal sealed class LiveTraffic : IAsyncDisposable
         }
     }
 
-    private async Task ReadLoop(DocumentStore store, string collection, long ids)
+    private async Task ReadLoop(IndexingEngine engine, string collection, long ids)
     {
         var random = new Random(1234);
         while (!_stop.IsCancellationRequested)
         {
-            store.Get(Id(collection, random.NextInt64(1, ids + 1)));
+            var started = Stopwatch.GetTimestamp();
+            engine.Get(Id(collection, random.NextInt64(1, ids + 1)));
+            Gets.Record(started);
             await Delay(TimeSpan.FromMilliseconds(2)).ConfigureAwait(false);
         }
     }

@@ -1,6 +1,6 @@
 using System.Diagnostics;
+using Indexing.Engine;
 using Indexing.Indexer;
-using Indexing.Storage;
 using Spectre.Console;
 
 namespace Indexing.Server.Demo;
@@ -23,51 +23,53 @@ internal sealed class RebuildStep
     /// (the same one every run, for runs that must compare: `soak`).
     /// </summary>
     public async Task<RebuildReport> RunAsync(
-        DocumentStore store, IndexManager indexes, string collection, long documentCount, int writers, CancellationToken cancellationToken, IndexDefinition? rebuildTo = null,
+        IndexingEngine engine, string collection, long documentCount, int writers, CancellationToken cancellationToken, IndexDefinition? rebuildTo = null,
         bool keepDataset = false)
     {
         var v1 = DemoIndexes.Narrow(IndexName, collection);
         var v2 = DemoIndexes.Wide(IndexName, collection);
-        if (!indexes.Names.Contains(IndexName))
+        if (!engine.ListIndexes().Any(i => i.Name == IndexName))
         {
-            indexes.CreateOrUpdate(v1);
-            await FollowAsync(indexes, "initial build", latencies: null, cancellationToken).ConfigureAwait(false);
+            engine.DefineIndex(v1);
+            await FollowAsync(engine, "initial build", latencies: null, cancellationToken).ConfigureAwait(false);
         }
 
         // Rebuild to the other definition than the one serving: every demo run changes the index.
-        var serving = indexes.GetSummary(IndexName).DefinitionHash;
+        var serving = engine.GetIndex(IndexName).DefinitionHash;
         var next = rebuildTo ?? (serving == v1.DefinitionHash ? v2 : v1);
-        await using var traffic = new LiveTraffic(store, indexes, IndexName, collection, documentCount, writers, TimeSpan.FromMilliseconds(5), keepDataset);
+        await using var traffic = new LiveTraffic(engine, IndexName, collection, documentCount, writers, TimeSpan.FromMilliseconds(5), keepDataset);
+        var gets = traffic.Gets;
         _console.MarkupLineInterpolated($"Live traffic: {writers} writers, a querier and a foreground reader; measuring idle Get p99 for {_idleWindow.TotalSeconds:0} s");
         await Task.Delay(_idleWindow, cancellationToken).ConfigureAwait(false);
-        var idle = store.ForegroundReadLatency.Snapshot(_idleWindow);
+        var idle = gets.Snapshot(_idleWindow);
 
         var queriesBefore = traffic.Queries;
         var failedBefore = traffic.FailedQueries;
         var writesBefore = traffic.Writes;
         if (next.DefinitionHash == serving)
         {
-            indexes.StartRebuild(IndexName, next);
+            // The same definition again: a define would change nothing, so rebuild it as it is.
+            engine.StartRebuild(IndexName);
         }
         else
         {
-            indexes.CreateOrUpdate(next);
+            engine.DefineIndex(next);
         }
 
         var bulkLatencies = new List<TimeSpan>();
         var started = Stopwatch.GetTimestamp();
-        LatencySummary? bulk = null;
+        GetLatencySummary? bulk = null;
         var bulkSeconds = TimeSpan.Zero;
         var final = await FollowAsync(
-            indexes,
+            engine,
             $"side-by-side rebuild to {MessageText.Quote(next.DefinitionHash[..12])}",
             bulkLatencies,
             cancellationToken,
-            store,
+            gets,
             onBulkEnded: () =>
             {
                 bulkSeconds = Stopwatch.GetElapsedTime(started);
-                bulk = store.ForegroundReadLatency.Snapshot(Min(bulkSeconds, LatencyHistogram.MaxWindow));
+                bulk = gets.Snapshot(Min(bulkSeconds, GetLatencies.MaxWindow));
             }).ConfigureAwait(false);
         var elapsed = Stopwatch.GetElapsedTime(started);
         var queries = traffic.Queries - queriesBefore;
@@ -76,10 +78,10 @@ internal sealed class RebuildStep
         var failure = traffic.LastQueryFailure;
         await traffic.DisposeAsync().ConfigureAwait(false);
 
-        var verify = indexes.Verify(IndexName, cancellationToken);
+        var verify = engine.Verify(IndexName, cancellationToken);
         bulkLatencies.Sort();
         return new RebuildReport(
-            final, elapsed, idle, bulk, Min(bulkSeconds, LatencyHistogram.MaxWindow),
+            final, elapsed, idle, bulk, Min(bulkSeconds, GetLatencies.MaxWindow),
             bulkLatencies.Count == 0 ? null : bulkLatencies[bulkLatencies.Count / 2],
             bulkLatencies.Count == 0 ? null : bulkLatencies[^1],
             queries, failed, failure, writes, verify);
@@ -88,7 +90,7 @@ internal sealed class RebuildStep
     private static TimeSpan Min(TimeSpan a, TimeSpan b) => a < b ? a : b;
 
     private async Task<RebuildProgress> FollowAsync(
-        IndexManager indexes, string title, List<TimeSpan>? latencies, CancellationToken cancellationToken, DocumentStore? store = null, Action? onBulkEnded = null)
+        IndexingEngine engine, string title, List<TimeSpan>? latencies, CancellationToken cancellationToken, GetLatencies? gets = null, Action? onBulkEnded = null)
     {
         RebuildProgress? last = null;
         await _console.Progress()
@@ -100,17 +102,17 @@ internal sealed class RebuildStep
                 var lastSample = Stopwatch.GetTimestamp();
                 while (true)
                 {
-                    last = indexes.GetRebuild(IndexName) ?? throw new InvalidOperationException($"index {MessageText.Quote(IndexName)} has no rebuild to follow.");
+                    last = engine.GetRebuild(IndexName) ?? throw new InvalidOperationException($"index {MessageText.Quote(IndexName)} has no rebuild to follow.");
                     task.MaxValue = Math.Max(1, last.BytesTotal);
                     task.Value = last.Phase == RebuildPhase.Bulk ? last.BytesDone : task.MaxValue;
                     var pressure = last.Prefetch;
                     task.Description = pressure is null || last.Phase != RebuildPhase.Bulk
                         ? $"{title}: {last.Phase}, lag {last.LagEtags:N0} etags"
                         : $"{title}: bulk L={pressure.ConcurrencyLimit} {pressure.MegabytesPerSecondLastSecond:0} MB/s in flight+buffered {ByteSize.Format(pressure.InFlightBytes + pressure.BufferedBytes)} wait {pressure.ConsumerWaitPercent:0}%";
-                    if (latencies is not null && store is not null && last.Phase == RebuildPhase.Bulk && Stopwatch.GetElapsedTime(lastSample) >= TimeSpan.FromSeconds(1))
+                    if (latencies is not null && gets is not null && last.Phase == RebuildPhase.Bulk && Stopwatch.GetElapsedTime(lastSample) >= TimeSpan.FromSeconds(1))
                     {
                         lastSample = Stopwatch.GetTimestamp();
-                        var second = store.ForegroundReadLatency.Snapshot(TimeSpan.FromSeconds(1));
+                        var second = gets.Snapshot(TimeSpan.FromSeconds(1));
                         if (second.Count > 0)
                         {
                             latencies.Add(second.P99);
@@ -140,8 +142,8 @@ internal sealed class RebuildStep
 internal sealed record RebuildReport(
     RebuildProgress Rebuild,
     TimeSpan Elapsed,
-    LatencySummary IdleGets,
-    LatencySummary? BulkGets,
+    GetLatencySummary IdleGets,
+    GetLatencySummary? BulkGets,
     TimeSpan BulkGetsWindow,
     TimeSpan? BulkGetP99MedianSecond,
     TimeSpan? BulkGetP99WorstSecond,

@@ -1,4 +1,5 @@
 using Indexing.Indexer;
+using Indexing.Measurement;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 using Spectre.Console;
@@ -8,6 +9,9 @@ namespace Indexing.Server.Demo;
 // Console tables for the store status and a prefetch run's pressure summary.
 internal static class StatusTables
 {
+    // The store keeps bodies of this size and more in blob files (DocumentStore.MinBlobBytes; a test holds them equal).
+    internal const long MinBlobBytes = 256 << 10;
+
     public static void WriteStoreStatus(IAnsiConsole console, StoreStatus status)
     {
         var table = new Table().Title("Store status").AddColumn("figure").AddColumn(new TableColumn("value").RightAligned());
@@ -16,7 +20,7 @@ internal static class StatusTables
         table.AddRow("documents (RocksDB estimate)", $"{status.EstimatedDocuments:N0}");
         table.AddRow("live data (estimate)", ByteSize.Format(status.EstimatedLiveDataBytes));
         table.AddRow("live SST files", ByteSize.Format(status.LiveSstFilesBytes));
-        table.AddRow($"live blob files (bodies >= {ByteSize.Format(DocumentStore.MinBlobBytes)})", $"{ByteSize.Format(status.LiveBlobFilesBytes)}, {ByteSize.Format(status.BlobGarbageBytes)} garbage");
+        table.AddRow($"live blob files (bodies >= {ByteSize.Format(MinBlobBytes)})", $"{ByteSize.Format(status.LiveBlobFilesBytes)}, {ByteSize.Format(status.BlobGarbageBytes)} garbage");
         table.AddRow("memtables", ByteSize.Format(status.MemtableBytes));
         table.AddRow("block cache used / size", $"{ByteSize.Format(status.BlockCacheUsageBytes)} / {ByteSize.Format(status.BlockCacheCapacityBytes)}");
         table.AddRow("open snapshots / iterators", $"{status.OpenSnapshots} / {status.OpenIterators}");

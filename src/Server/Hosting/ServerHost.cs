@@ -53,14 +53,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
     /// <summary>The engine over the data directory: the store, the indexes and their rebuilds' prefetches.</summary>
     public IndexingEngine Engine { get; }
 
-    public DocumentStore Store => Engine.Store;
-
-    /// <summary>The indexes over <see cref="Store"/>, in <c>&lt;data&gt;/indexes</c>.</summary>
-    public IndexManager Indexes => Engine.Indexes;
-
-    /// <summary>Where anything that runs a prefetch in this server registers it, for the admin API and metrics.</summary>
-    public PrefetchRegistry Prefetches => Engine.Prefetches;
-
     /// <summary>Where rebuilds report progress for the admin page.</summary>
     public RebuildBoard Rebuilds { get; }
 
@@ -105,25 +97,21 @@ internal sealed partial class ServerHost : IAsyncDisposable
         ConfigureServices(builder, options);
 
         var engine = IndexingEngine.Open(options.Engine);
-        var store = engine.Store;
-        var indexes = engine.Indexes;
-        var prefetches = engine.Prefetches;
         var rebuilds = new RebuildBoard();
         MemoryMonitor? memory = null;
         PrefetchMetrics? metrics = null;
         WebApplication? app = null;
         try
         {
-            var opened = indexes;
-            rebuilds.RegisterMany(() => RebuildBars(opened));
-            memory = new MemoryMonitor(store, indexes, prefetches);
-            metrics = new PrefetchMetrics(prefetches, memory);
+            rebuilds.RegisterMany(() => RebuildBars(engine));
+            memory = new MemoryMonitor(engine);
+            metrics = new PrefetchMetrics(engine, memory);
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
             var failures = new FailureTexts(options.DataDirectory);
             DocumentEndpoints.Map(app, engine, failures);
             IndexEndpoints.Map(app, engine, options.Limits, failures);
-            AdminEndpoints.Map(app, prefetches, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
+            AdminEndpoints.Map(app, engine, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
             StoreEndpoints.Map(app, engine, failures);
 
             var host = new ServerHost(app, options, engine, metrics, rebuilds, memory);
@@ -156,22 +144,33 @@ internal sealed partial class ServerHost : IAsyncDisposable
     // The one line saying that indexing threads cannot be lowered here (they then compete with requests as equals).
     private static void LogIndexingPriority(ILogger logger, IndexOptions indexes)
     {
-        if (indexes.IndexingThreadNice > 0 && ThreadNice.CurrentThreadNice() is null)
+        if (indexes.IndexingThreadNice > 0 && IndexingEngine.IndexingThreadNiceUnsupportedReason is { } reason)
         {
-            logger.LogWarning("{Setting} is {Nice}, but {Reason}", ServerOptions.IndexingThreadNiceSetting, indexes.IndexingThreadNice, ThreadNice.UnsupportedReason);
+            logger.LogWarning("{Setting} is {Nice}, but {Reason}", ServerOptions.IndexingThreadNiceSetting, indexes.IndexingThreadNice, reason);
         }
     }
 
-    private static IEnumerable<RebuildBar> RebuildBars(IndexManager indexes)
+    private static IEnumerable<RebuildBar> RebuildBars(IndexingEngine engine)
     {
-        foreach (var name in indexes.Names)
+        IReadOnlyList<IndexSummary> indexes;
+        try
         {
+            indexes = engine.ListIndexes();
+        }
+        catch (ObjectDisposedException)
+        {
+            yield break;
+        }
+
+        foreach (var index in indexes)
+        {
+            var name = index.Name;
             RebuildProgress? progress;
             try
             {
-                progress = indexes.GetRebuild(name);
+                progress = engine.GetRebuild(name);
             }
-            catch (IndexException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
+            catch (Exception e) when (e is IndexException { Kind: IndexingErrorKind.IndexNotFound } or ObjectDisposedException)
             {
                 continue;
             }

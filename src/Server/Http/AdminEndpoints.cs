@@ -4,7 +4,6 @@ using System.Text.Json;
 using Indexing.Engine;
 using Indexing.Server.Admin;
 using Indexing.Server.Hosting;
-using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
 using Microsoft.AspNetCore.Http;
 using Microsoft.AspNetCore.Routing;
@@ -22,7 +21,7 @@ internal static class AdminEndpoints
 {
     public static readonly TimeSpan StreamInterval = TimeSpan.FromSeconds(1);
 
-    public static void Map(WebApplication app, PrefetchRegistry prefetches, RebuildBoard rebuilds, PrefetchMetrics metrics, MemoryMonitor memory, ApiKeyGate? login)
+    public static void Map(WebApplication app, IndexingEngine engine, RebuildBoard rebuilds, PrefetchMetrics metrics, MemoryMonitor memory, ApiKeyGate? login)
     {
         app.MapGet("/admin", () => AdminPage.Serve("admin.html"));
         app.MapGet("/admin/assets/{file}", (string file) => AdminPage.Serve(file));
@@ -31,12 +30,12 @@ internal static class AdminEndpoints
             app.MapPost(ApiKeyGate.LoginPath, (Func<HttpContext, Task<IResult>>)login.LoginAsync).Require(ContentTypes.Form);
         }
 
-        app.MapGet("/admin/prefetch", () => TypedResults.Ok(new PrefetchList(PrefetchView.Of(prefetches))));
+        app.MapGet("/admin/prefetch", () => TypedResults.Ok(new PrefetchList(PrefetchView.Of(engine))));
         app.MapGet("/admin/prefetch/stream", (IHostApplicationLifetime lifetime, CancellationToken requestAborted) =>
-                TypedResults.ServerSentEvents(Snapshots(prefetches, lifetime.ApplicationStopping, requestAborted)))
+                TypedResults.ServerSentEvents(Snapshots(engine, lifetime.ApplicationStopping, requestAborted)))
             .RequireRateLimiting(RequestLimits.EventStreams);
         app.MapPut("/admin/prefetch/limits", (HttpRequest request, CancellationToken cancellationToken) =>
-                UpdateLimitsAsync(request, prefetches, cancellationToken))
+                UpdateLimitsAsync(request, engine, cancellationToken))
             .Require(ContentTypes.Json);
         app.MapGet("/admin/rebuilds", () => TypedResults.Ok(new RebuildList(rebuilds.Read())));
         app.MapGet("/admin/memory", (double? after) => TypedResults.Ok(MemoryHistory.Of(memory, after)));
@@ -47,13 +46,13 @@ internal static class AdminEndpoints
     // error when the client goes away, and when the server stops: an open stream must not hold up
     // graceful shutdown until its timeout.
     private static async IAsyncEnumerable<SseItem<PrefetchList>> Snapshots(
-        PrefetchRegistry prefetches, CancellationToken stopping, [EnumeratorCancellation] CancellationToken requestAborted)
+        IndexingEngine engine, CancellationToken stopping, [EnumeratorCancellation] CancellationToken requestAborted)
     {
         using var linked = CancellationTokenSource.CreateLinkedTokenSource(stopping, requestAborted);
         using var timer = new PeriodicTimer(StreamInterval);
         do
         {
-            yield return new SseItem<PrefetchList>(new PrefetchList(PrefetchView.Of(prefetches)), "pressure");
+            yield return new SseItem<PrefetchList>(new PrefetchList(PrefetchView.Of(engine)), "pressure");
         }
         while (await NextTickAsync(timer, linked.Token).ConfigureAwait(false));
     }
@@ -70,7 +69,7 @@ internal static class AdminEndpoints
         }
     }
 
-    private static async Task<IResult> UpdateLimitsAsync(HttpRequest request, PrefetchRegistry prefetches, CancellationToken cancellationToken)
+    private static async Task<IResult> UpdateLimitsAsync(HttpRequest request, IndexingEngine engine, CancellationToken cancellationToken)
     {
         JsonDocument document;
         try
@@ -96,30 +95,30 @@ internal static class AdminEndpoints
             }
 
             var targets = change.Prefetch is { } name
-                ? prefetches.Find(name) is { } found ? [found] : null
-                : prefetches.Running.Where(r => r.Adaptive is not null).ToList();
+                ? engine.GetPrefetch(name) is { } found ? [found] : null
+                : engine.ListPrefetches().Where(r => r.Limits is not null).ToList();
             if (targets is null)
             {
                 return ProblemResults.NotFound("Unknown prefetch",
                     $"no prefetch named {MessageText.Quote(change.Prefetch)} is running; GET /admin/prefetch lists the running ones.");
             }
 
-            if (targets.Count == 0 || targets.Any(t => t.Adaptive is null))
+            if (targets.Count == 0 || targets.Any(t => t.Limits is null))
             {
                 return ProblemResults.Conflict("No adaptive prefetch",
                     change.Prefetch is null
                         ? "no adaptive prefetch is running; limits apply live only to adaptive prefetches."
-                        : $"prefetch {MessageText.Quote(change.Prefetch)} uses the {targets[0].Source.Pressure.Strategy} strategy, whose reads are fixed; " +
+                        : $"prefetch {MessageText.Quote(change.Prefetch)} uses the {targets[0].Strategy} strategy, whose reads are fixed; " +
                           "limits apply live only to adaptive prefetches.");
             }
 
             var applied = new List<PrefetchView>(targets.Count);
             foreach (var target in targets)
             {
-                var adaptive = target.Adaptive!;
+                Prefetcher.PrefetchPressure? updated;
                 try
                 {
-                    adaptive.UpdateLimits(change.Apply(adaptive.Limits));
+                    updated = engine.UpdatePrefetchLimits(target.Name, change.Apply(target.Limits!));
                 }
                 catch (OptionsValidationException e)
                 {
@@ -128,13 +127,12 @@ internal static class AdminEndpoints
                         $"prefetch {MessageText.Quote(target.Name)} refused the limits: {e.Message}" +
                         (applied.Count > 0 ? $" The limits were applied to {string.Join(", ", applied.Select(a => MessageText.Quote(a.Name)))} before it." : string.Empty));
                 }
-                catch (ObjectDisposedException)
-                {
-                    // It finished between the lookup and now: nothing left to limit.
-                    continue;
-                }
 
-                applied.Add(new PrefetchView(target.Name, adaptive.Limits, adaptive.Pressure));
+                // Null: it finished between the lookup and now, nothing left to limit.
+                if (updated is not null)
+                {
+                    applied.Add(PrefetchView.Of(updated));
+                }
             }
 
             return TypedResults.Ok(new PrefetchList(applied));
@@ -155,8 +153,8 @@ internal sealed record MemoryHistory(MemorySample Latest, IReadOnlyList<MemorySa
         memory.Latest,
         memory.History(afterSeconds is { } seconds && double.IsFinite(seconds) ? AfterSample(seconds) : null),
         memory.Bound,
-        RocksDbNative.DescribeMalloc(),
-        RocksDbNative.LoadedLibraryPath,
+        memory.Malloc,
+        memory.RocksDbLibraryPath,
         memory.LastError);
 
     // Clients pass back a sample's elapsed time as seconds: rounded to the tick the sample was written

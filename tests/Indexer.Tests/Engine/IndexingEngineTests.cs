@@ -139,10 +139,9 @@ public sealed class IndexingEngineTests
         engine.DefineIndex(ManagerEnvironment.V1);
         await engine.WaitForRebuildAsync("orders").WaitAsync(HangGuard);
 
-        Assert.Null(engine.GetRebuildLimits("orders"));
         Assert.Null(engine.GetRebuildPressure("orders"));
         Assert.False(engine.UpdateRebuildLimits("orders", new Prefetcher.PrefetchLimits { BudgetBytes = 8 << 20 }));
-        Assert.Throws<ArgumentException>(() => engine.GetRebuildLimits("../etc"));
+        Assert.Throws<ArgumentException>(() => engine.GetRebuildPressure("../etc"));
     }
 
     [Fact]

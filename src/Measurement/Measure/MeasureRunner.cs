@@ -1,13 +1,11 @@
 using System.IO.Pipelines;
 using Indexing.Datasets;
 using Indexing.Indexer;
-using Indexing.Measurement;
 using Indexing.Prefetcher;
-using Indexing.Server.Loading;
 using Indexing.Storage;
 using Spectre.Console;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>
 /// The <c>measure</c> command's steps: load the NDJSON file into a fresh store (streamed; bad lines
@@ -16,7 +14,7 @@ namespace Indexing.Server.Measure;
 /// <see cref="MeasureSettings.Repeat"/> times, round robin (each repeat starting one mode later) so a noisy minute hurts every mode alike,
 /// and report medians on the console and in the JSON file (MeasureReport.cs).
 /// </summary>
-internal sealed partial class MeasureRunner
+public sealed partial class MeasureRunner
 {
     /// <summary>The default definition's index name.</summary>
     public const string DefaultIndexName = "measure-default";
@@ -30,11 +28,14 @@ internal sealed partial class MeasureRunner
     private static readonly TimeSpan SettleTimeout = TimeSpan.FromMinutes(5);
 
     private readonly MeasureSettings _settings;
+    private readonly MeasureLoader _loader;
     private readonly IAnsiConsole _console;
 
-    public MeasureRunner(MeasureSettings settings, IAnsiConsole? console = null)
+    /// <param name="loader">Reads the input file into the work directory's fresh store (the host's NDJSON loader).</param>
+    public MeasureRunner(MeasureSettings settings, MeasureLoader loader, IAnsiConsole? console = null)
     {
         _settings = settings;
+        _loader = loader;
         _console = console ?? AnsiConsole.Console;
         if (console is null && Console.IsOutputRedirected)
         {
@@ -225,39 +226,13 @@ internal sealed partial class MeasureRunner
     {
         var length = new FileInfo(_settings.InputFile).Length;
         _console.MarkupLineInterpolated($"Loading [bold]{_settings.InputFile}[/] ({ByteSize.Format(length)}) into a fresh store in {work.StorePath}");
-        var progress = new BulkLoadProgress();
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
-        BulkResult? result = null;
+        var result = await _loader(new MeasureLoadRequest(_settings.InputFile, length, work.Path, _settings.MaxDocumentBytes, MaxDocumentSizeOption, _console), cancellationToken).ConfigureAwait(false);
 
-        // Buffered writes: the store is this command's scratch copy, rebuilt from the file if lost.
-        using (var store = DocumentStore.Open(work.StorePath, new StoreOptions(_settings.MaxDocumentBytes, syncWrites: false)))
+        // The loader's engine leaves an empty index catalog beside the store: the runs build their indexes there afresh.
+        if (Directory.Exists(work.IndexesPath))
         {
-            var file = new FileStream(_settings.InputFile, FileMode.Open, FileAccess.Read, FileShare.Read, 1 << 16, FileOptions.SequentialScan | FileOptions.Asynchronous);
-            await using (file.ConfigureAwait(false))
-            {
-                var reader = PipeReader.Create(file, new StreamPipeReaderOptions(bufferSize: 1 << 20));
-                // Its own thread: the loader writes to RocksDB synchronously between reads.
-                var loading = Task.Run(() => BulkLoad.LoadAsync(reader, store, MaxDocumentSizeOption, progress, cancellationToken), cancellationToken);
-                await _console.Progress()
-                    .AutoClear(false)
-                    .Columns(new TaskDescriptionColumn(), new ProgressBarColumn(), new PercentageColumn(), new DownloadedColumn(), new TransferSpeedColumn(), new RemainingTimeColumn())
-                    .StartAsync(async context =>
-                    {
-                        var task = context.AddTask("load", maxValue: Math.Max(1, length));
-                        while (!loading.IsCompleted)
-                        {
-                            task.Value = progress.Bytes;
-                            task.Description = $"load: {progress.StoredDocuments:N0} stored, {progress.FailedLines:N0} bad";
-                            // No token: on cancel the loader stops at its next line, and this waits for it.
-                            await Task.WhenAny(loading, Task.Delay(200, CancellationToken.None)).ConfigureAwait(false);
-                        }
-
-                        task.Value = task.MaxValue;
-                        task.Description = $"load: {progress.StoredDocuments:N0} stored, {progress.FailedLines:N0} bad";
-                    }).ConfigureAwait(false);
-                result = await loading.ConfigureAwait(false);
-                await reader.CompleteAsync().ConfigureAwait(false);
-            }
+            Directory.Delete(work.IndexesPath, recursive: true);
         }
 
         return new LoadOutcome(_settings.InputFile, length, result, System.Diagnostics.Stopwatch.GetElapsedTime(started));
@@ -429,4 +404,20 @@ internal sealed partial class MeasureRunner
 internal sealed class MeasureException(string message) : Exception(message);
 
 /// <summary>What loading the file did.</summary>
-internal sealed record LoadOutcome(string File, long FileBytes, BulkResult Result, TimeSpan Elapsed);
+internal sealed record LoadOutcome(string File, long FileBytes, MeasureLoadResult Result, TimeSpan Elapsed);
+
+/// <summary>
+/// Reads the measure command's input file into a fresh store: an engine opened on
+/// <see cref="MeasureLoadRequest.DataDirectory"/> (its store is the work directory's <c>store</c>), with unsynced
+/// writes and the command's size limit. The host supplies it: the NDJSON line format is the server's.
+/// </summary>
+public delegate Task<MeasureLoadResult> MeasureLoader(MeasureLoadRequest request, CancellationToken cancellationToken);
+
+/// <summary>What the loader is asked: the file, the engine's data directory, the size limit and how the user raises it, and the console to show progress on.</summary>
+public sealed record MeasureLoadRequest(string InputFile, long FileBytes, string DataDirectory, long MaxDocumentBytes, string LimitSetting, IAnsiConsole Console);
+
+/// <summary>What the load did: lines read, documents stored, bad lines (the first ones listed) and body bytes stored.</summary>
+public sealed record MeasureLoadResult(long Lines, long Stored, long Failed, long Bytes, IReadOnlyList<MeasureLineError> Errors, long ErrorsNotListed);
+
+/// <summary>One bad line of the input: its number, its id when it had one, the rule it broke and the message.</summary>
+public sealed record MeasureLineError(long Line, string? Id, string Rule, string Message);

@@ -1,7 +1,7 @@
 using Indexing.Measurement;
-using Indexing.Server.Measure;
+using Indexing.Measurement.Measure;
 
-namespace Indexing.Server.Tests;
+namespace Indexing.Measurement.Tests;
 
 // The statistics of the measure command's table: medians per figure, ratios from median wall times.
 public sealed class MeasureResultsTests

@@ -3,10 +3,10 @@ using Indexing.Indexer;
 using Indexing.Storage;
 using Spectre.Console;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 // What the command prints between its steps: the load, the collection and its sizes, the definition.
-internal sealed partial class MeasureRunner
+public sealed partial class MeasureRunner
 {
     private const int ListedFields = 20;
 

@@ -1,6 +1,6 @@
 using Indexing.Measurement;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>
 /// The medians of one strategy's (or bound's) runs, and its ratios to FixedBatch and to the bound
@@ -8,7 +8,7 @@ namespace Indexing.Server.Measure;
 /// measured). Every figure is the median of that figure over the runs, taken on its own (so a row
 /// is not necessarily one run's figures).
 /// </summary>
-internal sealed record ModeSummary(
+public sealed record ModeSummary(
     RebuildMode Mode,
     IReadOnlyList<RebuildFigures> Runs,
     double WallSeconds,
@@ -41,7 +41,7 @@ internal sealed record ModeSummary(
 }
 
 /// <summary>Medians and ratios over every mode's runs.</summary>
-internal static class MeasureResults
+public static class MeasureResults
 {
     /// <summary>Every mode, in the order they run and are reported: the three strategies, ReadOnly, the two bounds, then LuceneOnly.</summary>
     public static IReadOnlyList<RebuildMode> Modes { get; } =

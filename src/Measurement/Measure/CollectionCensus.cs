@@ -1,7 +1,7 @@
 using System.Globalization;
 using Indexing.Storage;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>One collection's documents and body bytes.</summary>
 internal sealed record CollectionCount(string Name, long Documents, long Bytes);

@@ -1,4 +1,4 @@
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>
 /// The measure command's scratch directory, claimed for one run. It only ever deletes what it

@@ -9,7 +9,7 @@ using Indexing.Prefetcher;
 using Indexing.Storage;
 using Spectre.Console;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>
 /// The comparison: a console table (medians, ratios to FixedBatch and to the bound max(BestFixed,

@@ -1,11 +1,12 @@
 using Indexing.Prefetcher;
 
-namespace Indexing.Server.Demo;
+namespace Indexing.Measurement;
 
 // The demo's consumer: takes whatever is ready and counts it, checking what an indexer relies on
 // (every document once, etags within the snapshot). It also counts how often a document arrived
 // before one with a smaller key: completion order at work, a giant being overtaken by small ones.
-internal sealed class CountingSink
+// Fed by a PrefetchPass.
+public sealed class CountingSink
 {
     private readonly HashSet<string> _seen = new(StringComparer.Ordinal);
     private string? _previousId;
@@ -22,7 +23,7 @@ internal sealed class CountingSink
 
     public long OvertakenDocuments { get; private set; }
 
-    public async Task DrainAsync(IBatchSource source, CancellationToken cancellationToken)
+    internal async Task DrainAsync(IBatchSource source, CancellationToken cancellationToken)
     {
         while (await source.TakeAsync(maxDocuments: 1024, maxBytes: 16L << 20, cancellationToken).ConfigureAwait(false) is { } batch)
         {

@@ -1,6 +1,6 @@
 using Indexing.Measurement;
 
-namespace Indexing.Server.Measure;
+namespace Indexing.Measurement.Measure;
 
 /// <summary>What the <c>measure</c> command was asked to do (validated by the command line).</summary>
 /// <param name="InputFile">The NDJSON file: one <c>{"id": "...", "doc": {...}}</c> per line.</param>
@@ -16,7 +16,7 @@ namespace Indexing.Server.Measure;
 /// <param name="InMemoryLimitBytes">Most document bytes the IndexOnly bound holds in memory at once.</param>
 /// <param name="Modes">The strategies and bounds to run, in <see cref="MeasureResults.Modes"/> order (default: all).</param>
 /// <param name="IndexingThreads">Threads indexing in every run that indexes (the rebuilds, IndexOnly, LuceneOnly).</param>
-internal sealed record MeasureSettings(
+public sealed record MeasureSettings(
     string InputFile,
     string? DefinitionFile,
     string? Collection,

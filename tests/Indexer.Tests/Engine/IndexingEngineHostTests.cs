@@ -1,0 +1,93 @@
+using Indexing.Engine;
+using Indexing.Prefetcher;
+using Indexing.Storage;
+
+namespace Indexing.Indexer.Tests.Engine;
+
+// What a host's admin surface reads through the engine's public API: the memory snapshot, the
+// running prefetches by name and their live limits, and the start-up helpers.
+public sealed class IndexingEngineHostTests
+{
+    [Fact]
+    public async Task GetMemory_ReportsTheStoresCachesTheRebuildBudgetAndThePrefetchBytesHeld()
+    {
+        using var root = new TempDirectory("indexing-engine-host-tests");
+        var storage = new StoreOptions(syncWrites: false, blockCacheBytes: 16 << 20, rowCacheBytes: 4 << 20);
+        await using var engine = IndexingEngine.Open(new EngineOptions { DataDirectory = root.Path, Storage = storage });
+        engine.PutMany(Enumerable.Range(1, 50).Select(i => new DocumentWrite($"orders/{i:D4}", System.Text.Encoding.UTF8.GetBytes($$"""{"n":{{i}}}"""))));
+
+        var memory = engine.GetMemory();
+
+        Assert.Equal(16 << 20, memory.BlockCacheCapacityBytes);
+        Assert.Equal(4 << 20, memory.RowCacheCapacityBytes);
+        Assert.Equal(PrefetchOptions.DefaultBudgetBytes, memory.RebuildPrefetchBudgetBytes);
+        Assert.True(memory.MemtableLimitBytes > 0);
+        Assert.True(memory.MemtableBytes > 0, "fifty unflushed writes are in the memtables");
+        Assert.Equal(0, memory.PrefetchHeldBytes);
+        Assert.False(string.IsNullOrWhiteSpace(memory.Malloc));
+        Assert.NotNull(memory.RocksDbLibraryPath);
+
+        // An adaptive prefetch with no consumer fills its small budget and waits: what it holds, the engine reports.
+        await using var source = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 1 << 10 });
+        using (engine.Prefetches.Register("held", source))
+        {
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
+            long held, expected;
+            do
+            {
+                await Task.Delay(20);
+                var pressure = source.Pressure;
+                expected = pressure.InFlightBytes + pressure.BufferedBytes;
+                held = engine.GetMemory().PrefetchHeldBytes;
+            }
+            while ((held == 0 || held != expected) && DateTime.UtcNow < deadline);
+
+            Assert.InRange(held, 1, 1 << 10);
+            Assert.Equal(expected, held);
+        }
+
+        await engine.DisposeAsync();
+        Assert.Throws<ObjectDisposedException>(() => engine.GetMemory());
+    }
+
+    [Fact]
+    public async Task Prefetches_ListedByName_AdaptiveLimitsChangeLive_FixedOnesAndUnknownNamesRefused()
+    {
+        using var root = new TempDirectory("indexing-engine-host-tests");
+        await using var engine = IndexingEngine.Open(new EngineOptions { DataDirectory = root.Path, Storage = new StoreOptions(syncWrites: false) });
+        engine.PutMany(Enumerable.Range(1, 200).Select(i => new DocumentWrite($"orders/{i:D4}", System.Text.Encoding.UTF8.GetBytes($$"""{"n":{{i}}}"""))));
+        Assert.Empty(engine.ListPrefetches());
+
+        await using var adaptive = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 4 << 20 });
+        await using var sequential = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Sequential);
+        using (engine.Prefetches.Register("reader a", adaptive))
+        using (engine.Prefetches.Register("reader b", sequential))
+        {
+            var listed = engine.ListPrefetches();
+            Assert.Equal(["reader a", "reader b"], listed.Select(p => p.Name));
+            Assert.Equal(4 << 20, listed[0].Limits!.BudgetBytes);
+            Assert.Null(listed[1].Limits);
+            Assert.Equal(sequential.Pressure.Strategy, listed[1].Strategy);
+
+            var updated = engine.UpdatePrefetchLimits("reader a", listed[0].Limits! with { BudgetBytes = 2 << 20 });
+            Assert.Equal("reader a", updated!.Name);
+            Assert.Equal(2 << 20, updated.Limits!.BudgetBytes);
+            Assert.Equal(2 << 20, engine.GetPrefetch("reader a")!.Limits!.BudgetBytes);
+
+            var fixedOne = Assert.Throws<InvalidOperationException>(() => engine.UpdatePrefetchLimits("reader b", new PrefetchLimits { BudgetBytes = 2 << 20 }));
+            Assert.Contains("adaptive", fixedOne.Message, StringComparison.Ordinal);
+            Assert.Null(engine.GetPrefetch("reader c"));
+            Assert.Null(engine.UpdatePrefetchLimits("reader c", new PrefetchLimits { BudgetBytes = 2 << 20 }));
+        }
+
+        Assert.Empty(engine.ListPrefetches());
+    }
+
+    [Fact]
+    public void StartUpHelpers_SayWhatThePlatformCannotDo_AndRefuseNoArenas()
+    {
+        Assert.Throws<ArgumentOutOfRangeException>(() => IndexingEngine.LimitGlibcArenas(0));
+        var expected = ThreadNice.CurrentThreadNice() is null ? ThreadNice.UnsupportedReason : null;
+        Assert.Equal(expected, IndexingEngine.IndexingThreadNiceUnsupportedReason);
+    }
+}
