@@ -18,9 +18,12 @@ public sealed partial class IndexingEngine
         remove => _events.Remove(value);
     }
 
-    /// <summary>Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.</summary>
+    /// <summary>
+    /// Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.
+    /// Past <see cref="IndexOptions.MaxConcurrentRebuilds"/> running rebuilds it starts in phase Queued and waits its turn.
+    /// </summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
-    /// <exception cref="RebuildConflictException">A rebuild of the index is already running, or it is being deleted.</exception>
+    /// <exception cref="RebuildConflictException">A rebuild of the index is already running or queued, or it is being deleted.</exception>
     public RebuildProgress StartRebuild(string name)
     {
         ThrowIfDisposed();
@@ -35,7 +38,7 @@ public sealed partial class IndexingEngine
         return _indexes.GetRebuild(name);
     }
 
-    /// <summary>Cancels the running rebuild and waits until it stopped; the old generation keeps serving. Past the catalog switch a rebuild can only finish, and this returns its end.</summary>
+    /// <summary>Cancels the running (or queued) rebuild and waits until it stopped; the old generation keeps serving. Past the catalog switch a rebuild can only finish, and this returns its end.</summary>
     /// <exception cref="IndexNotFoundException">No index has that name.</exception>
     public Task<RebuildProgress> CancelRebuildAsync(string name, CancellationToken cancellationToken = default)
     {
@@ -53,7 +56,7 @@ public sealed partial class IndexingEngine
 
     /// <summary>
     /// The live limits of the index's running bulk prefetch (budget, concurrency cap, rate cap), or null when
-    /// its rebuild is not reading (no rebuild, or past its bulk phase).
+    /// its rebuild is not reading (no rebuild, queued, or past its bulk phase).
     /// </summary>
     public PrefetchLimits? GetRebuildLimits(string name)
     {
