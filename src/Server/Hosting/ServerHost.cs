@@ -90,8 +90,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
     /// <c>&lt;dataDirectory&gt;/store</c> and starts listening. Throws <see cref="ServerConfigurationException"/>
     /// for invalid settings and <see cref="DocumentStoreException"/> when the store cannot be opened.
     /// </summary>
-    public static async Task<ServerHost> StartAsync(
-        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken)
+    public static Task<ServerHost> StartAsync(
+        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken) =>
+        StartAsync(dataDirectory, args, overrides, static manager => manager, cancellationToken);
+
+    // Test seam: withHooks sets the index manager's test hooks (IndexingEngine.Open's), e.g. to hold a rebuild at a point.
+    internal static async Task<ServerHost> StartAsync(
+        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, Func<IndexManagerOptions, IndexManagerOptions> withHooks, CancellationToken cancellationToken)
     {
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = args });
         builder.Configuration.Sources.Insert(0, new MemoryConfigurationSource { InitialData = QuietDefaults });
@@ -104,7 +109,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         builder.Services.AddOptions<ServerSettings>().Bind(builder.Configuration).ValidateOnStart();
         ConfigureServices(builder, options);
 
-        var engine = IndexingEngine.Open(options.Engine);
+        var engine = IndexingEngine.Open(options.Engine, withHooks);
         var store = engine.Store;
         var indexes = engine.Indexes;
         var prefetches = engine.Prefetches;
@@ -152,7 +157,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
     }
 
-    // The running (and just finished) rebuilds of every index, as the admin page's bars.
     // The one line saying that indexing threads cannot be lowered here (they then compete with requests as equals).
     private static void LogIndexingPriority(ILogger logger, IndexOptions indexes)
     {
@@ -162,6 +166,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
     }
 
+    // The queued, running and just finished rebuilds of every index, as the admin page's bars.
     private static IEnumerable<RebuildBar> RebuildBars(IndexManager indexes)
     {
         foreach (var name in indexes.Names)
@@ -186,7 +191,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
                     progress.Eta,
                     progress.ResumedAfter,
                     progress.DocumentsSkipped,
-                    progress.Phase == RebuildPhase.Bulk ? progress.BulkCommitInterval : null);
+                    progress.Phase == RebuildPhase.Bulk ? progress.BulkCommitInterval : null,
+                    progress.QueuePosition);
             }
         }
     }
