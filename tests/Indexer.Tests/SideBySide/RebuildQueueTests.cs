@@ -215,6 +215,30 @@ public sealed class RebuildQueueTests
         }
     }
 
+    [Fact]
+    public async Task QueuedRebuild_ThatWillStartAfresh_HoldsNoTombstones_WhileItWaits()
+    {
+        using var env = new ManagerEnvironment(documents: 300);
+        using var held = new Gate();
+        var manager = env.OpenManager(LimitOne(held.Hook("a", RebuildPoint.CatchUpStep)));
+        await BuildAsync(manager, "a", "b");
+        held.Arm();
+
+        manager.StartRebuild("a");
+        held.WaitReached();
+        manager.StartRebuild("b");
+        Assert.Equal(RebuildPhase.Queued, manager.GetRebuild("b")!.Phase);
+        // Every other hold is past 0 (a's replacement at its snapshot, the serving generations at
+        // their commits); b's empty replacement would hold 0 if a queued run held its ResumeEtag.
+        var watermark = manager.TombstoneWatermark();
+
+        held.Release();
+        Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "a")).Phase);
+        Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "b")).Phase);
+        Assert.True(watermark > 0, $"the watermark was {watermark} while b waited");
+        Assert.True(manager.Verify("b").IsConsistent);
+    }
+
     [Theory]
     [InlineData(0)]
     [InlineData(65)]
