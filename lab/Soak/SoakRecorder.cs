@@ -128,6 +128,7 @@ internal sealed class SoakRecorder : IAsyncDisposable
                 SoakStage.SideBySide when rebuild.IsFinished => "verify",
                 SoakStage.SideBySide => rebuild.Phase switch
                 {
+                    RebuildPhase.Queued => "queued",
                     RebuildPhase.Bulk => "bulk",
                     RebuildPhase.CatchUp => "catch-up",
                     _ => "swap",

@@ -5,7 +5,9 @@ namespace Indexing.Engine;
 
 /// <summary>
 /// A rebuild of <paramref name="Index"/> started in, or moved to, <paramref name="Phase"/> at <paramref name="At"/>:
-/// Bulk or CatchUp when it starts (CatchUp for a resume past its bulk phase), then Swapping, and one of
+/// Bulk or CatchUp when it starts (CatchUp for a resume past its bulk phase), or first Queued when it has
+/// to wait for a slot (<see cref="IndexOptions.MaxConcurrentRebuilds"/>; one that gets a slot at once
+/// raises no Queued), then Swapping, and one of
 /// Done, Failed or Cancelled. A rebuild that the engine's close stops raises no last phase: it resumes
 /// at the next open, which raises its phases again. Read <see cref="IndexingEngine.GetRebuild"/> for the details.
 /// </summary>

@@ -9,10 +9,11 @@ public sealed partial class IndexingEngine
     /// Creates the index, or changes its definition: a new index is built from every document of its
     /// collection; a changed one is rebuilt side by side while the old definition keeps serving, and the
     /// replacement switches in atomically once it caught up (follow it with <see cref="RebuildChanged"/> or
-    /// <see cref="WaitForRebuildAsync"/>). The same definition again changes nothing.
+    /// <see cref="WaitForRebuildAsync"/>). The same definition again changes nothing. Past
+    /// <see cref="IndexOptions.MaxConcurrentRebuilds"/> running rebuilds, the build or rebuild waits in phase Queued.
     /// </summary>
     /// <exception cref="IndexDefinitionException">The definition breaks a rule (the message names each).</exception>
-    /// <exception cref="IndexException">A rebuild of the index is already running, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
+    /// <exception cref="IndexException">A rebuild of the index is already running or queued, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
     public IndexPutResult DefineIndex(IndexDefinition definition)
     {
         ThrowIfDisposed();

@@ -18,9 +18,12 @@ public sealed partial class IndexingEngine
         remove => _events.Remove(value);
     }
 
-    /// <summary>Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.</summary>
+    /// <summary>
+    /// Starts a side-by-side rebuild of the index with its current definition; the current generation serves until the swap.
+    /// Past <see cref="IndexOptions.MaxConcurrentRebuilds"/> running rebuilds it starts in phase Queued and waits its turn.
+    /// </summary>
     /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
-    /// <exception cref="IndexException">A rebuild of the index is already running, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
+    /// <exception cref="IndexException">A rebuild of the index is already running or queued, or it is being deleted (<see cref="IndexingErrorKind.RebuildConflict"/>).</exception>
     public RebuildProgress StartRebuild(string name)
     {
         ThrowIfDisposed();
@@ -35,7 +38,7 @@ public sealed partial class IndexingEngine
         return _indexes.GetRebuild(name);
     }
 
-    /// <summary>Cancels the running rebuild and waits until it stopped; the old generation keeps serving. Past the catalog switch a rebuild can only finish, and this returns its end.</summary>
+    /// <summary>Cancels the running (or queued) rebuild and waits until it stopped; the old generation keeps serving. Past the catalog switch a rebuild can only finish, and this returns its end.</summary>
     /// <exception cref="IndexException">No index has that name (<see cref="IndexingErrorKind.IndexNotFound"/>).</exception>
     public Task<RebuildProgress> CancelRebuildAsync(string name, CancellationToken cancellationToken = default)
     {

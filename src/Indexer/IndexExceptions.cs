@@ -205,7 +205,9 @@ internal sealed class RebuildConflictException : IndexException
 
     internal static RebuildConflictException AlreadyRunning(string name, RebuildProgress running) =>
         new(name, new StringBuilder()
-            .Append($"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
+            .Append(running.Phase == RebuildPhase.Queued
+                ? $"a rebuild of index {MessageText.Quote(name)} is already queued (generation {running.Generation}, place {running.QueuePosition} in the queue for {IndexOptions.SettingsPrefix}{nameof(IndexOptions.MaxConcurrentRebuilds)}, "
+                : $"a rebuild of index {MessageText.Quote(name)} is already running (generation {running.Generation}, phase {running.Phase}, ")
             .Append($"started {running.StartedAt:u}); only one replacement per index runs at a time. Wait for it, or cancel it first.")
             .ToString());
 

@@ -30,6 +30,8 @@ public sealed class AdminPageBrowserTests
             return new RebuildBar("orders-by-customer", RebuildPhase.Bulk, pressure.DocumentsDone, pressure.PlanComplete ? pressure.DocumentsPlanned : null, pressure.Eta,
                 BulkCommitInterval: TimeSpan.FromSeconds(2.2));
         });
+        // A rebuild waiting for a slot (Indexes:MaxConcurrentRebuilds) shows as queued, with its place.
+        using var queued = server.Host.Rebuilds.Register(() => new RebuildBar("orders-by-total", RebuildPhase.Queued, 0, null, null, QueuePosition: 1));
         // Foreground reads while the prefetch runs, so the foreground p99 chart has something to show.
         using var stopReads = CancellationTokenSource.CreateLinkedTokenSource(timeout.Token);
         var reads = Task.Run(async () =>
@@ -61,7 +63,10 @@ public sealed class AdminPageBrowserTests
         // The lines were drawn from data: pixels in each chart's first series colour (see admin.js).
         Assert.True((int)page["throughputLinePixels"]! > 20, page.ToJsonString());
         Assert.True((int)page["concurrencyLinePixels"]! > 20, page.ToJsonString());
-        Assert.True((int)page["rebuildBars"]! == 1, page.ToJsonString());
+        Assert.True((int)page["rebuildBars"]! == 2, page.ToJsonString());
+        Assert.Equal("queued", (string?)page["queuedBadge"]);
+        Assert.Equal("waiting for a rebuild slot (#1 in the queue)", (string?)page["queuedNote"]);
+        Assert.Equal("queued", (string?)page["queuedText"]);
         Assert.Contains("commits every 2.2 s", (string?)page["rebuildNote"], StringComparison.Ordinal);
         // Process memory: the chart drew the RSS line from /admin/memory's samples, and the tiles show figures.
         Assert.True((int)page["memorySamples"]! >= 3, page.ToJsonString());
@@ -105,6 +110,9 @@ public sealed class AdminPageBrowserTests
             concurrencyLinePixels: count("concurrency", 47, 111, 223),
             rebuildBars: document.querySelectorAll("#rebuild-bars .rebuild").length,
             rebuildNote: document.querySelector("#rebuild-bars .rebuild .muted")?.textContent,
+            queuedBadge: document.querySelector("#rebuild-bars .rebuild.queued .badge")?.textContent,
+            queuedNote: document.querySelector("#rebuild-bars .rebuild.queued .muted")?.textContent,
+            queuedText: document.querySelector("#rebuild-bars .rebuild.queued .progress-text")?.textContent,
             memorySamples: Number(document.body.dataset.memorySamples || 0),
             rssLinePixels: count("memory", 179, 38, 30, document.getElementById("memory"), "data-memory-chart"),
             rss: document.querySelector('[data-memory="rss"]').textContent,

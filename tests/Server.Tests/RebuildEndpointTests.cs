@@ -152,12 +152,64 @@ public sealed class RebuildEndpointTests
         Assert.True(progress.GetProperty("documentsDone").GetInt64() > 0);
     }
 
-    private static async Task<JsonElement> WaitForPhaseAsync(RunningServer server, string phase)
+    // Indexes:MaxConcurrentRebuilds 1: with the first index's rebuild held in its bulk phase, the
+    // second index's rebuild waits, and says so wherever an operator looks: the 202 of its start, its
+    // progress, the index's summary and the admin page's bars. Released, both run to done.
+    [Fact]
+    public async Task LimitOne_ASecondIndexRebuild_ShowsQueuedInTheApiAndOnTheAdminPage_ThenRuns()
+    {
+        using var reached = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        var hold = 0;
+        await using var server = await RunningServer.StartAsync(
+            new Dictionary<string, string?> { [Hosting.ServerOptions.MaxConcurrentRebuildsSetting] = "1" },
+            withHooks: manager => manager with
+            {
+                RebuildHook = (index, point) =>
+                {
+                    if (index == "orders-by-status" && point == Indexer.RebuildPoint.BulkStarted && Interlocked.Exchange(ref hold, 0) == 1)
+                    {
+                        reached.Set();
+                        release.Wait(_hangGuard);
+                    }
+                },
+            });
+        Assert.Equal(1, server.Host.Engine.Options.Indexes.MaxConcurrentRebuilds);
+        server.LoadOrders(500_000);
+        await server.DefineIndexAsync(Definition, 1);
+        await server.DefineIndexAsync(Definition.Replace("orders-by-status", "orders-by-total", StringComparison.Ordinal), 1);
+        Volatile.Write(ref hold, 1);
+
+        using var first = await server.Client.PostAsync("/indexes/orders-by-status/rebuild", content: null);
+        Assert.True(reached.Wait(_hangGuard), "the first rebuild never reached its bulk phase");
+        using var second = await server.Client.PostAsync("/indexes/orders-by-total/rebuild", content: null);
+        var started = await second.Content.ReadFromJsonAsync<JsonElement>();
+        var progress = await server.GetJsonAsync("/indexes/orders-by-total/rebuild");
+        var summary = await server.GetJsonAsync("/indexes/orders-by-total");
+        var bars = (await server.GetJsonAsync("/admin/rebuilds")).GetProperty("rebuilds").EnumerateArray().ToDictionary(b => b.GetProperty("index").GetString()!);
+        release.Set();
+        var done = await WaitForPhaseAsync(server, "done", "orders-by-total");
+
+        Assert.Equal(HttpStatusCode.Accepted, first.StatusCode);
+        Assert.Equal(HttpStatusCode.Accepted, second.StatusCode);
+        Assert.Equal("queued", started.GetProperty("phase").GetString());
+        Assert.Equal("queued", progress.GetProperty("phase").GetString());
+        Assert.Equal(1, progress.GetProperty("queuePosition").GetInt32());
+        Assert.Equal("queued", summary.GetProperty("rebuild").GetProperty("phase").GetString());
+        Assert.Equal("queued", bars["orders-by-total"].GetProperty("phase").GetString());
+        Assert.Equal(1, bars["orders-by-total"].GetProperty("queuePosition").GetInt32());
+        Assert.Equal("bulk", bars["orders-by-status"].GetProperty("phase").GetString());
+        Assert.Equal(JsonValueKind.Null, bars["orders-by-status"].GetProperty("queuePosition").ValueKind);
+        Assert.Equal(JsonValueKind.Null, done.GetProperty("queuePosition").ValueKind);
+        Assert.Equal("done", (await WaitForPhaseAsync(server, "done")).GetProperty("phase").GetString());
+    }
+
+    private static async Task<JsonElement> WaitForPhaseAsync(RunningServer server, string phase, string index = "orders-by-status")
     {
         using var timeout = new CancellationTokenSource(_hangGuard);
         while (true)
         {
-            using var response = await server.Client.GetAsync("/indexes/orders-by-status/rebuild", timeout.Token);
+            using var response = await server.Client.GetAsync($"/indexes/{index}/rebuild", timeout.Token);
             if (response.StatusCode == HttpStatusCode.OK)
             {
                 var progress = await response.Content.ReadFromJsonAsync<JsonElement>(timeout.Token);

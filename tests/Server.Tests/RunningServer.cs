@@ -2,6 +2,7 @@ using System.Net.Http.Json;
 using System.Text;
 using System.Text.Json;
 using Indexing.Datasets;
+using Indexing.Engine;
 using Indexing.Prefetcher;
 using Indexing.Server.Hosting;
 using Indexing.Storage;
@@ -35,12 +36,17 @@ internal sealed class RunningServer : IAsyncDisposable
 
     public DocumentStore Store => Host.Engine.Store;
 
-    /// <summary>Starts a server on a new temp data directory, or on <paramref name="directory"/> (e.g. one whose store is on a small volume).</summary>
-    public static async Task<RunningServer> StartAsync(IReadOnlyDictionary<string, string?>? settings = null, string? directory = null)
+    /// <summary>
+    /// Starts a server on a new temp data directory, or on <paramref name="directory"/> (e.g. one whose store is on a small volume);
+    /// <paramref name="withHooks"/> sets the index manager's test hooks.
+    /// </summary>
+    public static async Task<RunningServer> StartAsync(
+        IReadOnlyDictionary<string, string?>? settings = null, string? directory = null, Func<Indexer.IndexManagerOptions, Indexer.IndexManagerOptions>? withHooks = null)
     {
         directory ??= Path.Combine(Path.GetTempPath(), "indexing-server-tests", Guid.NewGuid().ToString("N"));
         var overrides = Defaults(settings);
-        var host = await ServerHost.StartAsync(directory, [], overrides, CancellationToken.None);
+        var host = await ServerHost.StartAsync(
+            directory, [], overrides, options => IndexingEngine.Open(options, withHooks ?? (static manager => manager)), CancellationToken.None);
         var client = new HttpClient { BaseAddress = host.BaseAddress, Timeout = TimeSpan.FromSeconds(30) };
         return new RunningServer(directory, host, client);
     }

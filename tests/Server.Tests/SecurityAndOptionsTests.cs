@@ -311,6 +311,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is 2; it must be from 0.01 to 1" },
         { ServerOptions.SwapLagEtagsSetting, "-1", "Indexes:SwapLagEtags is -1; it must be 0 or more." },
         { ServerOptions.DrainTimeoutSetting, "0s", "Indexes:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
+        { ServerOptions.MaxConcurrentRebuildsSetting, "0", "Indexes:MaxConcurrentRebuilds is 0; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)." },
+        { ServerOptions.MaxConcurrentRebuildsSetting, "all", "Indexes:MaxConcurrentRebuilds is 'all', which is not a whole number (default 2)." },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -449,12 +451,15 @@ public sealed class SecurityAndOptionsTests
         {
             [ServerOptions.SwapLagEtagsSetting] = "250",
             [ServerOptions.DrainTimeoutSetting] = "2min",
+            [ServerOptions.MaxConcurrentRebuildsSetting] = "3",
         }).Build();
 
         var engine = ServerOptions.Bind(configuration, "data").Engine;
 
         Assert.Equal(250, engine.Indexes.SwapLagEtags);
         Assert.Equal(TimeSpan.FromMinutes(2), engine.Indexes.DrainTimeout);
+        Assert.Equal(3, engine.Indexes.MaxConcurrentRebuilds);
+        Assert.Equal(Indexing.Indexer.IndexOptions.DefaultMaxConcurrentRebuilds, ServerOptions.Bind(new ConfigurationBuilder().Build(), "data").Indexes.MaxConcurrentRebuilds);
         Assert.Equal(Path.GetFullPath("data"), engine.DataDirectory);
     }
 

@@ -88,6 +88,12 @@ internal sealed partial class DocumentIndex : IDisposable
     /// </summary>
     internal long ResumeEtag => _checkpoints.ResumeEtag;
 
+    /// <summary>
+    /// A build of this index would start over from a new snapshot: its last commit (if any) is at etag
+    /// 0 and records no interrupted build, so nothing it holds needs the change feed from any etag.
+    /// </summary>
+    internal bool BuildsAfresh => _checkpoints.ResumeEtag == 0 && _checkpoints.CommittedBuildSnapshotEtag is null;
+
     /// <summary>The last commit was made with another definition: the index must be rebuilt (it still serves queries).</summary>
     public bool IsStale => _committedHash != Definition.DefinitionHash;
 

@@ -39,6 +39,9 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="TakeMaxBytes"/>.</summary>
     public const long DefaultTakeMaxBytes = 4L << 20;
 
+    /// <summary>Default <see cref="MaxConcurrentRebuilds"/>.</summary>
+    public const int DefaultMaxConcurrentRebuilds = 2;
+
     /// <summary>Smallest <see cref="BulkCommitShare"/>.</summary>
     public const double MinBulkCommitShare = 0.01;
 
@@ -128,6 +131,20 @@ public sealed record IndexOptions
     /// </summary>
     public TimeSpan DrainTimeout { get; init; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Most rebuilds (1..64) that run at once in one index manager, a first build of a new index
+    /// included; the others wait, first come first served, in phase <see cref="RebuildPhase.Queued"/>
+    /// (read nothing, hold no prefetch). The bound is memory: each running rebuild holds one prefetch
+    /// budget (<c>PrefetchOptions.BudgetBytes</c>, 256 MiB by default), a build RAM buffer (up to twice
+    /// <see cref="BuildRamBufferSizeMB"/>) and <see cref="IndexingThreads"/> indexing threads, so the
+    /// process's memory grows with this setting, not with the number of indexes changed at once. A fixed
+    /// number rather than one per core, since the budgets do not shrink on a small machine: 2 hold
+    /// up to 768 MiB at the defaults (two budgets, two build buffers at twice 64 MB), and let a short
+    /// rebuild run beside a long one instead of behind it; 1 halves that where memory is tight. Past 64 the budgets alone pass 16 GiB: a value that
+    /// large is a typo more likely than a plan. Read when the manager opens.
+    /// </summary>
+    public int MaxConcurrentRebuilds { get; init; } = DefaultMaxConcurrentRebuilds;
+
     // Test seam: opens the index's engine in its directory (default: the Lucene engine,
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
     // the Nth write or fsync fail.
@@ -146,7 +163,7 @@ public sealed record IndexOptions
         $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures, " +
-        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s");
+        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s, {MaxConcurrentRebuilds} rebuilds at once");
 }
 
 /// <summary>
@@ -179,6 +196,7 @@ internal sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
         Count(problems, options.TakeMaxDocuments, 1, 1_000_000, nameof(options.TakeMaxDocuments), "documents");
         Bytes(problems, options.TakeMaxBytes, 64L << 10, 1L << 30, nameof(options.TakeMaxBytes));
         Count(problems, options.MaxConsecutiveFailures, 1, 1000, nameof(options.MaxConsecutiveFailures), "failures");
+        Count(problems, options.MaxConcurrentRebuilds, 1, 64, nameof(options.MaxConcurrentRebuilds), "rebuilds running at once, each holding one prefetch budget");
         return problems.Result;
     }
 

@@ -39,7 +39,7 @@ internal interface IRebuildObserver
     IDisposable? BulkStarted(string indexName, IBatchSource source);
 
     /// <summary>
-    /// A rebuild of <paramref name="indexName"/> started (in its first phase) or entered <paramref name="phase"/>; called on the thread
+    /// A rebuild of <paramref name="indexName"/> started (in its first phase, or Queued when it has to wait for a slot) or entered <paramref name="phase"/>; called on the thread
     /// that moved it, so it must return quickly and not call back into the manager.
     /// </summary>
     void PhaseEntered(string indexName, RebuildPhase phase)

@@ -58,8 +58,9 @@ internal sealed partial class IndexManager
     public RebuildProgress? GetRebuild(string name) => Find(name).Rebuild?.Progress();
 
     /// <summary>
-    /// Cancels the running rebuild and waits for it to stop: the old generation keeps serving and the
-    /// replacement's directory is removed. A rebuild already past its catalog switch finishes instead.
+    /// Cancels the running (or queued) rebuild and waits for it to stop: the old generation keeps serving and the
+    /// replacement's directory is removed. A rebuild already past its catalog switch finishes instead;
+    /// a queued one ends Cancelled without having read anything.
     /// </summary>
     /// <exception cref="InvalidOperationException">No rebuild of the index is running.</exception>
     public async Task<RebuildProgress> CancelRebuildAsync(string name, CancellationToken cancellationToken = default)
@@ -141,20 +142,38 @@ internal sealed partial class IndexManager
             }
         }
 
+        // Last, once nothing here can throw any more: a ticket taken is always released by the run.
+        var slot = _slots.Enter();
         var run = new RebuildRun(
-            _store, managed.Name, intent.Generation, definition, target, inPlace, phase, reason, _closing.Token, _observer is null ? null : _observer.PhaseEntered);
+            _store, managed.Name, intent.Generation, definition, target, inPlace, phase, reason, slot, _closing.Token, _observer is null ? null : _observer.PhaseEntered);
         managed.Rebuild = run;
-        _observer?.PhaseEntered(managed.Name, phase);
+        _observer?.PhaseEntered(managed.Name, run.Phase);
         run.Completion = Task.Run(() => RunRebuildAsync(managed, run));
         return run;
     }
 
+    // Slots (IndexOptions.MaxConcurrentRebuilds). A run holds one from the moment it is admitted
+    // through Bulk, CatchUp and Swapping up to the catalog switch (the swap's last catch-up, commit
+    // and align index like the catch-up does); Switch releases it at the commit point, since what is
+    // left (draining the old generation's queries, up to DrainTimeout, and deleting it) reads
+    // nothing and must not hold the next rebuild back. A run that has to wait is in Queued meanwhile:
+    // its replacement is open (empty, or as a crash left it) but nothing reads the store for it. The
+    // slot is released on every way out: done (at the switch), failed, cancelled (a delete cancels
+    // too), or stopped by the manager's close (the finally below); a run still queued leaves the queue.
     private async Task RunRebuildAsync(ManagedIndex managed, RebuildRun run)
     {
         var token = run.Cancellation.Token;
         try
         {
             Hook(run.Name, RebuildPoint.IntentPersisted);
+            if (run.Phase == RebuildPhase.Queued)
+            {
+                await run.Slot.Admitted.WaitAsync(token).ConfigureAwait(false);
+                // Admitted as the close (or a cancel) began: stop before any work.
+                token.ThrowIfCancellationRequested();
+                run.EnterPhase(run.StartPhase);
+            }
+
             if (run.Phase == RebuildPhase.Bulk)
             {
                 await _phases.BulkAsync(run, token).ConfigureAwait(false);
@@ -194,6 +213,10 @@ internal sealed partial class IndexManager
             // after the switch catch their failures; this is the last line.)
             run.AddNote($"after the catalog switch: {Describe(e)}");
             run.EnterPhase(RebuildPhase.Done);
+        }
+        finally
+        {
+            run.Slot.Release();
         }
     }
 

@@ -79,6 +79,8 @@ internal sealed partial class IndexManager
             }
 
             run.MarkPastSwitch();
+            // Past the commit point the run indexes nothing more: the next queued rebuild may start.
+            run.Slot.Release();
             managed.LastRebuild = ended;
             return run.InPlace ? null : managed.Swap(new ServingIndex(run.Target, run.Generation), run.Definition);
         }

@@ -9,7 +9,9 @@ namespace Indexing.Indexer;
 // a generation that could not be opened has a checkpoint nobody knows, so it holds everything (0).
 // A running rebuild holds it at its replacement's ResumeEtag: the bulk phase's snapshot etag S
 // once the build's first commit recorded it (0 before that), then the replacement's committed
-// etag. A rebuild intent in the catalog that no run in this process carries holds it at the
+// etag. A queued rebuild whose bulk phase will start afresh holds nothing until it is admitted (then
+// 0, as any run just started; a first build in place likewise for its serving generation); a queued
+// one that resumes holds what its replacement's commit records. A rebuild intent in the catalog that no run in this process carries holds it at the
 // ResumeEtag its replacement's last commit records (its S, if the bulk phase had committed), since
 // the next open resumes it from there. A removed index, a retired generation and a finished
 // rebuild hold nothing. With no index at all nothing is held.

@@ -31,7 +31,8 @@ namespace Indexing.Indexer;
 /// serves; startup cleanup of what it does not name), <see cref="RebuildPhases"/> (the bulk and
 /// catch-up phases, bulk sources), <see cref="IndexVerifier"/> (verify slots, the comparison),
 /// <see cref="PendingWork"/> (retired generations, background tasks), <see cref="TombstoneHold"/>
-/// (the watermark registration, one index's hold).
+/// (the watermark registration, one index's hold), <see cref="RebuildSlots"/> (how many rebuilds run
+/// at once, <see cref="IndexOptions.MaxConcurrentRebuilds"/>, and the queue of those waiting).
 /// </para>
 /// </remarks>
 internal sealed partial class IndexManager : IAsyncDisposable
@@ -41,6 +42,9 @@ internal sealed partial class IndexManager : IAsyncDisposable
     private readonly IndexManagerOptions _options;
     private readonly RebuildPhases _phases;
     private readonly IndexVerifier _verifier;
+
+    // At most IndexOptions.MaxConcurrentRebuilds rebuilds run; the others wait in phase Queued (.Rebuild.cs).
+    private readonly RebuildSlots _slots;
 
     // Told when each rebuild starts and moves (RebuildRun); the bulk phase's source goes through _phases.
     private readonly IRebuildObserver? _observer;
@@ -59,6 +63,7 @@ internal sealed partial class IndexManager : IAsyncDisposable
         _observer = observer;
         _phases = new RebuildPhases(store, options, bulkSources, observer, Hook);
         _verifier = new IndexVerifier(store);
+        _slots = new RebuildSlots(options.Index.MaxConcurrentRebuilds);
         _tombstoneHold = new TombstoneHold(store, catalog);
     }
 

@@ -1,6 +1,10 @@
 namespace Indexing.Indexer;
 
-/// <summary>Where a side-by-side rebuild is. Each value means one thing; the last three are final.</summary>
+/// <summary>
+/// Where a rebuild is. Each value means one thing; Done, Failed and Cancelled are final. A rebuild
+/// that has to wait for a slot (<see cref="IndexOptions.MaxConcurrentRebuilds"/>) starts in Queued and
+/// then moves to the phase it starts its work in (Bulk, or a later one when it resumes).
+/// </summary>
 public enum RebuildPhase
 {
     /// <summary>Reading every document of a store snapshot into the replacement (the prefetcher feeds it).</summary>
@@ -20,6 +24,13 @@ public enum RebuildPhase
 
     /// <summary>Cancelled: the old generation still serves and the replacement was removed.</summary>
     Cancelled,
+
+    /// <summary>
+    /// Waiting, first come first served, until fewer than <see cref="IndexOptions.MaxConcurrentRebuilds"/>
+    /// rebuilds run: nothing is read yet and no prefetch is held. The intent is in the catalog, so a
+    /// restart queues it again. Appended: the values before it keep their numbers.
+    /// </summary>
+    Queued = 6,
 }
 
 /// <summary>One reading of a rebuild's progress (a new instance each time it is asked for).</summary>
@@ -93,6 +104,12 @@ public sealed record RebuildProgress(
 
     /// <summary>Commits the bulk phase made while it ran (each recording the key a resume reads after; its first and last commit not counted).</summary>
     public long BulkCommits { get; init; }
+
+    /// <summary>
+    /// While <see cref="Phase"/> is Queued: its place in the queue of rebuilds waiting for a slot, 1
+    /// for the next to start; null in every other phase.
+    /// </summary>
+    public int? QueuePosition { get; init; }
 
     /// <summary>Whether the rebuild has ended (done, failed or cancelled).</summary>
     public bool IsFinished => Phase is RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled;

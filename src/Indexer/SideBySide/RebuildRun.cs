@@ -27,11 +27,16 @@ internal sealed class RebuildRun
     // Told each phase the run enters, on the thread that enters it (the manager's observer).
     private readonly Action<string, RebuildPhase>? _phaseEntered;
 
+    // phase: the phase the run works from, entered at once when slot holds a slot, else after
+    // Queued (the run's task enters it once admitted).
     public RebuildRun(
         DocumentStore store, string name, int generation, IndexDefinition definition, DocumentIndex target, bool inPlace, RebuildPhase phase, string reason,
-        CancellationToken shutdown, Action<string, RebuildPhase>? phaseEntered = null)
+        RebuildSlots.Ticket slot, CancellationToken shutdown, Action<string, RebuildPhase>? phaseEntered = null)
     {
         _phaseEntered = phaseEntered;
+        Slot = slot;
+        StartPhase = phase;
+        phase = slot.Admitted.IsCompleted ? phase : RebuildPhase.Queued;
         _store = store;
         Name = name;
         Generation = generation;
@@ -55,6 +60,12 @@ internal sealed class RebuildRun
     public bool InPlace { get; }
 
     public string Reason { get; }
+
+    // The run's place among the manager's rebuild slots (IndexManager.Rebuild.cs says which phases hold one).
+    public RebuildSlots.Ticket Slot { get; }
+
+    // The phase the run's work starts in once it holds a slot: Bulk, or a later one for a resumed run.
+    public RebuildPhase StartPhase { get; }
 
     public DateTimeOffset StartedAt { get; } = DateTimeOffset.UtcNow;
 
@@ -82,7 +93,8 @@ internal sealed class RebuildRun
 
     public RebuildPhase Phase => (RebuildPhase)Volatile.Read(ref _phase);
 
-    public bool IsRunning => Phase is RebuildPhase.Bulk or RebuildPhase.CatchUp or RebuildPhase.Swapping;
+    // In progress: queued for a slot, or working. A second rebuild of the index is refused meanwhile.
+    public bool IsRunning => Phase is RebuildPhase.Queued or RebuildPhase.Bulk or RebuildPhase.CatchUp or RebuildPhase.Swapping;
 
     // After the catalog switched to the replacement, the rebuild can only finish: cancel is ignored.
     public bool PastSwitch => Volatile.Read(ref _pastSwitch) != 0;
@@ -225,6 +237,7 @@ internal sealed class RebuildRun
             BytesIndexed = bytesIndexed,
             BulkCommitInterval = status.BulkCommitInterval,
             BulkCommits = Interlocked.Read(ref _bulkCommits),
+            QueuePosition = phase == RebuildPhase.Queued ? Slot.QueuePosition : null,
         };
     }
 }

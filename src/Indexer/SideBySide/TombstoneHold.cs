@@ -24,9 +24,14 @@ internal sealed class TombstoneHold(DocumentStore store, IndexCatalog catalog)
     /// <summary>The lowest etag <paramref name="managed"/> may still read the change feed from; the caller holds the manager's lock.</summary>
     public long HoldLocked(ManagedIndex managed)
     {
-        var lowest = managed.Active is { } serving ? serving.Index.ResumeEtag : 0;
         var running = managed.Rebuild is { IsRunning: true } run ? run : null;
-        if (running is { InPlace: false })
+        // A queued run whose bulk phase will start afresh reads nothing before it is admitted, and then
+        // a snapshot taken after that: for the watermark it is a run that starts at admission (holding
+        // 0 from then, like any new run), so while it waits it holds nothing. A long queue must not
+        // stop the purge. A first build in place is the serving generation too: that holds nothing either.
+        var waitsAfresh = running is { Phase: RebuildPhase.Queued, StartPhase: RebuildPhase.Bulk } && running.Target.BuildsAfresh;
+        var lowest = managed.Active is { } serving ? (waitsAfresh && running!.InPlace ? long.MaxValue : serving.Index.ResumeEtag) : 0;
+        if (running is { InPlace: false } && !waitsAfresh)
         {
             lowest = Math.Min(lowest, running.Target.ResumeEtag);
         }

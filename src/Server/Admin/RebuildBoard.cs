@@ -59,12 +59,21 @@ internal sealed class RebuildBoard
 
 /// <summary>One rebuild's progress as the admin page draws it.</summary>
 /// <param name="Index">The index being rebuilt.</param>
-/// <param name="Phase">Where it is; serialised as the rebuild endpoint serialises it ("bulk", "catchUp", "done").</param>
+/// <param name="Phase">Where it is; serialised as the rebuild endpoint serialises it ("queued", "bulk", "catchUp", "done").</param>
 /// <param name="DocumentsDone">Documents indexed so far.</param>
 /// <param name="DocumentsTotal">Documents to index; null while not yet known.</param>
 /// <param name="Eta">Time left at the current rate; null when unknown.</param>
 /// <param name="ResumedAfter">Set when the run resumed an interrupted bulk phase: the id it read after.</param>
 /// <param name="DocumentsSkipped">Documents a resumed bulk phase did not read again (counted in <paramref name="DocumentsDone"/>).</param>
 /// <param name="BulkCommitInterval">The wait between the bulk phase's commits (what a crash would cost a resume at most); null when unknown.</param>
+/// <param name="QueuePosition">While queued: its place in the queue for a rebuild slot, 1 for the next to start; otherwise null.</param>
 internal sealed record RebuildBar(
-    string Index, RebuildPhase Phase, long DocumentsDone, long? DocumentsTotal, TimeSpan? Eta, string? ResumedAfter = null, long DocumentsSkipped = 0, TimeSpan? BulkCommitInterval = null);
+    string Index,
+    RebuildPhase Phase,
+    long DocumentsDone,
+    long? DocumentsTotal,
+    TimeSpan? Eta,
+    string? ResumedAfter = null,
+    long DocumentsSkipped = 0,
+    TimeSpan? BulkCommitInterval = null,
+    int? QueuePosition = null);

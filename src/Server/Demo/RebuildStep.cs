@@ -104,7 +104,12 @@ internal sealed class RebuildStep
                 {
                     last = engine.GetRebuild(IndexName) ?? throw new InvalidOperationException($"index {MessageText.Quote(IndexName)} has no rebuild to follow.");
                     task.MaxValue = Math.Max(1, last.BytesTotal);
-                    task.Value = last.Phase == RebuildPhase.Bulk ? last.BytesDone : task.MaxValue;
+                    task.Value = last.Phase switch
+                    {
+                        RebuildPhase.Bulk => last.BytesDone,
+                        RebuildPhase.Queued => 0,
+                        _ => task.MaxValue,
+                    };
                     var pressure = last.Prefetch;
                     task.Description = pressure is null || last.Phase != RebuildPhase.Bulk
                         ? $"{title}: {last.Phase}, lag {last.LagEtags:N0} etags"
@@ -119,7 +124,7 @@ internal sealed class RebuildStep
                         }
                     }
 
-                    if (last.Phase != RebuildPhase.Bulk && onBulkEnded is not null)
+                    if (last.Phase is not (RebuildPhase.Bulk or RebuildPhase.Queued) && onBulkEnded is not null)
                     {
                         onBulkEnded();
                         onBulkEnded = null;

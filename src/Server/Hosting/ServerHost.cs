@@ -82,8 +82,14 @@ internal sealed partial class ServerHost : IAsyncDisposable
     /// <c>&lt;dataDirectory&gt;/store</c> and starts listening. Throws <see cref="ServerConfigurationException"/>
     /// for invalid settings and <see cref="DocumentStoreException"/> when the store cannot be opened.
     /// </summary>
-    public static async Task<ServerHost> StartAsync(
-        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken)
+    public static Task<ServerHost> StartAsync(
+        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, CancellationToken cancellationToken) =>
+        StartAsync(dataDirectory, args, overrides, IndexingEngine.Open, cancellationToken);
+
+    // Test seam: openEngine opens the engine over the bound options; tests open it with the index
+    // manager's test hooks (e.g. to hold a rebuild at a point), the server itself with IndexingEngine.Open.
+    internal static async Task<ServerHost> StartAsync(
+        string dataDirectory, string[] args, IReadOnlyDictionary<string, string?> overrides, Func<EngineOptions, IndexingEngine> openEngine, CancellationToken cancellationToken)
     {
         var builder = WebApplication.CreateSlimBuilder(new WebApplicationOptions { Args = args });
         builder.Configuration.Sources.Insert(0, new MemoryConfigurationSource { InitialData = QuietDefaults });
@@ -96,7 +102,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         builder.Services.AddOptions<ServerSettings>().Bind(builder.Configuration).ValidateOnStart();
         ConfigureServices(builder, options);
 
-        var engine = IndexingEngine.Open(options.Engine);
+        var engine = openEngine(options.Engine);
         var rebuilds = new RebuildBoard();
         MemoryMonitor? memory = null;
         PrefetchMetrics? metrics = null;
@@ -140,7 +146,6 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
     }
 
-    // The running (and just finished) rebuilds of every index, as the admin page's bars.
     // The one line saying that indexing threads cannot be lowered here (they then compete with requests as equals).
     private static void LogIndexingPriority(ILogger logger, IndexOptions indexes)
     {
@@ -150,6 +155,7 @@ internal sealed partial class ServerHost : IAsyncDisposable
         }
     }
 
+    // The queued, running and just finished rebuilds of every index, as the admin page's bars.
     private static IEnumerable<RebuildBar> RebuildBars(IndexingEngine engine)
     {
         IReadOnlyList<IndexSummary> indexes;
@@ -185,7 +191,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
                     progress.Eta,
                     progress.ResumedAfter,
                     progress.DocumentsSkipped,
-                    progress.Phase == RebuildPhase.Bulk ? progress.BulkCommitInterval : null);
+                    progress.Phase == RebuildPhase.Bulk ? progress.BulkCommitInterval : null,
+                    progress.QueuePosition);
             }
         }
     }

@@ -42,6 +42,7 @@ internal sealed class ServerOptions
     public const string BulkCommitShareSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.BulkCommitShare);
     public const string SwapLagEtagsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.SwapLagEtags);
     public const string DrainTimeoutSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.DrainTimeout);
+    public const string MaxConcurrentRebuildsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.MaxConcurrentRebuilds);
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -177,6 +178,7 @@ internal sealed class ServerOptions
             BulkCommitShare = AnyNumber(indexing.BulkCommitShare, BulkCommitShareSetting, defaults.BulkCommitShare, problems),
             SwapLagEtags = Whole(indexing.SwapLagEtags, SwapLagEtagsSetting, defaults.SwapLagEtags, problems),
             DrainTimeout = AnyDuration(indexing.DrainTimeout, DrainTimeoutSetting, defaults.DrainTimeout, problems),
+            MaxConcurrentRebuilds = Whole(indexing.MaxConcurrentRebuilds, MaxConcurrentRebuildsSetting, defaults.MaxConcurrentRebuilds, problems),
         };
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
         var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
@@ -193,7 +195,8 @@ internal sealed class ServerOptions
         $"data {DataDirectory}, address {Address}, port {Port}, api key {(ApiKey is null ? "not set" : "set")}, " +
         $"read api key {(ReadApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
         $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}; " +
-        $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s";
+        $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s; " +
+        $"rebuilds at once: {Indexes.MaxConcurrentRebuilds}";
 
     // The read-only key: the full key's rules, a value of its own, and only beside a full key. The
     // keys are secrets: a refusal says what is wrong, never echoes them.

@@ -88,6 +88,8 @@ internal sealed class ServerSettings
         public string? SwapLagEtags { get; set; }
 
         public string? DrainTimeout { get; set; }
+
+        public string? MaxConcurrentRebuilds { get; set; }
     }
 }
 

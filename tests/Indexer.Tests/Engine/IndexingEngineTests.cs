@@ -131,6 +131,50 @@ public sealed class IndexingEngineTests
     }
 
     [Fact]
+    public async Task PastMaxConcurrentRebuilds_OnlyTheRebuildThatWaits_RaisesQueued()
+    {
+        using var root = new TempDirectory("indexing-engine-tests");
+        using var release = new ManualResetEventSlim();
+        var reached = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var options = Options(root.Path);
+        options = options with { Indexes = options.Indexes with { MaxConcurrentRebuilds = 1 } };
+        await using var engine = IndexingEngine.Open(options, manager => manager with
+        {
+            RebuildHook = (name, point) =>
+            {
+                if (name == "a" && point == RebuildPoint.BulkStarted && reached.TrySetResult())
+                {
+                    release.Wait(HangGuard);
+                }
+            },
+        });
+        var events = Channel.CreateUnbounded<RebuildEvent>();
+        engine.RebuildChanged += (_, change) => events.Writer.TryWrite(change);
+        engine.PutMany(Orders(300));
+
+        engine.DefineIndex(Named(ManagerEnvironment.V1Json, "a"));
+        await reached.Task.WaitAsync(HangGuard);
+        engine.DefineIndex(Named(ManagerEnvironment.V1Json, "b"));
+        var queued = engine.GetRebuild("b")!;
+        var pressure = engine.GetRebuildPressure("b");
+        release.Set();
+        var phases = new Dictionary<string, List<RebuildPhase>> { ["a"] = [], ["b"] = [] };
+        using var guard = new CancellationTokenSource(HangGuard);
+        while (phases.Values.Any(list => list.Count == 0 || list[^1] is not (RebuildPhase.Done or RebuildPhase.Failed or RebuildPhase.Cancelled)))
+        {
+            var change = await events.Reader.ReadAsync(guard.Token);
+            phases[change.Index].Add(change.Phase);
+        }
+
+        Assert.Equal(RebuildPhase.Queued, queued.Phase);
+        Assert.Equal(1, queued.QueuePosition);
+        Assert.Null(pressure);
+        Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], phases["a"]);
+        Assert.Equal([RebuildPhase.Queued, RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], phases["b"]);
+        Assert.Equal(300, engine.Verify("b").IndexDocuments);
+    }
+
+    [Fact]
     public async Task RebuildLimits_NoRebuildReading_NullAndFalse_AndABadNameIsAnArgumentError()
     {
         using var root = new TempDirectory("indexing-engine-tests");
@@ -207,6 +251,9 @@ public sealed class IndexingEngineTests
         Storage = new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20),
         Indexes = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(50), FollowPollInterval = TimeSpan.FromMilliseconds(20), SwapLagEtags = 50 },
     };
+
+    private static IndexDefinition Named(string json, string name) =>
+        IndexDefinition.Parse(json.Replace("\"name\": \"orders\"", $"\"name\": \"{name}\"", StringComparison.Ordinal));
 
     private static IEnumerable<DocumentWrite> Orders(int count) =>
         DatasetGenerator.Generate(new DatasetSpec(DatasetShape.Uniform, documentCount: count, maxDocumentBytes: 8 << 10))

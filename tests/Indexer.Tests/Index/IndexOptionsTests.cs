@@ -88,6 +88,28 @@ public sealed class IndexOptionsTests
         Assert.Equal(1, Validate(new IndexOptions { BulkCommitShare = 1 }).BulkCommitShare);
     }
 
+    [Theory]
+    [InlineData(0)]
+    [InlineData(-1)]
+    [InlineData(65)]
+    public void MaxConcurrentRebuilds_OutsideItsRange_IsRefusedNamingTheSettingValueAndRange(int value)
+    {
+        var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { MaxConcurrentRebuilds = value }));
+
+        Assert.Equal(
+            [$"Indexes:MaxConcurrentRebuilds is {value}; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)."],
+            error.Failures);
+    }
+
+    [Fact]
+    public void MaxConcurrentRebuilds_DefaultsToTwo_KeepsItsBounds_AndIsShown()
+    {
+        Assert.Equal(2, new IndexOptions().MaxConcurrentRebuilds);
+        Assert.Equal(1, Validate(new IndexOptions { MaxConcurrentRebuilds = 1 }).MaxConcurrentRebuilds);
+        Assert.Equal(64, Validate(new IndexOptions { MaxConcurrentRebuilds = 64 }).MaxConcurrentRebuilds);
+        Assert.Contains("2 rebuilds at once", new IndexOptions().ToString(), StringComparison.Ordinal);
+    }
+
     private static IndexOptions Validate(IndexOptions options) => OptionProblems.ThrowIfInvalid(new IndexOptionsValidator(), options);
 
     private static IndexOptions WithBytes(string setting, long value) => setting switch

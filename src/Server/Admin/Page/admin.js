@@ -156,8 +156,9 @@ async function pollRebuilds() {
       const list = await response.json();
       const bars = document.getElementById("rebuild-bars");
       bars.replaceChildren(...list.rebuilds.map(r => {
+        const queued = r.phase === "queued";
         const item = document.createElement("div");
-        item.className = "rebuild";
+        item.className = queued ? "rebuild queued" : "rebuild";
         const fraction = r.documentsTotal ? Math.min(1, r.documentsDone / r.documentsTotal) : 0;
         item.innerHTML = `<div><strong></strong> <span class="badge"></span> <span class="muted"></span></div><div class="progress"><div class="bar"></div><span class="progress-text"></span></div>`;
         item.querySelector("strong").textContent = r.index;
@@ -167,11 +168,15 @@ async function pollRebuilds() {
           : "";
         // What a crash would cost: the bulk phase commits this often, and a restart resumes from the last commit.
         const cadence = r.bulkCommitInterval ? `commits every ${seconds(r.bulkCommitInterval).toFixed(1)} s` : "";
-        item.querySelector(".muted").textContent = [r.eta ? "ETA " + formatDuration(seconds(r.eta)) : "", resumed, cadence].filter(Boolean).join(" · ");
-        item.querySelector(".bar").style.width = (fraction * 100).toFixed(1) + "%";
-        item.querySelector(".progress-text").textContent = r.documentsTotal
-          ? `${r.documentsDone.toLocaleString("en-US")} of ${r.documentsTotal.toLocaleString("en-US")} documents`
-          : `${r.documentsDone.toLocaleString("en-US")} documents`;
+        // A queued rebuild reads nothing until a slot frees (Indexes:MaxConcurrentRebuilds): its place, not a bar.
+        const waiting = queued ? `waiting for a rebuild slot${r.queuePosition ? ` (#${r.queuePosition} in the queue)` : ""}` : "";
+        item.querySelector(".muted").textContent = [waiting, r.eta && !queued ? "ETA " + formatDuration(seconds(r.eta)) : "", resumed, cadence].filter(Boolean).join(" · ");
+        item.querySelector(".bar").style.width = queued ? "0%" : (fraction * 100).toFixed(1) + "%";
+        item.querySelector(".progress-text").textContent = queued
+          ? "queued"
+          : r.documentsTotal
+            ? `${r.documentsDone.toLocaleString("en-US")} of ${r.documentsTotal.toLocaleString("en-US")} documents`
+            : `${r.documentsDone.toLocaleString("en-US")} documents`;
         return item;
       }));
       document.getElementById("rebuilds-empty").hidden = list.rebuilds.length > 0;
