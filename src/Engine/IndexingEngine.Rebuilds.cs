@@ -145,8 +145,7 @@ public sealed partial class IndexingEngine
         return Describe(found);
     }
 
-    private static PrefetchPressure Describe(RegisteredPrefetch prefetch) =>
-        prefetch.Source.Pressure with { Name = prefetch.Name, Limits = prefetch.Adaptive?.Limits };
+    private static PrefetchPressure Describe(RegisteredPrefetch prefetch) => prefetch.Source.Describe(prefetch.Name);
 
     private RegisteredPrefetch? RebuildPrefetch(string name)
     {

@@ -50,7 +50,7 @@ internal sealed class PrefetchRegistry(Action<string, RebuildPhase>? phaseEntere
     public IDisposable? BulkStarted(string indexName, IBatchSource source) => Register(RebuildPrefetchName(indexName), source);
 
     /// <summary>The name a rebuild's bulk prefetch is registered under.</summary>
-    public static string RebuildPrefetchName(string indexName) => $"rebuild {indexName}";
+    public static string RebuildPrefetchName(string indexName) => RebuildRun.PrefetchName(indexName);
 
     /// <summary>Passes each rebuild's phase on to the engine's events.</summary>
     public void PhaseEntered(string indexName, RebuildPhase phase) => phaseEntered?.Invoke(indexName, phase);

@@ -147,13 +147,16 @@ internal sealed class RebuildRun
         return now;
     }
 
+    /// <summary>How the engine names an index's rebuild prefetch, in its registry and in the progress: <c>rebuild &lt;index&gt;</c>.</summary>
+    public static string PrefetchName(string indexName) => $"rebuild {indexName}";
+
     public void AttachPrefetch(IBatchSource source) => _prefetch = source;
 
     public void DetachPrefetch()
     {
         if (_prefetch is { } source)
         {
-            _lastPressure = source.Pressure;
+            _lastPressure = source.Describe(PrefetchName(Name));
             _prefetch = null;
         }
     }
@@ -189,7 +192,7 @@ internal sealed class RebuildRun
     public RebuildProgress Progress()
     {
         var phase = Phase;
-        var pressure = _prefetch?.Pressure ?? _lastPressure;
+        var pressure = _prefetch is { } source ? source.Describe(PrefetchName(Name)) : _lastPressure;
         var times = _phaseTimes.ToImmutableDictionary();
         if (IsRunning)
         {

@@ -30,6 +30,17 @@ internal interface IBatchSource : IAsyncDisposable
 /// <summary>What every <see cref="IBatchSource"/> does the same way.</summary>
 internal static class BatchSources
 {
+    /// <summary>
+    /// The source's pressure as its engine names it: with <paramref name="name"/> and, for an adaptive
+    /// prefetch, its live limits (the fixed strategies and in-memory sources have none).
+    /// </summary>
+    public static PrefetchPressure Describe(this IBatchSource source, string name) =>
+        source.Pressure with
+        {
+            Name = name,
+            Limits = source is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive.Limits : null,
+        };
+
     /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(
         this IBatchSource source, int maxDocuments, long maxBytes, [EnumeratorCancellation] CancellationToken cancellationToken = default)

@@ -157,6 +157,9 @@ public sealed class IndexingEngineTests
         engine.DefineIndex(Named(ManagerEnvironment.V1Json, "b"));
         var queued = engine.GetRebuild("b")!;
         var pressure = engine.GetRebuildPressure("b");
+        // The running rebuild's progress names its prefetch as the engine does, with its live limits.
+        var reading = engine.GetRebuild("a")!.Prefetch;
+        var registered = engine.GetRebuildPressure("a");
         release.Set();
         var phases = new Dictionary<string, List<RebuildPhase>> { ["a"] = [], ["b"] = [] };
         using var guard = new CancellationTokenSource(HangGuard);
@@ -169,6 +172,10 @@ public sealed class IndexingEngineTests
         Assert.Equal(RebuildPhase.Queued, queued.Phase);
         Assert.Equal(1, queued.QueuePosition);
         Assert.Null(pressure);
+        Assert.Equal("rebuild a", reading?.Name);
+        Assert.NotNull(reading!.Limits);
+        Assert.Equal(registered?.Name, reading.Name);
+        Assert.Equal(registered?.Limits, reading.Limits);
         Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], phases["a"]);
         Assert.Equal([RebuildPhase.Queued, RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], phases["b"]);
         Assert.Equal(300, engine.Verify("b").IndexDocuments);
