@@ -109,6 +109,10 @@ internal sealed class TombstonePurger : IDisposable
     {
         lock (_purgeLock)
         {
+            // The last etag is read before the watermark: a reader that registers its hold after the
+            // watermark was read (a rebuild admitted from the queue, taking its snapshot then) reads
+            // from an etag at or above this one, so nothing it may still need is purged.
+            var lastEtag = _store.LastEtag;
             if (readWatermark() is not { } watermark)
             {
                 Volatile.Write(ref _lastWatermark, -1);
@@ -116,7 +120,7 @@ internal sealed class TombstonePurger : IDisposable
             }
 
             Volatile.Write(ref _lastWatermark, watermark);
-            var upTo = Math.Min(watermark, _store.LastEtag);
+            var upTo = Math.Min(watermark, lastEtag);
             long purged = 0;
             var batches = 0;
             while (Volatile.Read(ref _purgedThroughEtag) < upTo)

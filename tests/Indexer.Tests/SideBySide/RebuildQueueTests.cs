@@ -231,12 +231,23 @@ public sealed class RebuildQueueTests
         // Every other hold is past 0 (a's replacement at its snapshot, the serving generations at
         // their commits); b's empty replacement would hold 0 if a queued run held its ResumeEtag.
         var watermark = manager.TombstoneWatermark();
+        // Deletes while b waits, and a purge round over them: whatever it takes, b's replacement
+        // starts from a snapshot after it and must end without the deleted documents.
+        foreach (var id in env.Store.ScanMetadata("orders").Select(m => m.Id).Take(50).ToList())
+        {
+            env.Store.Delete(id);
+        }
+
+        env.Store.PurgeTombstones();
 
         held.Release();
         Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "a")).Phase);
         Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "b")).Phase);
         Assert.True(watermark > 0, $"the watermark was {watermark} while b waited");
-        Assert.True(manager.Verify("b").IsConsistent);
+        var report = manager.Verify("b");
+        Assert.True(report.IsConsistent, report.ToString());
+        Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
+        Assert.True(manager.Verify("a").IsConsistent);
     }
 
     [Theory]
