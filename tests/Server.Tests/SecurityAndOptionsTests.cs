@@ -310,6 +310,7 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.BulkCommitShareSetting, "5%", "Indexes:BulkCommitShare is '5%', which is not a number; write it like 0.05 (default 0.05)." },
         { ServerOptions.BulkCommitShareSetting, "2", "Indexes:BulkCommitShare is 2; it must be from 0.01 to 1" },
         { ServerOptions.SwapLagEtagsSetting, "-1", "Indexes:SwapLagEtags is -1; it must be 0 or more." },
+        { "Rebuilds:DrainTimeout", "5min", "Rebuilds:DrainTimeout is no longer read: section Rebuilds moved into section Indexes (Indexes:SwapLagEtags, Indexes:DrainTimeout); set it there." },
         { ServerOptions.DrainTimeoutSetting, "0s", "Indexes:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
         { ServerOptions.MaxConcurrentRebuildsSetting, "0", "Indexes:MaxConcurrentRebuilds is 0; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)." },
         { ServerOptions.MaxConcurrentRebuildsSetting, "all", "Indexes:MaxConcurrentRebuilds is 'all', which is not a whole number (default 2)." },

@@ -121,6 +121,12 @@ internal sealed class ServerOptions
     /// </summary>
     internal static ServerOptions? Read(ServerSettings settings, string dataDirectory, List<string> problems)
     {
+        foreach (var moved in settings.Rebuilds.Keys.Order(StringComparer.Ordinal))
+        {
+            problems.Add($"Rebuilds:{moved} is no longer read: section Rebuilds moved into section Indexes " +
+                $"({SwapLagEtagsSetting}, {DrainTimeoutSetting}); set it there.");
+        }
+
         var server = settings.Server;
         var storage = settings.Storage;
         var address = IPAddress.Loopback;

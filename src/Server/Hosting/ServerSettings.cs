@@ -18,6 +18,12 @@ internal sealed class ServerSettings
 
     public IndexesSection Indexes { get; set; } = new();
 
+    /// <summary>
+    /// Section <c>Rebuilds</c>, no longer read: its settings moved to section <c>Indexes</c>. Bound only
+    /// so that a configuration still setting them is refused by name instead of silently ignored.
+    /// </summary>
+    public Dictionary<string, string?> Rebuilds { get; set; } = new(StringComparer.OrdinalIgnoreCase);
+
     /// <summary><see cref="ServerOptions.AllowedHostsSetting"/>, semicolon-separated.</summary>
     public string? AllowedHosts { get; set; }
 

@@ -127,6 +127,11 @@ internal static class AdminEndpoints
                         $"prefetch {MessageText.Quote(target.Name)} refused the limits: {e.Message}" +
                         (applied.Count > 0 ? $" The limits were applied to {string.Join(", ", applied.Select(a => MessageText.Quote(a.Name)))} before it." : string.Empty));
                 }
+                catch (InvalidOperationException e)
+                {
+                    // The name now belongs to a prefetch with a fixed strategy (the adaptive one ended meanwhile).
+                    return ProblemResults.Conflict("No adaptive prefetch", e.Message);
+                }
 
                 // Null: it finished between the lookup and now, nothing left to limit.
                 if (updated is not null)
