@@ -4,7 +4,7 @@ using Microsoft.Extensions.Options;
 
 namespace Indexing.Indexer;
 
-/// <summary>How an index writes, commits, refreshes and follows the change feed. <see cref="IndexOptionsValidator"/> holds the rules.</summary>
+/// <summary>How an index writes, commits, refreshes and follows the change feed, and how rebuilds run. <c>EngineOptions.Validate</c> judges the rules.</summary>
 /// <remarks>
 /// Fixed when the index opens (the writer is configured once): <see cref="IndexingThreads"/>,
 /// <see cref="IndexingThreadNice"/>, <see cref="RamBufferSizeMB"/>, <see cref="BuildRamBufferSizeMB"/>. The others are read on every use but are not meant to change
@@ -55,7 +55,7 @@ public sealed record IndexOptions
     /// The OS priority (Linux nice, 0..19; 0 leaves it alone) of a build's indexing threads and of
     /// Lucene's merge threads, so that request threads (nice 0) win the CPU while a rebuild runs. Set
     /// per thread when it starts; a thread already nicer keeps its own. A no-op where unsupported
-    /// (<see cref="ThreadNice.UnsupportedReason"/> says why).
+    /// (<c>IndexingEngine.IndexingThreadNiceUnsupportedReason</c> says why).
     /// </summary>
     public int IndexingThreadNice { get; init; } = DefaultIndexingThreadNice;
 
@@ -135,7 +135,7 @@ public sealed record IndexOptions
     /// Most rebuilds (1..64) that run at once in one index manager, a first build of a new index
     /// included; the others wait, first come first served, in phase <see cref="RebuildPhase.Queued"/>
     /// (read nothing, hold no prefetch). The bound is memory: each running rebuild holds one prefetch
-    /// budget (<c>PrefetchOptions.BudgetBytes</c>, 256 MiB by default), a build RAM buffer (up to twice
+    /// budget (256 MiB by default; <c>EngineMemory.RebuildPrefetchBudgetBytes</c>), a build RAM buffer (up to twice
     /// <see cref="BuildRamBufferSizeMB"/>) and <see cref="IndexingThreads"/> indexing threads, so the
     /// process's memory grows with this setting, not with the number of indexes changed at once. A fixed
     /// number rather than one per core, since the budgets do not shrink on a small machine: 2 hold

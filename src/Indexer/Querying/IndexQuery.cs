@@ -33,7 +33,7 @@ public sealed record IndexQuery(string Text)
 
     /// <summary>
     /// How many sort keys the query may have (1..<see cref="MaxSortKeysLimit"/>); more is an
-    /// an <see cref="IndexException"/> of kind <see cref="IndexingErrorKind.InvalidQuery"/>. Every key holds a slot per hit of the page window, so the
+    /// <see cref="IndexException"/> of kind <see cref="IndexingErrorKind.InvalidQuery"/>. Every key holds a slot per hit of the page window, so the
     /// keys multiply what a query allocates before it finds anything.
     /// </summary>
     public int MaxSortKeys { get; init; } = DefaultMaxSortKeys;

@@ -25,8 +25,8 @@ public sealed record BulkWriteResult(long Documents, long Bytes, long FirstEtag,
 /// <summary>Thrown when RocksDB itself fails (I/O error, corruption, a closed store); wraps the engine's exception once.</summary>
 /// <remarks>
 /// Not sealed: a full volume is the one failure callers handle apart (<see cref="IndexingErrorKind.StoreFull"/>;
-/// a host answers it as "insufficient storage", not as an internal error), and its internal
-/// <see cref="StoreFullException"/> carries the figures the store's status shows.
+/// a host answers it as "insufficient storage", not as an internal error); the store's status shows
+/// its figures (<see cref="StoreStatus.VolumeFull"/>, <see cref="StoreStatus.AvailableBytes"/>).
 /// </remarks>
 public class DocumentStoreException : IndexingException
 {
