@@ -295,8 +295,13 @@ internal static class RocksDbNative
         MappedFiles().FirstOrDefault(f => Path.GetFileName(f).StartsWith("librocksdb", StringComparison.Ordinal));
 
     // The file holding the `malloc` the process's global symbol lookup finds (where every library's
-    // malloc call goes), from /proc/self/maps; null when that cannot be told.
-    private static string? ProcessMallocFile()
+    // malloc call goes), from /proc/self/maps; null when that cannot be told. Read once: the process's
+    // malloc is fixed when it starts (a preload), and hosts describe it with every memory sample.
+    private static string? ProcessMallocFile() => _processMallocFile.Value;
+
+    private static readonly Lazy<string?> _processMallocFile = new(ReadProcessMallocFile);
+
+    private static string? ReadProcessMallocFile()
     {
         if (!OperatingSystem.IsLinux() || !NativeLibrary.TryGetExport(NativeLibrary.GetMainProgramHandle(), "malloc", out var malloc))
         {
