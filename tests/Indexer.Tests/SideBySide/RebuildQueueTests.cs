@@ -264,6 +264,50 @@ public sealed class RebuildQueueTests
         Assert.False(Directory.Exists(env.IndexRoot));
     }
 
+    [Fact]
+    public async Task LimitOne_TheSlotIsFreedAtTheCatalogSwitch_NotOnceTheOldGenerationDrained()
+    {
+        using var env = new ManagerEnvironment(documents: 300);
+        using var queryHeld = new ManualResetEventSlim();
+        using var releaseQuery = new ManualResetEventSlim();
+        var hold = 0;
+        var limitOne = LimitOne();
+        var manager = env.OpenManager(limitOne with
+        {
+            // The swap waits this long for a query still on the old generation: far longer than the test.
+            Index = limitOne.Index with { DrainTimeout = HangGuard },
+            QueryHook = (name, generation) =>
+            {
+                if (name == "a" && generation == 1 && Interlocked.Exchange(ref hold, 0) == 1)
+                {
+                    queryHeld.Set();
+                    releaseQuery.Wait(HangGuard);
+                }
+            },
+        });
+        await BuildAsync(manager, "a", "b");
+        Volatile.Write(ref hold, 1);
+        var query = Task.Run(() => manager.Query("a", new IndexQuery("*:*")));
+        Assert.True(queryHeld.Wait(HangGuard), "the query never reached its hook");
+
+        manager.CreateOrUpdate(V2("a"));
+        manager.CreateOrUpdate(V2("b"));
+        Assert.Equal(RebuildPhase.Queued, manager.GetRebuild("b")!.Phase);
+
+        // a switches, then drains its old generation, which the held query keeps: b starts meanwhile.
+        IndexTestWait.Until(() => manager.GetRebuild("b")!.Phase != RebuildPhase.Queued, "b to leave the queue while a drains");
+        var a = manager.GetRebuild("a")!;
+        Assert.False(a.IsFinished, $"a ended ({a.Phase}) before b was admitted: the slot waited for the drain");
+        Assert.Equal(RebuildPhase.Swapping, a.Phase);
+
+        releaseQuery.Set();
+        Assert.Equal(300, (await query.WaitAsync(HangGuard)).TotalHits);
+        Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "a")).Phase);
+        Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "b")).Phase);
+        Assert.True(manager.Verify("a").IsConsistent);
+        Assert.True(manager.Verify("b").IsConsistent);
+    }
+
     private static IndexManagerOptions LimitOne(Action<string, RebuildPoint>? hook = null)
     {
         var options = ManagerEnvironment.FastOptions(hook);
