@@ -60,16 +60,7 @@ public sealed class RebuildQueueTests
         Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], observer.Of("a"));
         Assert.Equal([RebuildPhase.Queued, RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], observer.Of("b"));
         Assert.True(observer.IndexOf("b", RebuildPhase.Bulk) > observer.IndexOf("a", RebuildPhase.Swapping), string.Join(", ", observer.All));
-        foreach (var name in new[] { "a", "b" })
-        {
-            var summary = manager.GetSummary(name);
-            Assert.Equal(2, summary.Generation);
-            Assert.Equal(V2(name).DefinitionHash, summary.DefinitionHash);
-            Assert.Equal(["g000002"], env.GenerationDirectories(name));
-            var report = manager.Verify(name);
-            Assert.True(report.IsConsistent, report.ToString());
-            Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
-        }
+        AssertRebuiltWithV2(env, manager, "a", "b");
     }
 
     [Fact]
@@ -205,14 +196,7 @@ public sealed class RebuildQueueTests
         Assert.DoesNotContain(RebuildPhase.Queued, observer.Of("a"));
         Assert.Equal(RebuildPhase.Queued, observer.Of("b")[0]);
         Assert.True(observer.IndexOf("b", RebuildPhase.Bulk) > observer.IndexOf("a", RebuildPhase.Swapping), string.Join(", ", observer.All));
-        foreach (var name in new[] { "a", "b" })
-        {
-            Assert.Equal(V2(name).DefinitionHash, manager.GetSummary(name).DefinitionHash);
-            Assert.Equal(["g000002"], env.GenerationDirectories(name));
-            var report = manager.Verify(name);
-            Assert.True(report.IsConsistent, report.ToString());
-            Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
-        }
+        AssertRebuiltWithV2(env, manager, "a", "b");
     }
 
     [Fact]
@@ -306,6 +290,21 @@ public sealed class RebuildQueueTests
         Assert.Equal(RebuildPhase.Done, (await ManagerEnvironment.WaitForRebuildAsync(manager, "b")).Phase);
         Assert.True(manager.Verify("a").IsConsistent);
         Assert.True(manager.Verify("b").IsConsistent);
+    }
+
+    // Each index serves generation 2 with V2, its only directory, holding every live document.
+    private static void AssertRebuiltWithV2(ManagerEnvironment env, IndexManager manager, params string[] names)
+    {
+        foreach (var name in names)
+        {
+            var summary = manager.GetSummary(name);
+            Assert.Equal(2, summary.Generation);
+            Assert.Equal(V2(name).DefinitionHash, summary.DefinitionHash);
+            Assert.Equal(["g000002"], env.GenerationDirectories(name));
+            var report = manager.Verify(name);
+            Assert.True(report.IsConsistent, report.ToString());
+            Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
+        }
     }
 
     private static IndexManagerOptions LimitOne(Action<string, RebuildPoint>? hook = null)
