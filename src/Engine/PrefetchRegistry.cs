@@ -84,5 +84,5 @@ internal sealed class PrefetchRegistry(Action<string, RebuildPhase>? phaseEntere
 internal sealed record RegisteredPrefetch(string Name, IBatchSource Source)
 {
     /// <summary>The adaptive prefetcher behind the source, whose live limits the admin API changes; null for the baselines.</summary>
-    public PrefetchPipeline? Adaptive => Source is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive : null;
+    public PrefetchPipeline? Adaptive => Source.Adaptive();
 }

@@ -20,6 +20,12 @@ using Indexing.Storage;
 // prints "AT bulk <percent>%" and blocks forever (the feeder blocked, the commit loop still running):
 // the test kills it there and checks that the restart reads only the ids after the last commit's key.
 //
+// Usage: shared <store directory> <index root> <percent> <definition file>...
+// As bulk, for several indexes over one collection changed at once (one rebuild slot each), so their
+// bulk phases share one read (a shared pass, its source slowed as above); once every one of them has
+// made a bulk commit and the pass has taken <percent>% of the collection it prints "AT shared
+// <percent>%" and blocks forever: the test kills it there and checks that each resumes from its own key.
+//
 // Usage: delete <store directory> <index root> <delete point> <definition file>
 // Opens the store and the index manager over its catalog (the index built by the test), starts a
 // rebuild to the definition (its bulk phase slowed to 20 ms a take), and once the rebuild has taken
@@ -42,7 +48,12 @@ if (args.Length == 4 && args[0] == "purge")
 
 if (args.Length == 5 && args[0] == "bulk")
 {
-    return await BulkUntilKilledAsync(args[1], args[2], args[3], int.Parse(args[4], System.Globalization.CultureInfo.InvariantCulture));
+    return await BulkUntilKilledAsync(args[1], args[2], [args[3]], int.Parse(args[4], System.Globalization.CultureInfo.InvariantCulture), "bulk");
+}
+
+if (args.Length >= 5 && args[0] == "shared")
+{
+    return await BulkUntilKilledAsync(args[1], args[2], args[4..], int.Parse(args[3], System.Globalization.CultureInfo.InvariantCulture), "shared");
 }
 
 if (args.Length is not (4 or 5) || !Enum.TryParse<RebuildPoint>(args[2], out var stopAt) || (args.Length == 5 && args[4] != "writer"))
@@ -116,20 +127,23 @@ static void Write(DocumentStore store)
 static string WrittenBody(int n) =>
     $$"""{"customer":{"name":"writer"},"status":"written","total":{{n}},"itemCount":1,"paid":true}""";
 
-static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexRoot, string definitionFile, int percent)
+static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexRoot, string[] definitionFiles, int percent, string mode)
 {
-    var definition = IndexDefinition.Parse(File.ReadAllText(definitionFile));
+    var definitions = definitionFiles.Select(file => IndexDefinition.Parse(File.ReadAllText(file))).ToList();
     using var store = DocumentStore.Open(storeDirectory, new StoreOptions(syncWrites: true, blockCacheBytes: 8 << 20));
-    long total = store.ScanMetadata(definition.Collection).LongCount();
-    var checkpoints = 0;
+    long total = store.ScanMetadata(definitions[0].Collection).LongCount();
+    var checkpointed = new System.Collections.Concurrent.ConcurrentDictionary<string, bool>();
     var options = new IndexManagerOptions
     {
-        Index = new IndexOptions { SwapLagEtags = 10, BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20 },
-        RebuildHook = (_, point) =>
+        Index = new IndexOptions
+        {
+            SwapLagEtags = 10, BulkCommitInterval = TimeSpan.FromMilliseconds(100), TakeMaxDocuments = 20, MaxConcurrentRebuilds = definitions.Count,
+        },
+        RebuildHook = (name, point) =>
         {
             if (point == RebuildPoint.BulkCheckpointed)
             {
-                Interlocked.Increment(ref checkpoints);
+                checkpointed[name] = true;
             }
         },
     };
@@ -142,18 +156,26 @@ static async Task<int> BulkUntilKilledAsync(string storeDirectory, string indexR
             count =>
             {
                 Thread.Sleep(20);
-                if (Interlocked.Add(ref taken, count) * 100 >= percent * total && Volatile.Read(ref checkpoints) > 0)
+                if (Interlocked.Add(ref taken, count) * 100 >= percent * total && checkpointed.Count == definitions.Count)
                 {
-                    Console.WriteLine($"AT bulk {percent}%");
+                    Console.WriteLine($"AT {mode} {percent}%");
                     Console.Out.Flush();
                     Thread.Sleep(Timeout.Infinite);
                 }
             }),
         options);
     new Thread(() => Write(store)) { IsBackground = true, Name = "writer" }.Start();
-    manager.CreateOrUpdate(definition);
-    var progress = await manager.WaitForRebuildAsync(definition.Name);
-    Console.WriteLine($"DONE {progress?.Phase}");
+    foreach (var definition in definitions)
+    {
+        manager.CreateOrUpdate(definition);
+    }
+
+    foreach (var definition in definitions)
+    {
+        var progress = await manager.WaitForRebuildAsync(definition.Name);
+        Console.WriteLine($"DONE {definition.Name} {progress?.Phase}");
+    }
+
     return 0;
 }
 

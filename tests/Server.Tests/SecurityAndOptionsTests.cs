@@ -314,6 +314,8 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.DrainTimeoutSetting, "0s", "Indexes:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
         { ServerOptions.MaxConcurrentRebuildsSetting, "0", "Indexes:MaxConcurrentRebuilds is 0; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)." },
         { ServerOptions.MaxConcurrentRebuildsSetting, "all", "Indexes:MaxConcurrentRebuilds is 'all', which is not a whole number (default 2)." },
+        { ServerOptions.SharedPassWindowSetting, "2min", "Indexes:SharedPassWindow is 00:02:00; it must be from 00:00:00 to 00:01:00." },
+        { ServerOptions.SharedPassWindowSetting, "soon", "Indexes:SharedPassWindow is 'soon', which is not a duration; write it like 10s" },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -453,6 +455,7 @@ public sealed class SecurityAndOptionsTests
             [ServerOptions.SwapLagEtagsSetting] = "250",
             [ServerOptions.DrainTimeoutSetting] = "2min",
             [ServerOptions.MaxConcurrentRebuildsSetting] = "3",
+            [ServerOptions.SharedPassWindowSetting] = "0s",
         }).Build();
 
         var engine = ServerOptions.Bind(configuration, "data").Engine;
@@ -460,6 +463,7 @@ public sealed class SecurityAndOptionsTests
         Assert.Equal(250, engine.Indexes.SwapLagEtags);
         Assert.Equal(TimeSpan.FromMinutes(2), engine.Indexes.DrainTimeout);
         Assert.Equal(3, engine.Indexes.MaxConcurrentRebuilds);
+        Assert.Equal(TimeSpan.Zero, engine.Indexes.SharedPassWindow);
         Assert.Equal(Indexing.Indexer.IndexOptions.DefaultMaxConcurrentRebuilds, ServerOptions.Bind(new ConfigurationBuilder().Build(), "data").Indexes.MaxConcurrentRebuilds);
         Assert.Equal(Path.GetFullPath("data"), engine.DataDirectory);
     }

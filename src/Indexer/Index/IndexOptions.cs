@@ -145,6 +145,18 @@ public sealed record IndexOptions
     /// </summary>
     public int MaxConcurrentRebuilds { get; init; } = DefaultMaxConcurrentRebuilds;
 
+    /// <summary>
+    /// How long (0 to 1 min) after a rebuild's bulk phase starts reading a collection others may join
+    /// its read, a shared pass: one snapshot and one read of each document for every rebuild of an index
+    /// over that collection that starts (or is admitted from the queue) meanwhile. The pass keeps what
+    /// it read since its start for that long, within its prefetch budget, so a reader that joins late
+    /// misses nothing; a rebuild that comes later waits for the pass to end and starts the next. 0: every
+    /// rebuild reads the collection on its own. docs/decisions/0014-shared-pass.md says why 1 s: rebuilds
+    /// started by one request, one open or a script's back-to-back calls arrive within it, and a lone
+    /// rebuild loses at most that long, when its budget fills before the window closes.
+    /// </summary>
+    public TimeSpan SharedPassWindow { get; init; } = TimeSpan.FromSeconds(1);
+
     // Test seam: opens the index's engine in its directory (default: the Lucene engine,
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
     // the Nth write or fsync fail.
@@ -163,7 +175,7 @@ public sealed record IndexOptions
         $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures, " +
-        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s, {MaxConcurrentRebuilds} rebuilds at once");
+        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s, {MaxConcurrentRebuilds} rebuilds at once, sharing a read for {SharedPassWindow.TotalSeconds} s");
 }
 
 /// <summary>
@@ -196,6 +208,7 @@ internal sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
         Count(problems, options.TakeMaxDocuments, 1, 1_000_000, nameof(options.TakeMaxDocuments), "documents");
         Bytes(problems, options.TakeMaxBytes, 64L << 10, 1L << 30, nameof(options.TakeMaxBytes));
         Count(problems, options.MaxConsecutiveFailures, 1, 1000, nameof(options.MaxConsecutiveFailures), "failures");
+        Time(problems, options.SharedPassWindow, TimeSpan.Zero, TimeSpan.FromMinutes(1), nameof(options.SharedPassWindow));
         Count(problems, options.MaxConcurrentRebuilds, 1, 64, nameof(options.MaxConcurrentRebuilds), "rebuilds running at once, each holding one prefetch budget");
         return problems.Result;
     }

@@ -61,7 +61,7 @@ internal sealed partial class IndexManager : IAsyncDisposable
         _catalog = catalog;
         _options = options;
         _observer = observer;
-        _phases = new RebuildPhases(store, options, bulkSources, observer, Hook);
+        _phases = new RebuildPhases(store, options, new SharedPasses(bulkSources, options.Index.SharedPassWindow, _closing.Token), observer, Hook);
         _verifier = new IndexVerifier(store);
         _slots = new RebuildSlots(options.Index.MaxConcurrentRebuilds);
         _tombstoneHold = new TombstoneHold(store, catalog);

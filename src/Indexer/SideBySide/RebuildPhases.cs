@@ -15,7 +15,7 @@ namespace Indexing.Indexer;
 /// phase change itself). <c>hook</c> is the manager's test hook.
 /// </remarks>
 internal sealed class RebuildPhases(
-    DocumentStore store, IndexManagerOptions options, BulkSourceFactory bulkSources, IRebuildObserver? observer, Action<string, RebuildPoint> hook)
+    DocumentStore store, IndexManagerOptions options, SharedPasses passes, IRebuildObserver? observer, Action<string, RebuildPoint> hook)
 {
     // The bulk phase, fresh or resumed.
     //
@@ -51,7 +51,10 @@ internal sealed class RebuildPhases(
         }
 
         var resumeAfter = ResumableKey(run, status);
-        var prefetch = bulkSources(new BulkSourceRequest(store, run.Name, run.Definition.Collection, resumeAfter), token);
+        var prefetch = await passes.JoinAsync(
+            new BulkSourceRequest(store, run.Name, run.Definition.Collection, resumeAfter),
+            (waited, readers) => run.AddNote($"waited {waited.TotalSeconds:0.#} s for the shared pass over its collection (feeding {readers}) to end, having come after its join window"),
+            token).ConfigureAwait(false);
         await using (prefetch.ConfigureAwait(false))
         {
             if (resumeAfter is not null && prefetch.HandedOutThrough != resumeAfter)

@@ -38,8 +38,12 @@ internal static class BatchSources
         source.Pressure with
         {
             Name = name,
-            Limits = source is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive.Limits : null,
+            Limits = source.Adaptive()?.Limits,
         };
+
+    /// <summary>The adaptive prefetcher reading for <paramref name="source"/> (for a shared pass's reader, the pass's), whose live limits an engine changes; null for the fixed strategies and in-memory sources.</summary>
+    public static PrefetchPipeline? Adaptive(this IBatchSource source) =>
+        (source is SharedPass.Reader reader ? reader.Pass.Source : source) is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive : null;
 
     /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(

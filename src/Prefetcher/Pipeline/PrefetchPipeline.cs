@@ -27,6 +27,7 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     private ExceptionDispatchInfo? _failure;
     private Exception? _releaseFailure;
     private int _disposeStarted;
+    private int _takenAny;
 
     private PrefetchPipeline(PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken)
     {
@@ -96,6 +97,7 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
     {
         ThrowIfUnusable(atEnd: false);
+        Volatile.Write(ref _takenAny, 1);
         if (await _ready.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false) is { } batch)
         {
             return batch;
@@ -106,6 +108,24 @@ internal sealed partial class PrefetchPipeline : IBatchSource
         ThrowIfUnusable(atEnd: true);
         return null;
     }
+
+    /// <summary>
+    /// Makes takes leave their bytes in the budget until <see cref="ReleaseTaken"/> returns them: a
+    /// <see cref="SharedPass"/> holds a batch until its last reader has taken it, and the budget must
+    /// count it meanwhile. Call before the first take; disposing still returns what was never taken.
+    /// </summary>
+    internal void DeferRelease()
+    {
+        if (Volatile.Read(ref _takenAny) != 0)
+        {
+            throw new InvalidOperationException("a prefetch's release can only be deferred before its first take.");
+        }
+
+        _ready.DeferRelease();
+    }
+
+    /// <summary>Returns <paramref name="bytes"/> taken under <see cref="DeferRelease"/> to the budget; any thread, also after disposal.</summary>
+    internal void ReleaseTaken(long bytes) => Admission.Release(bytes);
 
     /// <summary>Changes the live limits (a rethrottle; lowering one revokes nothing).</summary>
     public void UpdateLimits(PrefetchLimits limits)

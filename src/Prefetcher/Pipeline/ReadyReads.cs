@@ -24,11 +24,19 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
     private int _offset;
     private int _taking;
     private int _completedCount;
+    private volatile bool _deferRelease;
 
     /// <summary>Completed reads not yet fully taken.</summary>
     public int Queued => _channel.Reader.Count + Volatile.Read(ref _completedCount) + (Volatile.Read(ref _current) is null ? 0 : 1);
 
     public string? HandedOutThrough => _watermark.Through;
+
+    /// <summary>
+    /// From now on a take leaves its bytes in the budget; whoever took them returns them with
+    /// <see cref="ReadAdmission.Release"/> (a shared pass, once its last reader took the batch).
+    /// Call before the first take.
+    /// </summary>
+    public void DeferRelease() => _deferRelease = true;
 
     public void Publish(CompletedRead read)
     {
@@ -126,7 +134,11 @@ internal sealed class ReadyReads(PrefetchMeter meter, ReadPolicy policy, string?
                 return null;
             }
 
-            meter.Admission.Release(bytes);
+            if (!_deferRelease)
+            {
+                meter.Admission.Release(bytes);
+            }
+
             meter.Taken(documents.Count, bytes, waited);
             return new PrefetchBatch(documents, bytes, waited, _watermark.Through);
         }

@@ -35,6 +35,13 @@ public sealed record PrefetchPressure
     /// <summary>Its live limits (budget, concurrency cap, rate cap) as the engine reads them; null for the fixed strategies, which have none.</summary>
     public PrefetchLimits? Limits { get; init; }
 
+    /// <summary>
+    /// When one read of the collection feeds several rebuilds (a shared pass), the indexes it feeds, in
+    /// the order they joined; null when it feeds one. The read figures are then the pass's, shared by
+    /// all; <see cref="DocumentsDone"/>, <see cref="BytesDone"/> and the totals are this rebuild's own.
+    /// </summary>
+    public IReadOnlyList<string>? SharedBy { get; init; }
+
     public DateTimeOffset Timestamp { get; init; }
 
     /// <summary>Time since the prefetcher started.</summary>

@@ -44,6 +44,10 @@ internal sealed class ManagerEnvironment : IDisposable
 
     public static IndexDefinition V2 { get; } = IndexDefinition.Parse(V2Json);
 
+    /// <summary>The definition <paramref name="json"/> (V1Json or V2Json) under another index name, over the same collection.</summary>
+    public static IndexDefinition Named(string json, string name) =>
+        IndexDefinition.Parse(json.Replace("\"name\": \"orders\"", $"\"name\": \"{name}\"", StringComparison.Ordinal));
+
     public string Root => _root.Path;
 
     public string StoreDirectory => Path.Combine(Root, "store");
@@ -100,6 +104,34 @@ internal sealed class ManagerEnvironment : IDisposable
         return definitionFile;
     }
 
+    /// <summary>
+    /// Builds an index of each name with V1 (over the orders, at once), closes the manager and the store,
+    /// and writes each name's V2 to a file for the crash host; returns the files in the order of the names.
+    /// </summary>
+    public async Task<string[]> BuildV1ForTheCrashHostAsync(params string[] names)
+    {
+        var manager = OpenManager();
+        foreach (var name in names)
+        {
+            manager.CreateOrUpdate(Named(V1Json, name));
+        }
+
+        foreach (var name in names)
+        {
+            await WaitForRebuildAsync(manager, name);
+        }
+
+        await CloseManagerAsync();
+        Store.Dispose();
+        var files = names.Select(name => Path.Combine(Root, $"v2-{name}.json")).ToArray();
+        foreach (var (name, file) in names.Zip(files))
+        {
+            await File.WriteAllTextAsync(file, Named(V2Json, name).ToJson());
+        }
+
+        return files;
+    }
+
     // After a child process had the store: open it again in this process.
     public void ReopenStoreAfterClose()
     {
@@ -122,6 +154,21 @@ internal sealed class ManagerEnvironment : IDisposable
         Directory.Delete(StoreDirectory, recursive: true);
         CopyDirectory(backup, StoreDirectory);
         Store = OpenStore(StoreDirectory);
+    }
+
+    /// <summary>Each named index was rebuilt once, with its V2: generation 2 alone on disk, and verify finds it equal to the store.</summary>
+    public void AssertRebuiltWithV2(IndexManager manager, params string[] names)
+    {
+        foreach (var name in names)
+        {
+            var summary = manager.GetSummary(name);
+            Assert.Equal(2, summary.Generation);
+            Assert.Equal(Named(V2Json, name).DefinitionHash, summary.DefinitionHash);
+            Assert.Equal(["g000002"], GenerationDirectories(name));
+            var report = manager.Verify(name);
+            Assert.True(report.IsConsistent, $"{name}: {report}");
+            Assert.Equal(LiveDocuments(), report.IndexDocuments);
+        }
     }
 
     public long LiveDocuments() => Store.ScanMetadata("orders").LongCount();

@@ -60,7 +60,7 @@ public sealed class RebuildQueueTests
         Assert.Equal([RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], observer.Of("a"));
         Assert.Equal([RebuildPhase.Queued, RebuildPhase.Bulk, RebuildPhase.CatchUp, RebuildPhase.Swapping, RebuildPhase.Done], observer.Of("b"));
         Assert.True(observer.IndexOf("b", RebuildPhase.Bulk) > observer.IndexOf("a", RebuildPhase.Swapping), string.Join(", ", observer.All));
-        AssertRebuiltWithV2(env, manager, "a", "b");
+        env.AssertRebuiltWithV2(manager, "a", "b");
     }
 
     [Fact]
@@ -196,7 +196,7 @@ public sealed class RebuildQueueTests
         Assert.DoesNotContain(RebuildPhase.Queued, observer.Of("a"));
         Assert.Equal(RebuildPhase.Queued, observer.Of("b")[0]);
         Assert.True(observer.IndexOf("b", RebuildPhase.Bulk) > observer.IndexOf("a", RebuildPhase.Swapping), string.Join(", ", observer.All));
-        AssertRebuiltWithV2(env, manager, "a", "b");
+        env.AssertRebuiltWithV2(manager, "a", "b");
     }
 
     [Fact]
@@ -293,32 +293,15 @@ public sealed class RebuildQueueTests
     }
 
     // Each index serves generation 2 with V2, its only directory, holding every live document.
-    private static void AssertRebuiltWithV2(ManagerEnvironment env, IndexManager manager, params string[] names)
-    {
-        foreach (var name in names)
-        {
-            var summary = manager.GetSummary(name);
-            Assert.Equal(2, summary.Generation);
-            Assert.Equal(V2(name).DefinitionHash, summary.DefinitionHash);
-            Assert.Equal(["g000002"], env.GenerationDirectories(name));
-            var report = manager.Verify(name);
-            Assert.True(report.IsConsistent, report.ToString());
-            Assert.Equal(env.LiveDocuments(), report.IndexDocuments);
-        }
-    }
-
     private static IndexManagerOptions LimitOne(Action<string, RebuildPoint>? hook = null)
     {
         var options = ManagerEnvironment.FastOptions(hook);
         return options with { Index = options.Index with { MaxConcurrentRebuilds = 1 } };
     }
 
-    private static IndexDefinition V1(string name) => Named(ManagerEnvironment.V1Json, name);
+    private static IndexDefinition V1(string name) => ManagerEnvironment.Named(ManagerEnvironment.V1Json, name);
 
-    private static IndexDefinition V2(string name) => Named(ManagerEnvironment.V2Json, name);
-
-    private static IndexDefinition Named(string json, string name) =>
-        IndexDefinition.Parse(json.Replace("\"name\": \"orders\"", $"\"name\": \"{name}\"", StringComparison.Ordinal));
+    private static IndexDefinition V2(string name) => ManagerEnvironment.Named(ManagerEnvironment.V2Json, name);
 
     // Defines each index with V1 and waits for its first build (they queue too, one slot).
     private static async Task BuildAsync(IndexManager manager, params string[] names)

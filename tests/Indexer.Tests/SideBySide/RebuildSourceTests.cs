@@ -42,9 +42,10 @@ public sealed class RebuildSourceTests
         Assert.Equal(2, requests.Count);
         Assert.All(requests, request => Assert.Equal(new BulkSourceRequest(env.Store, "orders", "orders"), request));
         Assert.Equal(["orders", "orders"], observer.Names);
-        // The observer is handed the factory's own source (the server rethrottles it as an adaptive PrefetchPipeline).
-        Assert.Equal(started, observer.Sources);
-        Assert.Equal(PrefetchStrategy.Adaptive, Assert.IsType<PrefetchPipeline>(observer.Sources[1]).Strategy);
+        // The observer is handed the rebuild's reader of the shared pass over the factory's own source
+        // (the engine rethrottles that as an adaptive PrefetchPipeline).
+        Assert.Equal(started, observer.Sources.Select(source => Assert.IsType<SharedPass.Reader>(source).Pass.Source));
+        Assert.Equal(PrefetchStrategy.Adaptive, Assert.IsType<PrefetchPipeline>(observer.Sources[1].Adaptive()).Strategy);
         Assert.True(heldDuringBulk);
         Assert.Equal(2, observer.Released);
         Assert.False(observer.Held);
