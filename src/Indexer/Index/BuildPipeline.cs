@@ -10,7 +10,8 @@ namespace Indexing.Indexer;
 /// The pipeline of one bulk build of a <see cref="DocumentIndex"/>: the calling task takes batches
 /// from the source ("whatever is ready"), numbers them and hands them through a bounded channel to
 /// <see cref="IndexOptions.IndexingThreads"/> workers, each writing with its own writer into the one
-/// engine; a commit loop runs beside them. Stall is the workers' time waiting on the channel: time
+/// engine, a batch at a time while it holds one of the engine's indexing slots (<see cref="IndexingSlots"/>:
+/// builds running together share the threads' worth of CPU); a commit loop runs beside them. Stall is the workers' time waiting on the channel: time
 /// the indexer had nothing to do. Owns the channel, the worker threads and the build's failure
 /// token; what writing a document is, and the commits, are the index's.
 /// </summary>
@@ -37,6 +38,8 @@ internal sealed class BuildPipeline(IndexOptions options, IndexMeter meter)
         CancellationToken closing)
     {
         var threads = options.IndexingThreads;
+        // The engine's slots, shared with every other build; alone, this build's own.
+        var slots = options.IndexingSlots ?? new IndexingSlots(threads);
         // Cancelled by the caller, by the index closing, or by the first worker or bulk commit that
         // fails (so the feeder never waits on a channel nobody reads any more).
         using var failed = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken, closing);
@@ -58,7 +61,7 @@ internal sealed class BuildPipeline(IndexOptions options, IndexMeter meter)
                 {
                     try
                     {
-                        Worker(batches.Reader, key, threads, newWriter(), failed.Token);
+                        Worker(batches.Reader, key, threads, slots, newWriter(), failed.Token);
                     }
                     catch
                     {
@@ -137,7 +140,8 @@ internal sealed class BuildPipeline(IndexOptions options, IndexMeter meter)
         CancellationToken.None);
 
     // Runs on its own thread, so it blocks while it waits.
-    private void Worker(ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, Func<PrefetchedDocument, bool> write, CancellationToken cancellationToken)
+    private void Worker(
+        ChannelReader<NumberedBatch> batches, IndexedThroughKey key, int threads, IndexingSlots slots, Func<PrefetchedDocument, bool> write, CancellationToken cancellationToken)
     {
         while (true)
         {
@@ -155,15 +159,24 @@ internal sealed class BuildPipeline(IndexOptions options, IndexMeter meter)
                 continue;
             }
 
+            // Waiting for a slot is waiting for CPU that other builds use, not a stall: not metered.
             var added = new List<string>(numbered.Batch.Count);
-            foreach (var document in numbered.Batch.Documents)
+            slots.Enter(cancellationToken);
+            try
             {
-                cancellationToken.ThrowIfCancellationRequested();
-                options.BuildDocumentHook?.Invoke(document.Id);
-                if (write(document))
+                foreach (var document in numbered.Batch.Documents)
                 {
-                    added.Add(document.Id);
+                    cancellationToken.ThrowIfCancellationRequested();
+                    options.BuildDocumentHook?.Invoke(document.Id);
+                    if (write(document))
+                    {
+                        added.Add(document.Id);
+                    }
                 }
+            }
+            finally
+            {
+                slots.Exit();
             }
 
             key.Completed(numbered.Number, added);

@@ -48,7 +48,12 @@ public sealed record IndexOptions
     /// <summary>How messages name these settings: by their place in the engine's options tree (EngineOptions.Indexes), the configuration section <c>Indexes</c>.</summary>
     public const string SettingsPrefix = "Indexes:";
 
-    /// <summary>Threads adding documents to the one IndexWriter during a bulk build (1..16); following the change feed uses one.</summary>
+    /// <summary>
+    /// Threads adding documents during bulk builds (1..16): each build starts this many workers, and in an
+    /// index manager all its builds share this many at once (<c>IndexingSlots</c>: a batch at a time, first
+    /// come first served), so builds running together split the threads instead of multiplying them.
+    /// Following the change feed uses one per index.
+    /// </summary>
     public int IndexingThreads { get; init; } = DefaultIndexingThreads;
 
     /// <summary>
@@ -161,6 +166,10 @@ public sealed record IndexOptions
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
     // the Nth write or fsync fail.
     internal Func<string, IndexDefinition, IndexOptions, IIndexSink>? OpenSink { get; init; }
+
+    // The engine's pool of indexing slots that every build's workers index in (IndexingSlots.cs); set
+    // by the index manager for all its indexes; null: each build makes its own of IndexingThreads.
+    internal IndexingSlots? IndexingSlots { get; init; }
 
     // Test hook: called when StartFollowing begins, with the index; it may throw.
     internal Action<DocumentIndex>? StartFollowingHook { get; init; }

@@ -59,7 +59,8 @@ internal sealed partial class IndexManager : IAsyncDisposable
     {
         _store = store;
         _catalog = catalog;
-        _options = options;
+        // One pool of indexing slots for every build of every index the manager opens.
+        _options = options with { Index = options.Index with { IndexingSlots = options.Index.IndexingSlots ?? new IndexingSlots(options.Index.IndexingThreads) } };
         _observer = observer;
         _phases = new RebuildPhases(store, options, new SharedPasses(bulkSources, options.Index.SharedPassWindow, _closing.Token), observer, Hook);
         _verifier = new IndexVerifier(store);
