@@ -11,11 +11,12 @@
 // "at most 1.2x one build" line). The store is loaded once; each run opens it anew with direct
 // reads (no page cache), so every run reads cold.
 //
-//   dotnet run lab/tools/many-indexes.cs -- [--corpus orders|FILE.ndjson] [--size 256MB]
+//   dotnet run lab/tools/many-indexes.cs -- [--corpus orders|FILE.ndjson] [--size 256MB] [--shape lognormal]
 //       [--device local|network-disk|slow-disk|capped-disk] [--ways shared,sequential,independent]
 //       [--repeat 1] [--directory DIR]
 //
-// --corpus orders generates the demo's orders (lognormal sizes, --size of them); a file is bulk
+// --corpus orders generates the demo's orders (--size of them, the demo's lognormal sizes or another
+// --shape: rare-giants makes the read-bound corpus, giants that are cheap to index); a file is bulk
 // NDJSON ({"id": ..., "doc": {...}} per line, e.g. lab/tools/make-real-text-fixture.py's real text),
 // indexed by four small definitions over its collection's fields (--fields path:type,... four pairs).
 // Quote the load average printed before and after.
@@ -35,6 +36,7 @@ for (var i = 0; i + 1 < args.Length; i += 2)
 
 var corpus = settings.GetValueOrDefault("corpus", "orders");
 var size = ParseSize(settings.GetValueOrDefault("size", "256MB"));
+var shape = Enum.Parse<DatasetShape>(settings.GetValueOrDefault("shape", "lognormal").Replace("-", string.Empty), ignoreCase: true);
 var repeat = int.Parse(settings.GetValueOrDefault("repeat", "1"), CultureInfo.InvariantCulture);
 var ways = settings.GetValueOrDefault("ways", "shared,sequential,independent").Split(',').Select(ParseWay).ToList();
 var device = settings.GetValueOrDefault("device", "local") switch
@@ -59,7 +61,7 @@ try
         if (corpus == "orders")
         {
             collection = DatasetSpec.DefaultCollection;
-            foreach (var chunk in DatasetGenerator.Generate(new DatasetSpec(DatasetShape.LogNormal, targetTotalBytes: size)).Chunk(1000))
+            foreach (var chunk in DatasetGenerator.Generate(new DatasetSpec(shape, targetTotalBytes: size)).Chunk(1000))
             {
                 engine.PutMany(chunk.Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
             }
@@ -76,7 +78,7 @@ try
     }
 
     var store = Path.Combine(data, "store");
-    Console.WriteLine($"corpus {corpus}, collection {collection}, device {device.Name}");
+    Console.WriteLine($"corpus {corpus}{(corpus == "orders" ? $" ({shape}, {size:N0} bytes)" : string.Empty)}, collection {collection}, device {device.Name}");
     var alone = await ManyIndexesRun.RunAsync(store, [definitions[0]], ManyIndexesWay.SharedPass, device, root);
     Console.WriteLine($"one index alone: {alone}");
     var rows = new List<ManyIndexesFigures>();
