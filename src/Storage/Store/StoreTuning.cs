@@ -40,7 +40,7 @@ internal sealed class StoreTuning
     private const int DeletionTriggerEntries = 128;
 
     private static readonly Compression[] _compressionPerLevel =
-        [Compression.No, Compression.No, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4];
+        [Compression.No, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4, Compression.Lz4];
 
     public StoreTuning(StoreOptions options)
     {
@@ -141,11 +141,15 @@ internal sealed class StoreTuning
             // which matters more for a source of truth than the extra write amplification.
             .SetCompactionStyle(Compaction.Level)
             .SetLevelCompactionDynamicLevelBytes(true)
-            // No compression in L0 and L1, LZ4 below. Compressing at flush time slows a bulk load
-            // several times over on few cores, where flushes compete with the writer
-            // (benchmarks/results/README.md, "Other figures"); the deeper
-            // levels, where almost all data ends up, are rewritten by compaction in the
-            // background anyway, and JSON compresses 2-4x there.
+            // No compression in L0, LZ4 from the base level down. Compressing at flush time slows a
+            // bulk load several times over on few cores, where flushes compete with the writer
+            // (benchmarks/results/README.md, "Other figures"); compaction compresses in the
+            // background, and JSON compresses 2-4x. With dynamic level sizes the array's second
+            // entry is the base level, the one L0 compacts into (L6 while the store is small).
+            // Left uncompressed too, a load in key order (L0 files that overlap nothing) had its
+            // files moved down whole, uncompressed and with their sequence numbers, and the first
+            // snapshot released (a rebuild's) had compaction rewrite every one of them in the
+            // middle of that rebuild: a cold build read 2.1x the store (issue 53).
             .SetCompressionPerLevel(_compressionPerLevel, (ulong)_compressionPerLevel.Length)
             .SetWriteBufferSize(writeBufferBytes)
             .SetMaxWriteBufferNumber(WriteBuffersPerFamily);
