@@ -101,6 +101,20 @@ public sealed partial class IndexingEngine
         return [.. _prefetches.Running.Select(Describe)];
     }
 
+    /// <summary>
+    /// The last few prefetches that ended (<see cref="ListPrefetches"/> no longer lists them), newest first,
+    /// each as its final pressure: history and recent decisions as they were at the end,
+    /// <see cref="PrefetchPressure.State"/> how it ended (Completed, Cancelled, or Failed with
+    /// <see cref="PrefetchPressure.Failure"/>; one stopped before its end, as a cancelled or failed rebuild
+    /// stops its prefetch, is Cancelled) and <see cref="PrefetchPressure.Timestamp"/> when. For a host's
+    /// admin view after a rebuild; the engine keeps only these records, a handful, not the documents.
+    /// </summary>
+    public IReadOnlyList<PrefetchPressure> ListFinishedPrefetches()
+    {
+        ThrowIfDisposed();
+        return [.. _prefetches.Finished];
+    }
+
     /// <summary>The running prefetch named <paramref name="name"/> (as <see cref="ListPrefetches"/> names it), or null.</summary>
     public PrefetchPressure? GetPrefetch(string name)
     {

@@ -318,6 +318,61 @@ public sealed class AdminEndpointTests
         Assert.Empty(after.GetProperty("rebuilds").EnumerateArray());
     }
 
+    // A rebuild's prefetch, once its bulk phase ended, is listed below the running ones as finished, in
+    // the JSON and the event stream alike, with its final figures; /metrics exports running ones only.
+    [Fact]
+    public async Task Prefetch_AfterARebuild_ItsPrefetchListedAsFinished_InJsonAndStream_NotInMetrics()
+    {
+        const string rebuild = "rebuild orders-by-status";
+        await using var server = await RunningServer.StartAsync();
+        var documents = server.LoadOrders(1_000_000);
+        await server.DefineIndexAsync("""
+            {"name": "orders-by-status", "collection": "orders", "fields": [{"name": "status", "path": "status", "type": "keyword"}]}
+            """, documents);
+        var scan = server.StartPrefetch("scan");
+        await WaitUntilAsync(() => scan.Pressure.DocumentsDone > 0);
+
+        var list = await server.GetJsonAsync("/admin/prefetch");
+        JsonElement streamed;
+        using (var timeout = new CancellationTokenSource(_hangGuard))
+        using (var response = await server.Client.GetAsync("/admin/prefetch/stream", HttpCompletionOption.ResponseHeadersRead, timeout.Token))
+        {
+            await using var stream = await response.Content.ReadAsStreamAsync(timeout.Token);
+            await using var events = SseParser.Create(stream).EnumerateAsync(timeout.Token).GetAsyncEnumerator(timeout.Token);
+            Assert.True(await events.MoveNextAsync());
+            streamed = JsonDocument.Parse(events.Current.Data).RootElement.Clone();
+        }
+
+        var exposition = PrometheusText.Parse(await server.Client.GetStringAsync("/metrics"));
+        using var limited = await server.Client.PutAsync("/admin/prefetch/limits", RunningServer.Json("""{"maxConcurrency": 2}"""));
+        var limitedBody = await limited.Content.ReadFromJsonAsync<JsonElement>();
+
+        Assert.Equal("scan", Assert.Single(list.GetProperty("prefetches").EnumerateArray()).GetProperty("name").GetString());
+        var finished = Assert.Single(list.GetProperty("finished").EnumerateArray());
+        Assert.Equal(rebuild, finished.GetProperty("name").GetString());
+        Assert.Equal(JsonValueKind.Null, finished.GetProperty("limits").ValueKind);
+        var finishedAt = finished.GetProperty("finishedAt").GetDateTimeOffset();
+        var pressure = finished.GetProperty("pressure");
+        Assert.Equal("completed", pressure.GetProperty("state").GetString());
+        Assert.Equal(finishedAt, pressure.GetProperty("timestamp").GetDateTimeOffset());
+        Assert.Equal(documents, pressure.GetProperty("documentsDone").GetInt64());
+        Assert.Equal(JsonValueKind.Array, pressure.GetProperty("history").ValueKind);
+        Assert.Equal(JsonValueKind.Array, pressure.GetProperty("recentDecisions").ValueKind);
+        // The running prefetch has no end: its view carries no finishedAt.
+        Assert.False(list.GetProperty("prefetches")[0].TryGetProperty("finishedAt", out _));
+
+        Assert.Equal("scan", Assert.Single(streamed.GetProperty("prefetches").EnumerateArray()).GetProperty("name").GetString());
+        Assert.Equal(finished.ToString(), Assert.Single(streamed.GetProperty("finished").EnumerateArray()).ToString());
+
+        exposition.Single("indexing_prefetch_documents_done", "scan");
+        Assert.DoesNotContain(exposition.Samples, s => s.Labels.GetValueOrDefault("prefetch") == rebuild);
+
+        // A limits change answers with what it changed, running ones only.
+        Assert.Equal(HttpStatusCode.OK, limited.StatusCode);
+        Assert.Equal("scan", Assert.Single(limitedBody.GetProperty("prefetches").EnumerateArray()).GetProperty("name").GetString());
+        Assert.False(limitedBody.TryGetProperty("finished", out _));
+    }
+
     [Fact]
     public async Task Registry_SameNameTwice_Throws()
     {

@@ -1,5 +1,6 @@
 using System.Text.Json.Nodes;
 using Indexing.Indexer;
+using Indexing.Prefetcher;
 using Indexing.Server.Admin;
 
 namespace Indexing.Server.Tests;
@@ -85,6 +86,131 @@ public sealed class AdminPageBrowserTests
         await stopReads.CancelAsync();
         await Assert.ThrowsAnyAsync<OperationCanceledException>(() => reads);
     }
+
+    // A real rebuild, held in its bulk phase until the page has drawn its prefetch, then let go: once it
+    // is done, the card stays, moved below the running ones and marked finished with how it ended, its
+    // charts and decisions as they were at the end, while "No prefetch is running" shows again.
+    [Fact]
+    public async Task AdminPage_RebuildFinishes_ItsPrefetchCardStaysMarkedFinished()
+    {
+        const string name = "rebuild orders-by-status";
+        using var timeout = new CancellationTokenSource(TimeSpan.FromSeconds(120));
+        using var reached = new ManualResetEventSlim();
+        using var release = new ManualResetEventSlim();
+        var hold = 1;
+        await using var server = await RunningServer.StartAsync(withHooks: manager => manager with
+        {
+            RebuildHook = (_, point) =>
+            {
+                if (point == RebuildPoint.BulkStarted && Interlocked.Exchange(ref hold, 0) == 1)
+                {
+                    reached.Set();
+                    release.Wait(TimeSpan.FromSeconds(120));
+                }
+            },
+        });
+        try
+        {
+            await using var browser = await HeadlessChromium.StartAsync(Width, Height, timeout.Token);
+            await browser.SendAsync("Emulation.setDeviceMetricsOverride",
+                new JsonObject { ["width"] = Width, ["height"] = Height, ["deviceScaleFactor"] = 1, ["mobile"] = false }, timeout.Token);
+            var documents = server.LoadOrders(2_000_000);
+            using (var created = await server.Client.PutAsync("/indexes/orders-by-status", RunningServer.Json("""
+                {"name": "orders-by-status", "collection": "orders", "fields": [{"name": "status", "path": "status", "type": "keyword"}]}
+                """), timeout.Token))
+            {
+                Assert.True(created.IsSuccessStatusCode, await created.Content.ReadAsStringAsync(timeout.Token));
+            }
+
+            Assert.True(reached.Wait(TimeSpan.FromSeconds(60), timeout.Token), "the index's first build never reached its bulk phase");
+            await browser.SendAsync("Page.navigate", new JsonObject { ["url"] = new Uri(server.Host.BaseAddress, "/admin").ToString() }, timeout.Token);
+
+            // Running: its card is among the running ones, with a few seconds of history to draw.
+            const string running = $$"""document.querySelector('#prefetches article[data-prefetch="{{name}}"]') && Number(document.body.dataset.snapshots || 0) >= 3 ? 1 : 0""";
+            while ((int?)await browser.EvaluateAsync(running, timeout.Token) != 1 || server.Host.Engine.GetPrefetch(name) is not { History.Length: >= 3 })
+            {
+                await Task.Delay(250, timeout.Token);
+            }
+
+            var before = (await browser.EvaluateAsync(FinishedStateScript, timeout.Token))!;
+            release.Set();
+            using (var done = new CancellationTokenSource(TimeSpan.FromSeconds(60)))
+            {
+                while (server.Host.Engine.GetRebuild("orders-by-status") is not { IsFinished: true })
+                {
+                    await Task.Delay(100, done.Token);
+                }
+            }
+
+            const string moved = "document.querySelectorAll('#finished-prefetches article').length === 1 && !document.querySelector('#prefetches article') ? 1 : 0";
+            while ((int?)await browser.EvaluateAsync(moved, timeout.Token) != 1)
+            {
+                await Task.Delay(250, timeout.Token);
+            }
+
+            var page = (await browser.EvaluateAsync(FinishedStateScript, timeout.Token))!;
+            var final = Assert.Single(server.Host.Engine.ListFinishedPrefetches());
+
+            Assert.Equal(1, (int)before["runningCards"]!);
+            Assert.Equal(0, (int)before["finishedCards"]!);
+            Assert.True((bool)before["finishedHidden"]!, before.ToJsonString());
+            Assert.Equal(RebuildPhase.Done, server.Host.Engine.GetRebuild("orders-by-status")!.Phase);
+            Assert.Equal(PrefetchState.Completed, final.State);
+
+            Assert.Equal(0, (int)page["runningCards"]!);
+            Assert.False((bool)page["emptyHidden"]!, page.ToJsonString());
+            Assert.StartsWith("No prefetch is running.", (string?)page["emptyText"], StringComparison.Ordinal);
+            Assert.False((bool)page["finishedHidden"]!, page.ToJsonString());
+            Assert.Equal(name, (string?)page["name"]);
+            Assert.True((bool)page["markedFinished"]!, page.ToJsonString());
+            Assert.Equal("finished: completed", (string?)page["state"]);
+            Assert.Matches(@"^at \d\d:\d\d:\d\d, after \d+ ", (string?)page["ended"]);
+            Assert.Equal(documents, (long)page["documentsDone"]!);
+            Assert.Equal(["budget", "concurrency", "foreground", "sizes", "throughput", "wait"], page["charts"]!.AsArray().Select(c => (string)c!).Order());
+            // The limit L line (dashed orange, see admin.js) drawn from the final history.
+            Assert.True((int)page["limitLinePixels"]! > 20, page.ToJsonString());
+            // The decisions as they ended: a small local collection is often read before the controller's first tick.
+            Assert.Equal(Math.Min(12, final.RecentDecisions.Length), (int)page["decisionRows"]!);
+            Assert.Equal(
+                final.LastDecision is null ? "The reads ended before the controller's first decision." : $"Last: {final.LastDecisionReason}",
+                (string?)page["lastDecision"]);
+        }
+        finally
+        {
+            release.Set();
+        }
+    }
+
+    private const string FinishedStateScript = """
+        (() => {
+          const article = document.querySelector("#finished-prefetches article");
+          const result = {
+            runningCards: document.querySelectorAll("#prefetches article").length,
+            finishedCards: document.querySelectorAll("#finished-prefetches article").length,
+            emptyHidden: document.getElementById("prefetches-empty").hidden,
+            emptyText: document.getElementById("prefetches-empty").textContent,
+            finishedHidden: document.getElementById("finished-prefetches").hidden,
+          };
+          if (!article) return result;
+          const canvas = article.querySelector('figure[data-chart="concurrency"] canvas');
+          const pixels = canvas.getContext("2d").getImageData(0, 0, canvas.width, canvas.height).data;
+          let limitLinePixels = 0;
+          for (let i = 0; i < pixels.length; i += 4) {
+            if (Math.abs(pixels[i] - 217) < 8 && Math.abs(pixels[i + 1] - 130) < 8 && Math.abs(pixels[i + 2] - 43) < 8 && pixels[i + 3] > 200) limitLinePixels++;
+          }
+          return Object.assign(result, {
+            name: article.dataset.prefetch,
+            markedFinished: article.classList.contains("finished"),
+            state: article.querySelector(".state").textContent,
+            ended: article.querySelector(".ended").textContent,
+            documentsDone: Number(article.querySelector('[data-figure="done"]').textContent.replace(/,/g, "")),
+            charts: [...article.querySelectorAll("figure[data-chart]")].filter(f => f.querySelector(".uplot")).map(f => f.dataset.chart),
+            limitLinePixels,
+            decisionRows: article.querySelectorAll(".decisions tbody tr").length,
+            lastDecision: article.querySelector(".last-decision").textContent,
+          });
+        })()
+        """;
 
     // Counts pixels of one colour in a chart's canvas: uPlot draws series into a <canvas>, so
     // this is how the test sees that data, not just axes, was plotted.

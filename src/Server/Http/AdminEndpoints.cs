@@ -1,6 +1,7 @@
 using System.Net.ServerSentEvents;
 using System.Runtime.CompilerServices;
 using System.Text.Json;
+using System.Text.Json.Serialization;
 using Indexing.Engine;
 using Indexing.Server.Admin;
 using Indexing.Server.Hosting;
@@ -30,7 +31,7 @@ internal static class AdminEndpoints
             app.MapPost(ApiKeyGate.LoginPath, (Func<HttpContext, Task<IResult>>)login.LoginAsync).Require(ContentTypes.Form);
         }
 
-        app.MapGet("/admin/prefetch", () => TypedResults.Ok(new PrefetchList(PrefetchView.Of(engine))));
+        app.MapGet("/admin/prefetch", () => TypedResults.Ok(PrefetchList.Of(engine)));
         app.MapGet("/admin/prefetch/stream", (IHostApplicationLifetime lifetime, CancellationToken requestAborted) =>
                 TypedResults.ServerSentEvents(Snapshots(engine, lifetime.ApplicationStopping, requestAborted)))
             .RequireRateLimiting(RequestLimits.EventStreams);
@@ -52,7 +53,7 @@ internal static class AdminEndpoints
         using var timer = new PeriodicTimer(StreamInterval);
         do
         {
-            yield return new SseItem<PrefetchList>(new PrefetchList(PrefetchView.Of(engine)), "pressure");
+            yield return new SseItem<PrefetchList>(PrefetchList.Of(engine), "pressure");
         }
         while (await NextTickAsync(timer, linked.Token).ConfigureAwait(false));
     }
@@ -145,8 +146,22 @@ internal static class AdminEndpoints
     }
 }
 
-/// <summary>The body of <c>GET /admin/prefetch</c> and of each SSE event.</summary>
-internal sealed record PrefetchList(IReadOnlyList<PrefetchView> Prefetches);
+/// <summary>
+/// The body of <c>GET /admin/prefetch</c> and of each SSE event: the running prefetches and, below them, the
+/// last few finished ones as they ended (<see cref="IndexingEngine.ListFinishedPrefetches"/>). A limits
+/// change answers with the prefetches it changed alone, without <paramref name="Finished"/>.
+/// </summary>
+internal sealed record PrefetchList(
+    IReadOnlyList<PrefetchView> Prefetches,
+    [property: JsonIgnore(Condition = JsonIgnoreCondition.WhenWritingNull)] IReadOnlyList<PrefetchView>? Finished = null)
+{
+    public static PrefetchList Of(IndexingEngine engine)
+    {
+        // Running first: a prefetch ending between the two reads then shows in both for a second, never in neither.
+        var running = PrefetchView.Of(engine);
+        return new(running, PrefetchView.FinishedOf(engine));
+    }
+}
 
 /// <summary>
 /// The body of <c>GET /admin/memory[?after=SECONDS]</c>: the latest sample, the samples after that many

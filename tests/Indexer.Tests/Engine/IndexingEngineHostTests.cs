@@ -1,4 +1,6 @@
+using Indexing.Datasets;
 using Indexing.Engine;
+using Indexing.Indexer.Tests.SideBySide;
 using Indexing.Prefetcher;
 using Indexing.Storage;
 
@@ -81,6 +83,82 @@ public sealed class IndexingEngineHostTests
         }
 
         Assert.Empty(engine.ListPrefetches());
+    }
+
+    // A rebuild's bulk prefetch leaves the running list when its bulk phase ends and stays listed as
+    // finished, with the figures it ended with: every document taken, how it ended and when.
+    [Fact]
+    public async Task FinishedPrefetches_ARebuildsBulkPrefetch_ListedAsFinishedWithItsFinalFigures()
+    {
+        using var root = new TempDirectory("indexing-engine-host-tests");
+        await using var engine = IndexingEngine.Open(new EngineOptions { DataDirectory = root.Path, Storage = new StoreOptions(syncWrites: false) });
+        var loaded = engine.PutMany(DatasetGenerator.Generate(new DatasetSpec(DatasetShape.Uniform, documentCount: 300, maxDocumentBytes: 8 << 10))
+            .Select(d => new DocumentWrite(d.Id, d.Utf8Json)));
+        Assert.Empty(engine.ListFinishedPrefetches());
+        var before = DateTimeOffset.UtcNow;
+
+        engine.DefineIndex(ManagerEnvironment.V1);
+        var rebuild = await engine.WaitForRebuildAsync("orders").WaitAsync(TimeSpan.FromSeconds(90)) ?? engine.GetRebuild("orders");
+
+        Assert.Equal(RebuildPhase.Done, rebuild!.Phase);
+        Assert.Empty(engine.ListPrefetches());
+        var finished = Assert.Single(engine.ListFinishedPrefetches());
+        Assert.Equal("rebuild orders", finished.Name);
+        Assert.Equal(PrefetchState.Completed, finished.State);
+        Assert.Equal("adaptive", finished.Strategy);
+        Assert.Equal(loaded.Documents, finished.DocumentsDone);
+        Assert.Equal(loaded.Documents, finished.DocumentsTotal);
+        Assert.Equal(finished.BytesTotal, finished.BytesDone);
+        Assert.InRange(finished.Timestamp, before, DateTimeOffset.UtcNow);
+        // Only the record is kept: the name is free for the next rebuild, and nothing running is named so.
+        Assert.Null(engine.GetPrefetch("rebuild orders"));
+    }
+
+    // The list keeps the last few, newest first; a prefetch stopped before its end (its consumer gone)
+    // ended Cancelled, whatever it was reading when stopped, and one registration counts once.
+    [Fact]
+    public async Task FinishedPrefetches_KeepTheLastFewNewestFirst_AndAStoppedOneEndedCancelled()
+    {
+        using var root = new TempDirectory("indexing-engine-host-tests");
+        await using var engine = IndexingEngine.Open(new EngineOptions { DataDirectory = root.Path, Storage = new StoreOptions(syncWrites: false) });
+        engine.PutMany(Enumerable.Range(1, 2000).Select(i => new DocumentWrite($"orders/{i:D4}", System.Text.Encoding.UTF8.GetBytes($$"""{"n":{{i}}}"""))));
+
+        // With no consumer and a 1 KiB budget, an adaptive prefetch fills its budget and waits: it is still reading when stopped.
+        await using (var stopped = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 1 << 10 }))
+        {
+            var registration = engine.Prefetches.Register("stopped early", stopped);
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+            while (stopped.Pressure.DocumentsRead == 0 && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(20);
+            }
+
+            Assert.True(stopped.Pressure.State is PrefetchState.Planning or PrefetchState.Running, stopped.Pressure.State.ToString());
+            registration.Dispose();
+            registration.Dispose();
+        }
+
+        var one = Assert.Single(engine.ListFinishedPrefetches());
+        Assert.Equal("stopped early", one.Name);
+        Assert.Equal(PrefetchState.Cancelled, one.State);
+        Assert.True(one.DocumentsRead > 0);
+        Assert.Equal(1 << 10, one.BudgetBytes);
+
+        var names = Enumerable.Range(1, PrefetchRegistry.FinishedKept + 2).Select(i => $"pass {i}").ToList();
+        foreach (var name in names)
+        {
+            await using var source = new MemoryBatchSource([], snapshotEtag: 0);
+            engine.Prefetches.Register(name, source).Dispose();
+        }
+
+        var listed = engine.ListFinishedPrefetches();
+        Assert.Equal(PrefetchRegistry.FinishedKept, listed.Count);
+        Assert.Equal(names.AsEnumerable().Reverse().Take(PrefetchRegistry.FinishedKept), listed.Select(p => p.Name));
+        Assert.All(listed, p => Assert.Equal(PrefetchState.Cancelled, p.State));
+        Assert.Empty(engine.ListPrefetches());
+
+        await engine.DisposeAsync();
+        Assert.Throws<ObjectDisposedException>(() => engine.ListFinishedPrefetches());
     }
 
     [Fact]

@@ -1,11 +1,13 @@
 // The admin page: listens to /admin/prefetch/stream (one snapshot a second, each carrying the
 // per-second history of every running prefetch) and redraws uPlot charts from that history, so a
-// page opened late still shows the last minutes. Rebuild progress is polled from /admin/rebuilds,
+// page opened late still shows the last minutes. The last few finished prefetches come in the same
+// snapshot and are drawn once, below, as they ended. Rebuild progress is polled from /admin/rebuilds,
 // process memory from /admin/memory (ten minutes of one-second samples, then only the new ones).
 "use strict";
 
 const MiB = 1024 * 1024;
-const views = new Map(); // prefetch name -> { root, charts: Map(chart name -> uPlot) }
+const views = new Map(); // running prefetch name -> { root, charts: Map(chart name -> uPlot) }
+const finishedViews = new Map(); // name and end time -> the same; a finished prefetch never changes
 let snapshots = 0;
 
 // .NET serialises TimeSpan as "[-][d.]hh:mm:ss[.fffffff]"; the charts need seconds.
@@ -72,25 +74,43 @@ function makeChart(figure, spec) {
   return new uPlot(opts, empty, figure);
 }
 
-function viewFor(name) {
-  let view = views.get(name);
-  if (view) return view;
+function createView(name, container) {
   const root = document.getElementById("prefetch-template").content.firstElementChild.cloneNode(true);
   root.dataset.prefetch = name;
   root.querySelector(".name").textContent = name;
-  document.getElementById("prefetches").appendChild(root);
+  container.appendChild(root);
   const charts = new Map();
   for (const figure of root.querySelectorAll("figure[data-chart]")) {
     charts.set(figure.dataset.chart, makeChart(figure, chartSpecs[figure.dataset.chart]));
   }
-  view = { root, charts };
-  views.set(name, view);
-  return view;
+  return { root, charts };
 }
 
-function render(prefetch) {
+function removeView(view) {
+  view.charts.forEach(c => c.destroy());
+  view.root.remove();
+}
+
+// A finished prefetch: marked so, with how and when it ended; its MB/s is the run's mean (the last
+// second's rate of a run that ended says nothing).
+function markFinished(root, prefetch) {
   const p = prefetch.pressure;
-  const view = viewFor(prefetch.name);
+  const ran = seconds(p.elapsed);
+  root.classList.add("finished");
+  root.querySelector(".state").classList.add("finished");
+  root.querySelector(".state").textContent = `finished: ${p.state}`;
+  root.querySelector(".ended").textContent =
+    `at ${new Date(prefetch.finishedAt).toLocaleTimeString("en-GB")}${ran === null ? "" : ", after " + formatDuration(ran)}`;
+  root.querySelector('[data-label="mbps"]').textContent = "MB/s (mean)";
+  root.querySelector('[data-figure="mbps"]').textContent = ran ? (p.bytesDone / 1e6 / ran).toFixed(1) : "-";
+  root.querySelector('[data-figure="eta"]').textContent = "-";
+  root.querySelector(".last-decision").textContent = p.failure ? `Failed: ${p.failure}`
+    : p.lastDecision ? `Last: ${p.lastDecisionReason}`
+    : p.strategy === "adaptive" ? "The reads ended before the controller's first decision." : "Fixed strategy: no controller.";
+}
+
+function render(prefetch, view) {
+  const p = prefetch.pressure;
   const root = view.root;
   root.querySelector(".strategy").textContent = p.strategy;
   root.querySelector(".state").textContent = p.state;
@@ -133,10 +153,33 @@ function render(prefetch) {
 function onSnapshot(list) {
   const names = new Set(list.prefetches.map(p => p.name));
   for (const [name, view] of views) {
-    if (!names.has(name)) { view.charts.forEach(c => c.destroy()); view.root.remove(); views.delete(name); }
+    if (!names.has(name)) { removeView(view); views.delete(name); }
   }
-  list.prefetches.forEach(render);
+  for (const prefetch of list.prefetches) {
+    let view = views.get(prefetch.name);
+    if (!view) { view = createView(prefetch.name, document.getElementById("prefetches")); views.set(prefetch.name, view); }
+    render(prefetch, view);
+  }
   document.getElementById("prefetches-empty").hidden = list.prefetches.length > 0;
+
+  // Finished ones, newest first: drawn once when they appear, removed when they drop off the list.
+  const finished = list.finished || [];
+  const finishedSection = document.getElementById("finished-prefetches");
+  finishedSection.hidden = finished.length === 0; // shown before its charts are made, which size to it
+  const keys = finished.map(f => `${f.name} ${f.finishedAt}`);
+  for (const [key, view] of finishedViews) {
+    if (!keys.includes(key)) { removeView(view); finishedViews.delete(key); }
+  }
+  finished.forEach((prefetch, i) => {
+    let view = finishedViews.get(keys[i]);
+    if (!view) {
+      view = createView(prefetch.name, finishedSection);
+      finishedViews.set(keys[i], view);
+      render(prefetch, view);
+      markFinished(view.root, prefetch);
+    }
+    finishedSection.appendChild(view.root); // keeps the list's order: a new one goes on top
+  });
   snapshots++;
   document.body.dataset.snapshots = String(snapshots);
 }
