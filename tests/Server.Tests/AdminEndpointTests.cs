@@ -373,6 +373,30 @@ public sealed class AdminEndpointTests
         Assert.False(limitedBody.TryGetProperty("finished", out _));
     }
 
+    // Two indexes over one collection defined together share one read: each rebuild's prefetch
+    // names the indexes that read fed while it read, and both read the same documents.
+    [Fact]
+    public async Task Prefetch_TwoIndexesDefinedTogether_ShowTheSharedPassAndTheBuildersItFed()
+    {
+        await using var server = await RunningServer.StartAsync();
+        var documents = server.LoadOrders(1_000_000);
+        server.Host.Engine.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(
+            """{"name": "by-status", "collection": "orders", "fields": [{"name": "status", "path": "status", "type": "keyword"}]}"""));
+        server.Host.Engine.Indexes.CreateOrUpdate(Indexer.IndexDefinition.Parse(
+            """{"name": "by-total", "collection": "orders", "fields": [{"name": "total", "path": "total", "type": "double"}]}"""));
+        await server.Host.Engine.WaitForRebuildAsync("by-status");
+        await server.Host.Engine.WaitForRebuildAsync("by-total");
+
+        var finished = (await server.GetJsonAsync("/admin/prefetch")).GetProperty("finished").EnumerateArray().ToList();
+
+        Assert.Equal(["rebuild by-status", "rebuild by-total"], finished.Select(f => f.GetProperty("name").GetString()).Order(StringComparer.Ordinal));
+        Assert.All(finished, f => Assert.Equal(documents, f.GetProperty("pressure").GetProperty("documentsDone").GetInt64()));
+        // The first to finish left the other still reading: its record names both.
+        var shared = finished.Select(f => f.GetProperty("pressure").GetProperty("sharedBy")).Where(s => s.ValueKind == JsonValueKind.Array).ToList();
+        Assert.NotEmpty(shared);
+        Assert.Equal(["by-status", "by-total"], shared[0].EnumerateArray().Select(name => name.GetString()).Order(StringComparer.Ordinal));
+    }
+
     [Fact]
     public async Task Registry_SameNameTwice_Throws()
     {

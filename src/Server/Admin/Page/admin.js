@@ -114,6 +114,10 @@ function render(prefetch, view) {
   const root = view.root;
   root.querySelector(".strategy").textContent = p.strategy;
   root.querySelector(".state").textContent = p.state;
+  // One read feeding several rebuilds (a shared pass): the read figures are the pass's, the counts this rebuild's.
+  const shared = root.querySelector(".shared");
+  shared.hidden = !p.sharedBy;
+  shared.textContent = p.sharedBy ? `Shared pass: one read of the collection feeds ${p.sharedBy.join(", ")}` : "";
   const figure = name => root.querySelector(`[data-figure="${name}"]`);
   figure("mbps").textContent = p.megabytesPerSecondLastSecond.toFixed(1);
   figure("concurrency").textContent = `${p.concurrency} / ${p.concurrencyLimit}`;
