@@ -36,7 +36,7 @@ internal sealed partial class PrefetchPipeline : IBatchSource
         // Read now: the consumer asks for it after the last batch, when the source is disposed.
         SnapshotEtag = source.SnapshotEtag;
         _policy = new ReadPolicy(strategy, options);
-        Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
+        Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits, options.SharedBudget);
         _meter = new PrefetchMeter(strategy.ToName(), Admission, options.HistoryLength);
         _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
