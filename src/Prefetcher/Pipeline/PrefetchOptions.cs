@@ -44,6 +44,13 @@ internal sealed record PrefetchOptions
     /// </summary>
     public SharedPrefetchBudget? SharedBudget { get; init; }
 
+    /// <summary>
+    /// The engine's devices: <see cref="Prefetch.Start"/> finds the one it reads in it, which starts an
+    /// adaptive prefetch where the last one reading it alone settled and splits its L between
+    /// prefetches reading it at once (<see cref="PrefetchDevice"/>); null: every prefetch on its own.
+    /// </summary>
+    public PrefetchDevices? Devices { get; init; }
+
     /// <summary>The store's foreground read latencies: when set, reads back off if foreground p99 suffers.</summary>
     public LatencyHistogram? ForegroundLatency { get; init; }
 
