@@ -43,6 +43,7 @@ internal sealed class ServerOptions
     public const string SwapLagEtagsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.SwapLagEtags);
     public const string DrainTimeoutSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.DrainTimeout);
     public const string MaxConcurrentRebuildsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.MaxConcurrentRebuilds);
+    public const string PrefetchBudgetBytesSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.PrefetchBudgetBytes);
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -185,6 +186,7 @@ internal sealed class ServerOptions
             SwapLagEtags = Whole(indexing.SwapLagEtags, SwapLagEtagsSetting, defaults.SwapLagEtags, problems),
             DrainTimeout = AnyDuration(indexing.DrainTimeout, DrainTimeoutSetting, defaults.DrainTimeout, problems),
             MaxConcurrentRebuilds = Whole(indexing.MaxConcurrentRebuilds, MaxConcurrentRebuildsSetting, defaults.MaxConcurrentRebuilds, problems),
+            PrefetchBudgetBytes = Size(indexing.PrefetchBudgetBytes, PrefetchBudgetBytesSetting, defaults.PrefetchBudgetBytes, problems),
         };
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
         var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
@@ -202,7 +204,7 @@ internal sealed class ServerOptions
         $"read api key {(ReadApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
         $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}; " +
         $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s; " +
-        $"rebuilds at once: {Indexes.MaxConcurrentRebuilds}";
+        $"rebuilds at once: {Indexes.MaxConcurrentRebuilds}; prefetch budget for all: {ByteSize.Format(Indexes.PrefetchBudgetBytes)}";
 
     // The read-only key: the full key's rules, a value of its own, and only beside a full key. The
     // keys are secrets: a refusal says what is wrong, never echoes them.

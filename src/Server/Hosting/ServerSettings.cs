@@ -96,6 +96,8 @@ internal sealed class ServerSettings
         public string? DrainTimeout { get; set; }
 
         public string? MaxConcurrentRebuilds { get; set; }
+
+        public string? PrefetchBudgetBytes { get; set; }
     }
 }
 
