@@ -19,7 +19,7 @@ public sealed class DeviceMemoryTests
         var device = devices.For(Prefetch.DeviceName(temp.Store, diskModel: null));
         Assert.True(device.Remember(12, 20e6));
 
-        await using var pipeline = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { Devices = devices });
+        await using var pipeline = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { Devices = devices, BudgetBytes = 256 << 10 });
         Assert.Same(device, pipeline.Device);
         Assert.Equal(1, device.Readers);
 
@@ -43,7 +43,7 @@ public sealed class DeviceMemoryTests
         device.Remember(12, 20e6);
         var options = new PrefetchOptions { Devices = devices, BudgetBytes = 1 << 20 };
 
-        // No consumer: each fills its budget and stays running.
+        // No consumer: each fills its budget (a quarter of the collection) and stays running.
         await using var first = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, options);
         await using var second = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, options);
         Assert.Equal((2, 6), (device.Readers, device.Share(64)));
@@ -73,12 +73,13 @@ public sealed class DeviceMemoryTests
         await using var fixedBatch = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.FixedBatch, new PrefetchOptions { Devices = devices });
         await using var fixedL = (PrefetchPipeline)Prefetch.Start(
             temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { Devices = devices, Controller = new ControllerOptions { FixedConcurrency = 3 } });
-        await using var modelled = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { Devices = devices }, model);
+        // A budget far below the collection: with no consumer it reads on until its device lease is checked.
+        await using var modelled = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { Devices = devices, BudgetBytes = 64 << 10 }, model);
 
         Assert.Null(fixedBatch.Device);
         Assert.Null(fixedL.Device);
         Assert.Equal(0, local.Readers);
-        Assert.Equal(1, modelled.Device!.Readers);
+        Assert.Equal((1, Prefetch.DeviceName(temp.Store, model)), (modelled.Device!.Readers, modelled.Device.Name));
         Assert.NotSame(local, modelled.Device);
     }
 }
