@@ -269,6 +269,14 @@ internal sealed class ReadAdmission
                 do
                 {
                     cancellationToken.ThrowIfCancellationRequested();
+                    if (_wakeShared)
+                    {
+                        // This admission left the head of the shared line and waits on (for its own
+                        // budget): the next in line looks now, not once this one is admitted.
+                        WakeSharedOutsideLock();
+                        continue;
+                    }
+
                     Monitor.Wait(_lock, wait);
                 }
                 while (!TryTake(stage, bytes, out wait));
@@ -346,6 +354,22 @@ internal sealed class ReadAdmission
         _inFlight = bytes;
         _largestOversized = Math.Max(_largestOversized, bytes);
         return true;
+    }
+
+    // Under the lock: lets it go to pulse the shared line's waiters (their locks are never taken under
+    // this one), then takes it back; the caller checks again, as a pulse meanwhile found no one waiting.
+    private void WakeSharedOutsideLock()
+    {
+        _wakeShared = false;
+        Monitor.Exit(_lock);
+        try
+        {
+            _shared!.WakeWaiters(except: this);
+        }
+        finally
+        {
+            Monitor.Enter(_lock);
+        }
     }
 
     private bool TakeSharedWake()

@@ -137,6 +137,35 @@ public sealed class SharedPrefetchBudgetTests
     }
 
     [Fact]
+    public async Task Admit_FirstInLineWhenItsOwnBudgetIsLowered_StepsAside_AndTheNextIsAdmittedAtOnce()
+    {
+        var shared = new SharedPrefetchBudget(100);
+        var holder = Admission(shared);
+        var lowered = Admission(shared);
+        var next = Admission(shared);
+        holder.Admit(60, CancellationToken.None);
+        lowered.Admit(20, CancellationToken.None);
+
+        var first = AdmitOnThread(lowered, 50);
+        await Strategies.EventuallyAsync(() => shared.Snapshot().Waiting == 1, "the first waits in the shared line");
+        var second = AdmitOnThread(next, 15);
+        await Strategies.EventuallyAsync(() => shared.Snapshot().Waiting == 2, "the second queues behind it");
+
+        // Its own budget no longer has room for 50: it leaves the line and waits for its own consumer,
+        // and the read behind it, which fits, goes without anyone releasing anything.
+        lowered.SetLimits(new PrefetchLimits { BudgetBytes = 40 });
+        await second.WaitAsync(Strategies.Patience);
+
+        Assert.False(first.IsCompleted);
+        Assert.Equal((95L, 0), (shared.HeldBytes, shared.Snapshot().Waiting));
+        // Alone in its own budget it may take 50 of 40 (the oversized rule), once the shared one has room.
+        lowered.ReadEnded(20, null);
+        holder.ReadEnded(60, null);
+        await first.WaitAsync(Strategies.Patience);
+        Assert.Equal((65L, 50L), (shared.HeldBytes, lowered.Snapshot().InFlightBytes));
+    }
+
+    [Fact]
     public async Task SeveralPipelinesAtOnce_OnRocksDb_NeverHoldMoreThanTheSharedBudget_AndEachDeliversItsSnapshot()
     {
         using var temp = new TempStore();
