@@ -15,12 +15,6 @@ public sealed partial class IndexingEngine
     {
         ThrowIfDisposed();
         var store = _store.GetMemory();
-        long held = 0;
-        foreach (var running in _prefetches.Running)
-        {
-            var pressure = running.Source.Pressure;
-            held += pressure.InFlightBytes + pressure.BufferedBytes;
-        }
 
         return new EngineMemory
         {
@@ -40,8 +34,8 @@ public sealed partial class IndexingEngine
             RowCacheMisses = store.RowCache.Misses,
             FileBytesRead = store.FileBytesRead,
             LuceneRamBufferBytes = _indexes.RamBufferBytes,
-            PrefetchHeldBytes = held,
-            RebuildPrefetchBudgetBytes = PrefetchOptions.DefaultBudgetBytes,
+            PrefetchHeldBytes = PrefetchOptions.SharedBudget!.HeldBytes,
+            RebuildPrefetchBudgetBytes = PrefetchOptions.SharedBudget.BudgetBytes,
             Malloc = RocksDbNative.DescribeMalloc(),
             RocksDbLibraryPath = RocksDbNative.LoadedLibraryPath,
         };
@@ -120,10 +114,14 @@ public sealed record EngineMemory
     /// <summary>Bytes buffered by every index writer (serving and rebuilding).</summary>
     public long LuceneRamBufferBytes { get; init; }
 
-    /// <summary>Document bytes every running prefetch holds (in flight + buffered; each bounded by its budget).</summary>
+    /// <summary>Document bytes every running prefetch of the engine holds (in flight + buffered), drawn from the one budget.</summary>
     public long PrefetchHeldBytes { get; init; }
 
-    /// <summary>The byte budget a rebuild's bulk prefetch starts with (in flight plus buffered never exceed it).</summary>
+    /// <summary>
+    /// The one byte budget every prefetch of the engine draws from, every rebuild's together
+    /// (<see cref="Indexer.IndexOptions.PrefetchBudgetBytes"/>; in flight plus buffered never exceed it,
+    /// but for one document larger than all of it, read alone).
+    /// </summary>
     public long RebuildPrefetchBudgetBytes { get; init; }
 
     /// <summary>Which malloc the process (and RocksDB) allocates with, as an operator reads it.</summary>

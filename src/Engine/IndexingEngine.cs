@@ -38,6 +38,14 @@ public sealed partial class IndexingEngine : IAsyncDisposable
         _store = store;
         _events = new EngineEvents(sender: this);
         _prefetches = new PrefetchRegistry(_events.PhaseEntered);
+
+        // One budget and one memory of the device for every prefetch the engine starts (docs/decisions/0015).
+        PrefetchOptions = new PrefetchOptions
+        {
+            BudgetBytes = options.Indexes.PrefetchBudgetBytes,
+            SharedBudget = new SharedPrefetchBudget(options.Indexes.PrefetchBudgetBytes),
+            Devices = new PrefetchDevices(),
+        };
     }
 
     /// <summary>What the engine was opened with.</summary>
@@ -50,6 +58,13 @@ public sealed partial class IndexingEngine : IAsyncDisposable
     internal IndexManager Indexes => _indexes;
 
     internal PrefetchRegistry Prefetches => _prefetches;
+
+    /// <summary>
+    /// What every prefetch the engine starts is started with: a rebuild's, and a host's own pass over
+    /// the store (change it with <c>with</c>, keeping <see cref="PrefetchOptions.SharedBudget"/> and
+    /// <see cref="PrefetchOptions.Devices"/>, which make them one budget and one controller per device).
+    /// </summary>
+    internal PrefetchOptions PrefetchOptions { get; }
 
     /// <summary>
     /// Opens (creating when missing) the data directory of <paramref name="options"/>: the store in
@@ -77,11 +92,12 @@ public sealed partial class IndexingEngine : IAsyncDisposable
             // Rebuilds read with the adaptive prefetcher, which backs off on the store's Get latency;
             // a resumed bulk phase reads after the key its last commit holds. The manager resumes
             // interrupted rebuilds as it opens: their phases wait in the engine's event queue.
+            var prefetchOptions = engine.PrefetchOptions;
             engine._indexes = IndexManager.Open(
                 options.IndexesDirectory,
                 engine._store,
-                static (request, cancellationToken) =>
-                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
+                (request, cancellationToken) =>
+                    Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, startAfterId: request.StartAfterId, cancellationToken: cancellationToken),
                 managerOptions,
                 observer: engine._prefetches);
             return engine;

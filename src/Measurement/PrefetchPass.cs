@@ -58,7 +58,8 @@ public sealed class PrefetchPass : IAsyncDisposable
         }
 
         var store = engine.Store;
-        var options = new PrefetchOptions { ForegroundLatency = store.ForegroundReadLatency };
+        // The engine's budget and device memory: the pass counts against the same bound as rebuilds.
+        var options = engine.PrefetchOptions with { ForegroundLatency = store.ForegroundReadLatency };
         var model = device.NetworkDisk is { } disk ? new NetworkDiskModel(disk) : null;
         var source = Prefetch.Start(store, collection, PrefetchStrategyNames.Parse(strategy), options, model, cancellationToken: cancellationToken);
         try

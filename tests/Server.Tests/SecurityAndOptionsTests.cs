@@ -312,10 +312,12 @@ public sealed class SecurityAndOptionsTests
         { ServerOptions.SwapLagEtagsSetting, "-1", "Indexes:SwapLagEtags is -1; it must be 0 or more." },
         { "Rebuilds:DrainTimeout", "5min", "Rebuilds:DrainTimeout is no longer read: section Rebuilds moved into section Indexes (Indexes:SwapLagEtags, Indexes:DrainTimeout); set it there." },
         { ServerOptions.DrainTimeoutSetting, "0s", "Indexes:DrainTimeout is 00:00:00; it must be more than 0 and at most 01:00:00." },
-        { ServerOptions.MaxConcurrentRebuildsSetting, "0", "Indexes:MaxConcurrentRebuilds is 0; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)." },
+        { ServerOptions.MaxConcurrentRebuildsSetting, "0", "Indexes:MaxConcurrentRebuilds is 0; it must be from 1 to 64 (rebuilds running at once, each holding a build buffer)." },
         { ServerOptions.MaxConcurrentRebuildsSetting, "all", "Indexes:MaxConcurrentRebuilds is 'all', which is not a whole number (default 2)." },
         { ServerOptions.SharedPassWindowSetting, "2min", "Indexes:SharedPassWindow is 00:02:00; it must be from 00:00:00 to 00:01:00." },
         { ServerOptions.SharedPassWindowSetting, "soon", "Indexes:SharedPassWindow is 'soon', which is not a duration; write it like 10s" },
+        { ServerOptions.PrefetchBudgetBytesSetting, "512KiB", "Indexes:PrefetchBudgetBytes is 524288; it must be from 1 MiB to 64 GiB." },
+        { ServerOptions.PrefetchBudgetBytesSetting, "lots", "Indexes:PrefetchBudgetBytes is 'lots', which is not a size" },
         { ServerOptions.AllowedHostsSetting, "http://localhost", "AllowedHosts is 'http://localhost'; it must be host names separated by ';', without scheme, port or path" },
         { ServerOptions.AllowedHostsSetting, "localhost:5080", "and 'localhost:5080' is not one." },
     };
@@ -456,10 +458,13 @@ public sealed class SecurityAndOptionsTests
             [ServerOptions.DrainTimeoutSetting] = "2min",
             [ServerOptions.MaxConcurrentRebuildsSetting] = "3",
             [ServerOptions.SharedPassWindowSetting] = "0s",
+            [ServerOptions.PrefetchBudgetBytesSetting] = "1GiB",
         }).Build();
 
         var engine = ServerOptions.Bind(configuration, "data").Engine;
 
+        Assert.Equal(1L << 30, engine.Indexes.PrefetchBudgetBytes);
+        Assert.Equal(Indexing.Indexer.IndexOptions.DefaultPrefetchBudgetBytes, ServerOptions.Bind(new ConfigurationBuilder().Build(), "data").Indexes.PrefetchBudgetBytes);
         Assert.Equal(250, engine.Indexes.SwapLagEtags);
         Assert.Equal(TimeSpan.FromMinutes(2), engine.Indexes.DrainTimeout);
         Assert.Equal(3, engine.Indexes.MaxConcurrentRebuilds);

@@ -42,6 +42,9 @@ public sealed record IndexOptions
     /// <summary>Default <see cref="MaxConcurrentRebuilds"/>.</summary>
     public const int DefaultMaxConcurrentRebuilds = 2;
 
+    /// <summary>Default <see cref="PrefetchBudgetBytes"/>: 256 MiB.</summary>
+    public const long DefaultPrefetchBudgetBytes = 256L << 20;
+
     /// <summary>Smallest <see cref="BulkCommitShare"/>.</summary>
     public const double MinBulkCommitShare = 0.01;
 
@@ -139,14 +142,15 @@ public sealed record IndexOptions
     /// <summary>
     /// Most rebuilds (1..64) that run at once in one index manager, a first build of a new index
     /// included; the others wait, first come first served, in phase <see cref="RebuildPhase.Queued"/>
-    /// (read nothing, hold no prefetch). The bound is memory: each running rebuild holds one prefetch
-    /// budget (256 MiB by default; <c>EngineMemory.RebuildPrefetchBudgetBytes</c>), a build RAM buffer (up to twice
-    /// <see cref="BuildRamBufferSizeMB"/>) and <see cref="IndexingThreads"/> indexing threads, so the
-    /// process's memory grows with this setting, not with the number of indexes changed at once. A fixed
-    /// number rather than one per core, since the budgets do not shrink on a small machine: 2 hold
-    /// up to 768 MiB at the defaults (two budgets, two build buffers at twice 64 MB), and let a short
-    /// rebuild run beside a long one instead of behind it; 1 halves that where memory is tight. Past 64 the budgets alone pass 16 GiB: a value that
-    /// large is a typo more likely than a plan. Read when the manager opens.
+    /// (read nothing, hold no prefetch). The bound is memory and CPU: each running rebuild holds a build
+    /// RAM buffer (up to twice <see cref="BuildRamBufferSizeMB"/>) and <see cref="IndexingThreads"/>
+    /// indexing threads, so the process's memory grows with this setting, not with the number of indexes
+    /// changed at once; their prefetches share the one <see cref="PrefetchBudgetBytes"/>, whatever their
+    /// number. A fixed number rather than one per core, since the buffers do not shrink on a small
+    /// machine: 2 hold up to 256 MiB of build buffers at the defaults (twice 64 MB each), and let a short
+    /// rebuild run beside a long one instead of behind it; 1 halves that where memory is tight. Past 64
+    /// the build buffers alone pass 8 GiB: a value that large is a typo more likely than a plan. Read
+    /// when the manager opens.
     /// </summary>
     public int MaxConcurrentRebuilds { get; init; } = DefaultMaxConcurrentRebuilds;
 
@@ -161,6 +165,16 @@ public sealed record IndexOptions
     /// rebuild loses at most that long, when its budget fills before the window closes.
     /// </summary>
     public TimeSpan SharedPassWindow { get; init; } = TimeSpan.FromSeconds(1);
+
+    /// <summary>
+    /// The one byte budget (1 MiB .. 64 GiB) every prefetch of the engine draws from: document bytes
+    /// read or being read and not yet taken by an indexer, over all rebuilds (and any other prefetch of
+    /// the engine) together, so that the memory bound holds however many run at once. A rebuild's
+    /// prefetch also starts with this as its own live budget (one rebuild alone may use all of it;
+    /// an operator's rethrottle lowers one prefetch's own). A document larger than the whole budget is
+    /// read alone, when no prefetch holds anything. Read when the engine opens (docs/architecture.md, "Memory bound").
+    /// </summary>
+    public long PrefetchBudgetBytes { get; init; } = DefaultPrefetchBudgetBytes;
 
     // Test seam: opens the index's engine in its directory (default: the Lucene engine,
     // LuceneIndexSink.Open). Fault-injection tests open the Lucene engine over a directory that makes
@@ -184,7 +198,8 @@ public sealed record IndexOptions
         $"threads {IndexingThreads} at nice {IndexingThreadNice}, RAM buffer {RamBufferSizeMB} MB ({BuildRamBufferSizeMB} MB building), commit every {ByteSize.Format(CommitEveryBytes)} or {CommitInterval.TotalSeconds} s, bulk commit every {BulkCommitShare * 100:0.#}% of the build ({BulkCommitCadence.MinimumInterval.TotalSeconds} .. {BulkCommitInterval.TotalSeconds} s), " +
         $"refresh {RefreshInterval.TotalMilliseconds} ms, poll {FollowPollInterval.TotalMilliseconds} ms, change batch {ChangeBatchSize}, " +
         $"take {TakeMaxDocuments} docs / {ByteSize.Format(TakeMaxBytes)}, error after {MaxConsecutiveFailures} failures, " +
-        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s, {MaxConcurrentRebuilds} rebuilds at once, sharing a read for {SharedPassWindow.TotalSeconds} s");
+        $"swap within {SwapLagEtags} etags, drain up to {DrainTimeout.TotalSeconds} s, {MaxConcurrentRebuilds} rebuilds at once, sharing a read for {SharedPassWindow.TotalSeconds} s, " +
+        $"prefetch budget {ByteSize.Format(PrefetchBudgetBytes)} for all");
 }
 
 /// <summary>
@@ -218,7 +233,8 @@ internal sealed class IndexOptionsValidator : IValidateOptions<IndexOptions>
         Bytes(problems, options.TakeMaxBytes, 64L << 10, 1L << 30, nameof(options.TakeMaxBytes));
         Count(problems, options.MaxConsecutiveFailures, 1, 1000, nameof(options.MaxConsecutiveFailures), "failures");
         Time(problems, options.SharedPassWindow, TimeSpan.Zero, TimeSpan.FromMinutes(1), nameof(options.SharedPassWindow));
-        Count(problems, options.MaxConcurrentRebuilds, 1, 64, nameof(options.MaxConcurrentRebuilds), "rebuilds running at once, each holding one prefetch budget");
+        Count(problems, options.MaxConcurrentRebuilds, 1, 64, nameof(options.MaxConcurrentRebuilds), "rebuilds running at once, each holding a build buffer");
+        Bytes(problems, options.PrefetchBudgetBytes, 1L << 20, 64L << 30, nameof(options.PrefetchBudgetBytes));
         return problems.Result;
     }
 

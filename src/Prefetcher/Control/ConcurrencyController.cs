@@ -26,18 +26,36 @@ internal sealed class ConcurrencyController
     // When L last changed (or the first tick): bounds how long a queueing cut waits for L to be measured.
     private TimeSpan _changedAt;
 
-    public ConcurrencyController(ControllerOptions options)
+    /// <param name="options">The tuning.</param>
+    /// <param name="start">
+    /// Where a prefetch reading the same device alone settled (<see cref="PrefetchDevice"/>): L starts
+    /// there (within <see cref="ControllerOptions.MaxConcurrency"/>; the first tick clamps it to the live
+    /// limits) and is probed by fine steps, and its rate per stream sizes the first tasks. Null, or with
+    /// <see cref="ControllerOptions.FixedConcurrency"/>: the initial L and slow start.
+    /// </param>
+    /// <param name="budgetBytes">The starting budget, which bounds the first tasks a remembered rate sizes.</param>
+    public ConcurrencyController(ControllerOptions options, RememberedConcurrency? start = null, long budgetBytes = 0)
     {
         _options = options.Validate();
+        if (options.FixedConcurrency is not null)
+        {
+            start = null;
+        }
+
         _taskSizer = new ReadTaskSizer(options);
         _latency = new ReadLatencyBaseline(options.LatencyBaselineWindow);
         _foreground = new ForegroundBaseline(options);
         _consumerWaits = new ConsumerWaitWindow(options.BusyConsumerWindow);
         _climber = new HillClimber(options);
-        _rules = new ControllerRules(options, _foreground, _consumerWaits, _climber);
-        Concurrency = options.InitialConcurrency;
-        _previousConcurrency = options.InitialConcurrency;
+        _rules = new ControllerRules(options, _foreground, _consumerWaits, _climber, start);
+        Concurrency = start is null ? options.InitialConcurrency : Math.Clamp(start.Concurrency, 1, options.MaxConcurrency);
+        _previousConcurrency = Concurrency;
         TargetTaskBytes = options.InitialTaskBytes;
+        if (start?.StreamBytesPerSecond is { } streamRate)
+        {
+            _taskSizer.Seed(streamRate);
+            TargetTaskBytes = _taskSizer.TargetBytes(TimeSpan.Zero, Concurrency, budgetBytes);
+        }
     }
 
     /// <summary>L to run with now.</summary>
@@ -45,6 +63,12 @@ internal sealed class ConcurrencyController
 
     /// <summary>Target size of the next read task.</summary>
     public long TargetTaskBytes { get; private set; }
+
+    /// <summary>The last decision held L on a plateau: neither neighbour paid, so L is where this device settles.</summary>
+    public bool Settled { get; private set; }
+
+    /// <summary>Bytes per second one stream read at the last decision (the task sizer's windowed maximum); null before any.</summary>
+    public double? StreamBytesPerSecond { get; private set; }
 
     /// <summary>The last ~50 decisions that changed something, oldest first; steady holds are collapsed.</summary>
     public ImmutableArray<PrefetchDecisionEntry> History => _history.Entries;
@@ -92,6 +116,8 @@ internal sealed class ConcurrencyController
         }
         _previousConcurrency = before;
         Concurrency = step.Concurrency;
+        Settled = step.Kind == ControllerDecisionKind.Hold && step.Cause == DecisionCause.Plateau;
+        StreamBytesPerSecond = _taskSizer.StreamBytesPerSecond(signals.Now);
         TargetTaskBytes = _taskSizer.TargetBytes(signals.Now, step.Concurrency, signals.BudgetBytes);
         var throttled = _foreground.IsOver(signals.Now, signals.ForegroundP99, out _, out _) || _rules.CoolingDownForForeground(signals.Now);
         _history.Remember(signals.Now, step, before);

@@ -66,4 +66,10 @@ internal enum ClimbEffect
 
     /// <summary>A queueing cut: L may still be too high, so the next probe looks downwards.</summary>
     RestartProbingDown,
+
+    /// <summary>
+    /// The first tick at an L remembered for the device (<see cref="PrefetchDevice"/>): measure it and
+    /// probe a fine step up, as after a plateau, not slow start (which would double past the knee).
+    /// </summary>
+    StartRemembered,
 }

@@ -21,7 +21,8 @@ internal sealed class ControllerRules(
     ControllerOptions options,
     ForegroundBaseline foreground,
     ConsumerWaitWindow consumerWaits,
-    HillClimber climber)
+    HillClimber climber,
+    RememberedConcurrency? remembered = null)
 {
     /// <summary>A queueing cut never goes below this share of L in one step, however inflated the reads.</summary>
     public const double DeepestQueueingCut = 0.5;
@@ -55,15 +56,19 @@ internal sealed class ControllerRules(
         if (!_started)
         {
             _started = true;
+            // A remembered L was reached on this device before: measured there and probed by fine
+            // steps, not doubled from (docs/decisions/0015).
+            var from = remembered is null ? "" : $", where the last prefetch reading this device alone settled ({remembered})";
+            var effect = remembered is null ? ClimbEffect.RestartInSlowStart : ClimbEffect.StartRemembered;
             return (l > limit
-                ? new ControllerStep(limit, Start, $"start: L={limit} (limit {limit})", DecisionCause.Start)
-                : new ControllerStep(l, Start, $"start: L={l}", DecisionCause.Start), ClimbEffect.RestartInSlowStart);
+                ? new ControllerStep(limit, Start, $"start: L={limit} (limit {limit}{SharedNote(s)}){from}", DecisionCause.Start)
+                : new ControllerStep(l, Start, $"start: L={l}{from}", DecisionCause.Start), effect);
         }
         if (l > limit)
         {
             return (sizeLimited
                 ? new ControllerStep(limit, Cut, $"cut: {SizeCeilingText(s, limit)}", DecisionCause.Sizes)
-                : new ControllerStep(limit, Cut, $"cut: limit {limit}", DecisionCause.Limit), ClimbEffect.Restart);
+                : new ControllerStep(limit, Cut, $"cut: limit {limit}{SharedNote(s)}", DecisionCause.Limit), ClimbEffect.Restart);
         }
         // L was pinned by the old limit: the device was never measured above it, so measure afresh
         // and grow as from the start, not after a plateau, even when a hold decides this tick.
@@ -121,6 +126,9 @@ internal sealed class ControllerRules(
         var share = s.BudgetBytes * options.LargeDocumentBudgetFraction;
         return (int)Math.Clamp(Math.Floor(share / s.LargestRecentDocumentBytes), 1, int.MaxValue);
     }
+
+    private static string SharedNote(in ControllerSignals s) =>
+        s.DeviceReaders > 1 ? $": this prefetch's share of the device, read by {s.DeviceReaders}" : "";
 
     /// <summary>Multiplicative cut, but always at least one step and never below one reader.</summary>
     private static int CutTo(int l, double factor) => Math.Max(1, Math.Min(l - 1, (int)(l * factor)));

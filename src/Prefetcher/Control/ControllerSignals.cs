@@ -38,8 +38,11 @@ internal readonly record struct ControllerSignals
     /// <summary>The max MB/s setting, not the disk, is what limits reads now.</summary>
     public bool RateLimited { get; init; }
 
-    /// <summary>The live concurrency limit; null: only <see cref="ControllerOptions.MaxConcurrency"/> applies.</summary>
+    /// <summary>The live concurrency limit (with the device's share, when others read it too); null: only <see cref="ControllerOptions.MaxConcurrency"/> applies.</summary>
     public int? MaxConcurrency { get; init; }
+
+    /// <summary>Adaptive prefetches reading the device now, this one included (0 or 1: alone); above 1, <see cref="MaxConcurrency"/> holds this one's share.</summary>
+    public int DeviceReaders { get; init; }
 
     /// <summary>Throws, naming the signal, when one cannot be right: a bug in the caller (<paramref name="lastNow"/>: the last tick's time).</summary>
     public void Check(TimeSpan? lastNow)

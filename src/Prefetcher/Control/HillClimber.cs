@@ -182,7 +182,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
                 _slowStartPaid = false;
                 _lastDoublingShare = 0;
                 break;
-            case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown:
+            case ClimbEffect.RestartAfterCut or ClimbEffect.RestartProbingDown or ClimbEffect.StartRemembered:
                 LeaveSlowStart();
                 break;
         }
@@ -197,7 +197,7 @@ internal sealed partial class HillClimber(ControllerOptions options)
         // At the start nothing is in flight, and a raised limit only adds readers: the settle of a
         // step up. A first doubling that comes before the indexer shows it is the bottleneck is
         // undone by the hold that follows (Pause).
-        BeginMeasuring(Phase.Baseline, now, plateau, grew: effect == ClimbEffect.RestartInSlowStart);
+        BeginMeasuring(Phase.Baseline, now, plateau, grew: effect is ClimbEffect.RestartInSlowStart or ClimbEffect.StartRemembered);
         return null;
     }
 

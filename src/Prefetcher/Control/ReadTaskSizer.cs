@@ -11,6 +11,21 @@ internal sealed class ReadTaskSizer(ControllerOptions options)
     private readonly ControllerOptions _options = options.Validate();
     private readonly WindowedExtremum _perStreamBytesPerSecond = WindowedExtremum.Max(options.TaskSizingWindow);
 
+    /// <summary>
+    /// Starts from a rate per stream measured before (on the same device, by an earlier prefetch): it
+    /// sizes the first tasks until this run's own ticks pass it or the window forgets it.
+    /// </summary>
+    public void Seed(double streamBytesPerSecond)
+    {
+        if (streamBytesPerSecond is > 0 and < double.PositiveInfinity)
+        {
+            _perStreamBytesPerSecond.Add(TimeSpan.Zero, streamBytesPerSecond);
+        }
+    }
+
+    /// <summary>The bytes per second one stream reads (the window's maximum); null before anything was measured.</summary>
+    public double? StreamBytesPerSecond(TimeSpan now) => _perStreamBytesPerSecond.Current(now);
+
     /// <summary>Records one tick's delivery by <paramref name="concurrency"/> readers.</summary>
     public void Observe(TimeSpan now, long bytesDelivered, TimeSpan tickDuration, int concurrency)
     {

@@ -48,6 +48,7 @@ internal static class Prefetch
         }
 
         options.Validate();
+        var device = options.Devices?.For(DeviceName(store, diskModel));
         IDocumentReadSource source = new StoreSnapshotSource(store.CreateSnapshot(), collection, startAfterId);
         try
         {
@@ -56,7 +57,7 @@ internal static class Prefetch
                 source = new ModelledNetworkDiskSource(source, diskModel);
             }
 
-            return PrefetchPipeline.Start(strategy, source, options, cancellationToken);
+            return PrefetchPipeline.Start(strategy, source, options, cancellationToken, device);
         }
         catch
         {
@@ -65,4 +66,12 @@ internal static class Prefetch
             throw;
         }
     }
+
+    /// <summary>
+    /// The device a prefetch of <paramref name="store"/> reads: the store's directory (one store per
+    /// engine, so one device; two stores on one volume count as two), and the modelled network disk
+    /// in front of it, if any, as a device of its own (its knee is not the local disk's).
+    /// </summary>
+    internal static string DeviceName(DocumentStore store, NetworkDiskModel? diskModel) =>
+        diskModel is null ? store.Path : $"{store.Path} through the {diskModel.Options}";
 }

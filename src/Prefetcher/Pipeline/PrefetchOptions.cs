@@ -38,6 +38,19 @@ internal sealed record PrefetchOptions
     /// <summary>The adaptive controller's tuning; its MaxConcurrency is also the number of reader threads at most.</summary>
     public ControllerOptions Controller { get; init; } = new();
 
+    /// <summary>
+    /// The byte budget every prefetch of the engine draws from besides its own <see cref="BudgetBytes"/>
+    /// (one per engine: all of them together hold at most its budget); null: this prefetch's own only.
+    /// </summary>
+    public SharedPrefetchBudget? SharedBudget { get; init; }
+
+    /// <summary>
+    /// The engine's devices: <see cref="Prefetch.Start"/> finds the one it reads in it, which starts an
+    /// adaptive prefetch where the last one reading it alone settled and splits its L between
+    /// prefetches reading it at once (<see cref="PrefetchDevice"/>); null: every prefetch on its own.
+    /// </summary>
+    public PrefetchDevices? Devices { get; init; }
+
     /// <summary>The store's foreground read latencies: when set, reads back off if foreground p99 suffers.</summary>
     public LatencyHistogram? ForegroundLatency { get; init; }
 
@@ -65,7 +78,8 @@ internal sealed record PrefetchOptions
     public override string ToString()
     {
         var foreground = ForegroundLatency is null ? "no foreground latency signal" : "foreground latency watched";
-        return $"prefetch: {InitialLimits}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)} (the first at {ControlText.Duration(FirstTick)}), " +
+        var shared = SharedBudget is { } budget ? $" within a shared budget of {ByteSize.Format(budget.BudgetBytes)}" : "";
+        return $"prefetch: {InitialLimits}{shared}; tick {ControlText.Duration(TickInterval)} ±{ControlText.Percent(TickJitterFraction)} (the first at {ControlText.Duration(FirstTick)}), " +
             $"size half-life {ControlText.Duration(SizeHalfLife)}, history {ControlText.Duration(HistoryLength)}, {foreground}, " +
             $"baselines read {BaselineBatchDocuments} documents per batch; {Controller}";
     }

@@ -323,6 +323,9 @@ internal sealed partial class PrefetchPipeline
             Fail(releaseFailure);
         }
 
+        // Reading has ended: the device's other prefetches get its whole L back.
+        _deviceLease?.Dispose();
+
         // Published before the ready reads complete, so a consumer that sees the end sees the final state too.
         EndIfRunning();
         Publish();

@@ -50,15 +50,35 @@ internal sealed partial class PrefetchPipeline
             Volatile.Write(ref _foregroundP99Ticks, foreground?.Ticks ?? -1);
             if (State is PrefetchState.Planning or PrefetchState.Running)
             {
-                var decision = controller.Decide(signals with { ForegroundP99 = foreground, MemoryHigh = IsMemoryHigh() });
+                // Others reading the device too: this prefetch runs its share of the device's L.
+                var share = _device?.Share(_options.Controller.MaxConcurrency);
+                var limit = share is { } shared ? Math.Min(shared, signals.MaxConcurrency ?? int.MaxValue) : signals.MaxConcurrency;
+                var decision = controller.Decide(signals with
+                {
+                    ForegroundP99 = foreground,
+                    MemoryHigh = IsMemoryHigh(),
+                    MaxConcurrency = limit,
+                    DeviceReaders = share is null ? 1 : _device!.Readers,
+                });
                 Volatile.Write(ref _lastDecision, new StrongBox<ControllerDecision>(decision));
                 Volatile.Write(ref _targetTaskBytes, decision.TargetTaskBytes);
                 Admission.SetConcurrency(decision.Concurrency);
+                RememberIfSettled(controller, decision, share);
             }
         }
 
         _meter.Sizes.Decay(_sizeDecayFactor);
         Publish();
+    }
+
+    // A plateau on a device read alone is where the device settles, unless an operator's cap pinned L
+    // there (that says nothing of the device): the next prefetch on it starts there.
+    private void RememberIfSettled(ConcurrencyController controller, ControllerDecision decision, int? share)
+    {
+        if (_device is not null && share is null && controller.Settled && decision.Concurrency != Admission.Limits.MaxConcurrency)
+        {
+            _device.Remember(decision.Concurrency, controller.StreamBytesPerSecond);
+        }
     }
 
     // Serialised, so that a tick's snapshot cannot overwrite a newer one published at the end.

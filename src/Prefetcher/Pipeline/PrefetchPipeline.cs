@@ -21,6 +21,11 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     private readonly Lock _stateLock = new();
     private readonly TaskCompletionSource _readersStopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
     private readonly TaskCompletionSource _disposed = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    // The device this adaptive prefetch reads, shared with the engine's other prefetches (null: none,
+    // or a baseline or fixed L, which neither learn nor take a share); the lease ends when reading does.
+    private readonly PrefetchDevice? _device;
+    private readonly IDisposable? _deviceLease;
     private PrefetchState _state = PrefetchState.Planning;
 
     // Captured once, so that every take rethrows the same trace instead of appending to it.
@@ -29,15 +34,23 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     private int _disposeStarted;
     private int _takenAny;
 
-    private PrefetchPipeline(PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken)
+    private PrefetchPipeline(PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken, PrefetchDevice? device)
     {
         _source = source;
         _options = options;
 
         // Read now: the consumer asks for it after the last batch, when the source is disposed.
         SnapshotEtag = source.SnapshotEtag;
-        _policy = new ReadPolicy(strategy, options);
-        Admission = new ReadAdmission(options.InitialLimits, _policy.InitialConcurrency, _policy.InitialCredits);
+        if (strategy == PrefetchStrategy.Adaptive && options.Controller.FixedConcurrency is null)
+        {
+            _device = device;
+        }
+
+        // Starts where the last prefetch reading the device alone settled, within its share while others read it too.
+        _policy = new ReadPolicy(strategy, options, _device?.Remembered);
+        _deviceLease = _device?.Join();
+        var share = _device?.Share(options.Controller.MaxConcurrency) ?? int.MaxValue;
+        Admission = new ReadAdmission(options.InitialLimits, Math.Min(_policy.InitialConcurrency, share), _policy.InitialCredits, options.SharedBudget);
         _meter = new PrefetchMeter(strategy.ToName(), Admission, options.HistoryLength);
         _ready = new ReadyReads(_meter, _policy, source.StartAfterId);
         _stop = CancellationTokenSource.CreateLinkedTokenSource(cancellationToken);
@@ -73,6 +86,9 @@ internal sealed partial class PrefetchPipeline : IBatchSource
 
     internal ReadAdmission Admission { get; }
 
+    /// <summary>The device this adaptive prefetch reads and learns about; null when it has none.</summary>
+    internal PrefetchDevice? Device => _device;
+
     /// <summary>Completes when the last thread stopped and the source was released.</summary>
     internal Task ReadersStopped => _readersStopped.Task;
 
@@ -82,13 +98,14 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     /// Validates <paramref name="options"/> (the caller still owns the source if they are invalid), then
     /// owns <paramref name="source"/> and starts reading. The token stops the run as disposing does.
     /// </summary>
+    /// <param name="device">The device <paramref name="source"/> reads, shared with the engine's other prefetches; null: none.</param>
     internal static PrefetchPipeline Start(
-        PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default)
+        PrefetchStrategy strategy, IDocumentReadSource source, PrefetchOptions options, CancellationToken cancellationToken = default, PrefetchDevice? device = null)
     {
         ArgumentNullException.ThrowIfNull(source);
         ArgumentNullException.ThrowIfNull(options);
         options.Validate();
-        var pipeline = new PrefetchPipeline(strategy, source, options, cancellationToken);
+        var pipeline = new PrefetchPipeline(strategy, source, options, cancellationToken, device);
         pipeline.StartThreads();
         return pipeline;
     }
@@ -156,6 +173,7 @@ internal sealed partial class PrefetchPipeline : IBatchSource
             _stopTicks.Cancel();
             await _ticks.ConfigureAwait(false);
             _ready.DrainAndRelease();
+            _deviceLease?.Dispose();
             Publish();
             _issued.Dispose();
             _stop.Dispose();

@@ -8,10 +8,14 @@ namespace Indexing.Prefetcher;
 /// what reads bring in; the slot last, so that a read waiting for tokens does not count as running.
 /// A read larger than the whole budget is admitted alone when nothing else is held; the one waiter
 /// admits in the planner's order, so small reads never overtake a giant waiting for budget (the
-/// planner lets them pass a long read only while its lanes are full: <see cref="LongReadLanes"/>). The cap is a token bucket of
+/// planner lets them pass a long read only while its lanes are full: <see cref="LongReadLanes"/>). With a
+/// <see cref="SharedPrefetchBudget"/> (the engine's, one for all its prefetches) a read's bytes must fit
+/// both budgets: its own first, then the shared one, where it queues behind other prefetches that
+/// waited first; releasing returns bytes to both, and wakes whichever prefetch waits there. The cap is a token bucket of
 /// <see cref="BurstTime"/>: a read starts once the bucket holds its bytes or is full, going into
 /// debt if bigger (a 50 MB document is not blocked for ever by a 1 MB bucket). Threading: one
-/// admitting thread, pulsed by every change and by its token; the rest from any thread.
+/// admitting thread, pulsed by every change, by its token and by other prefetches' releases (through
+/// the shared budget, never under this lock); the rest, <see cref="Release"/> included, from any thread.
 /// </summary>
 internal sealed class ReadAdmission
 {
@@ -23,6 +27,7 @@ internal sealed class ReadAdmission
     private static readonly TimeSpan _maxRateWait = TimeSpan.FromSeconds(1);
 
     private readonly object _lock = new();
+    private readonly SharedPrefetchBudget? _shared;
     private PrefetchLimits _limits;
     private int _decided;
     private int _running;
@@ -37,9 +42,14 @@ internal sealed class ReadAdmission
     private double _tokens;
     private long _refilledAt = Stopwatch.GetTimestamp();
 
+    // Set under the lock when the shared budget's waiters should look again; acted on once the lock is released.
+    private bool _wakeShared;
+
     /// <param name="credits">Reads that may be issued before <see cref="GrantCredit"/> is called; null: no credits needed.</param>
-    public ReadAdmission(PrefetchLimits limits, int concurrency, int? credits = null)
+    /// <param name="shared">The budget every prefetch of the engine draws from too; null: this one's own only.</param>
+    public ReadAdmission(PrefetchLimits limits, int concurrency, int? credits = null, SharedPrefetchBudget? shared = null)
     {
+        _shared = shared;
         ArgumentOutOfRangeException.ThrowIfLessThan(limits.BudgetBytes, 1L);
         ArgumentOutOfRangeException.ThrowIfLessThan(concurrency, 1);
         _limits = limits;
@@ -49,6 +59,9 @@ internal sealed class ReadAdmission
     }
 
     public WaitTimer BudgetWait { get; } = new();
+
+    /// <summary>The engine's budget this one draws from too, if any.</summary>
+    public SharedPrefetchBudget? Shared => _shared;
 
     public WaitTimer RateWait { get; } = new();
 
@@ -86,21 +99,36 @@ internal sealed class ReadAdmission
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
         cancellationToken.ThrowIfCancellationRequested();
         using var wake = cancellationToken.UnsafeRegister(static state => ((ReadAdmission)state!).Changed(), this);
-        lock (_lock)
+        var wakeShared = false;
+        try
         {
-            var taken = AdmissionStage.None;
-            try
+            lock (_lock)
             {
-                for (var stage = AdmissionStage.Credit; stage <= AdmissionStage.Slot; stage++)
+                var taken = AdmissionStage.None;
+                try
                 {
-                    WaitFor(stage, bytes, cancellationToken);
-                    taken = stage;
+                    for (var stage = AdmissionStage.Credit; stage <= AdmissionStage.Slot; stage++)
+                    {
+                        WaitFor(stage, bytes, cancellationToken);
+                        taken = stage;
+                    }
+                }
+                catch
+                {
+                    Undo(taken, bytes);
+                    throw;
+                }
+                finally
+                {
+                    wakeShared = TakeSharedWake();
                 }
             }
-            catch
+        }
+        finally
+        {
+            if (wakeShared)
             {
-                Undo(taken, bytes);
-                throw;
+                _shared!.WakeWaiters(except: this);
             }
         }
     }
@@ -110,6 +138,7 @@ internal sealed class ReadAdmission
     {
         ArgumentOutOfRangeException.ThrowIfNegative(reservedBytes);
         ArgumentOutOfRangeException.ThrowIfNegative(actualBytes ?? 0);
+        bool wakeShared;
         lock (_lock)
         {
             if (reservedBytes > _inFlight || _running == 0)
@@ -131,14 +160,25 @@ internal sealed class ReadAdmission
                 }
             }
 
+            var returned = reservedBytes - (actualBytes ?? 0);
+            wakeShared = _shared is not null && returned != 0 && _shared.Adjust(-returned) && returned > 0;
             Monitor.PulseAll(_lock);
+        }
+
+        if (wakeShared)
+        {
+            _shared!.WakeWaiters(except: this);
         }
     }
 
-    /// <summary>The consumer took <paramref name="bytes"/> of what reads buffered.</summary>
+    /// <summary>
+    /// The consumer took <paramref name="bytes"/> of what reads buffered: they leave this budget and the
+    /// shared one. From any thread, at any time after the take (a consumer may hold bytes until it is done with them).
+    /// </summary>
     public void Release(long bytes)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(bytes);
+        bool wakeShared;
         lock (_lock)
         {
             if (bytes > _buffered)
@@ -148,7 +188,13 @@ internal sealed class ReadAdmission
             }
 
             _buffered -= bytes;
+            wakeShared = _shared is not null && bytes > 0 && _shared.Adjust(-bytes);
             Monitor.PulseAll(_lock);
+        }
+
+        if (wakeShared)
+        {
+            _shared!.WakeWaiters(except: this);
         }
     }
 
@@ -191,6 +237,9 @@ internal sealed class ReadAdmission
         }
     }
 
+    /// <summary>Another prefetch returned shared budget: the admitting thread, if it waits, looks again.</summary>
+    public void Wake() => Changed();
+
     private static double Burst(long bytesPerSecond) => Math.Max(1, bytesPerSecond * BurstTime.TotalSeconds);
 
     private void Changed()
@@ -220,6 +269,14 @@ internal sealed class ReadAdmission
                 do
                 {
                     cancellationToken.ThrowIfCancellationRequested();
+                    if (_wakeShared)
+                    {
+                        // This admission left the head of the shared line and waits on (for its own
+                        // budget): the next in line looks now, not once this one is admitted.
+                        WakeSharedOutsideLock();
+                        continue;
+                    }
+
                     Monitor.Wait(_lock, wait);
                 }
                 while (!TryTake(stage, bytes, out wait));
@@ -264,25 +321,62 @@ internal sealed class ReadAdmission
         }
     }
 
+    // Its own budget first: a prefetch whose own budget is full does not wait in the shared line
+    // (first in it, it would hold up every other prefetch for bytes only its own consumer frees).
     private bool TryReserve(long bytes)
     {
         var used = _inFlight + _buffered;
-        if (bytes <= _limits.BudgetBytes - used)
+        var fits = bytes <= _limits.BudgetBytes - used;
+        if (!fits && used != 0)
+        {
+            _wakeShared |= _shared?.Leave(this) ?? false;
+            return false;
+        }
+
+        if (_shared is not null)
+        {
+            if (!_shared.TryReserve(this, bytes, out var lineMoved))
+            {
+                return false;
+            }
+
+            _wakeShared |= lineMoved;
+        }
+
+        if (fits)
         {
             _inFlight += bytes;
             _highWaterMark = Math.Max(_highWaterMark, used + bytes);
             return true;
         }
 
-        if (used == 0)
-        {
-            // Bigger than the whole budget, and nothing else is held: admitted alone.
-            _inFlight = bytes;
-            _largestOversized = Math.Max(_largestOversized, bytes);
-            return true;
-        }
+        // Bigger than the whole budget, and nothing else is held: admitted alone.
+        _inFlight = bytes;
+        _largestOversized = Math.Max(_largestOversized, bytes);
+        return true;
+    }
 
-        return false;
+    // Under the lock: lets it go to pulse the shared line's waiters (their locks are never taken under
+    // this one), then takes it back; the caller checks again, as a pulse meanwhile found no one waiting.
+    private void WakeSharedOutsideLock()
+    {
+        _wakeShared = false;
+        Monitor.Exit(_lock);
+        try
+        {
+            _shared!.WakeWaiters(except: this);
+        }
+        finally
+        {
+            Monitor.Enter(_lock);
+        }
+    }
+
+    private bool TakeSharedWake()
+    {
+        var wake = _wakeShared;
+        _wakeShared = false;
+        return wake;
     }
 
     private bool TryTakeTokens(long bytes, out TimeSpan wait)
@@ -327,7 +421,13 @@ internal sealed class ReadAdmission
         if (taken >= AdmissionStage.Budget)
         {
             _inFlight -= bytes;
+            _wakeShared |= _shared is not null && bytes > 0 && _shared.Adjust(-bytes);
             Monitor.PulseAll(_lock);
+        }
+        else
+        {
+            // Cancelled while waiting in the shared line: out of it, so that it holds up no one.
+            _wakeShared |= _shared?.Leave(this) ?? false;
         }
     }
 }

@@ -12,12 +12,13 @@ internal sealed class ReadPolicy
     // cancelled while waiting does not make the next take ask again.
     private int _requested;
 
-    public ReadPolicy(PrefetchStrategy strategy, PrefetchOptions options)
+    /// <param name="remembered">Where a prefetch reading the same device alone settled: the adaptive controller starts there.</param>
+    public ReadPolicy(PrefetchStrategy strategy, PrefetchOptions options, RememberedConcurrency? remembered = null)
     {
         Strategy = strategy;
         if (strategy == PrefetchStrategy.Adaptive)
         {
-            Controller = new ConcurrencyController(options.Controller);
+            Controller = new ConcurrencyController(options.Controller, remembered, options.BudgetBytes);
             Plan = PlanOptions.ForBudget(options.BudgetBytes, options.Controller.FirstTaskBytes);
             MaxReaders = options.Controller.MaxConcurrency;
         }

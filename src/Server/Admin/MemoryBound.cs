@@ -7,16 +7,22 @@ namespace Indexing.Server.Admin;
 /// <summary>
 /// The most the server process should hold while one index is rebuilt side by side under live traffic:
 /// what its settings bound, plus a fixed overhead measured once. docs/architecture.md ("Memory bound") and the
-/// scale run's report (peak RSS against <see cref="TotalBytes"/>) use it.
+/// scale run's report (peak RSS against <see cref="TotalBytes"/>) use it. Per process: the prefetch budget
+/// (one for every prefetch of the engine, however many rebuilds run), the caches, the memtables and the
+/// overhead. Per running rebuild: its writers' RAM buffers (<see cref="LuceneRamBufferBytes"/>), which each
+/// further rebuild running at once adds again, up to <c>Indexes:MaxConcurrentRebuilds</c>.
 /// </summary>
-/// <param name="PrefetchBudgetBytes">The rebuild's prefetch budget: document bytes in flight plus buffered never exceed it.</param>
+/// <param name="PrefetchBudgetBytes">
+/// The engine's one prefetch budget (<c>Indexes:PrefetchBudgetBytes</c>): document bytes in flight plus
+/// buffered of every prefetch together never exceed it, but for one document larger than all of it, read alone.
+/// </param>
 /// <param name="BlockCacheBytes">Storage:BlockCacheBytes (index and filter blocks included: they live in it).</param>
 /// <param name="RowCacheBytes">Storage:RowCacheBytes (0: none).</param>
 /// <param name="MemtableBytes">Every column family's write buffer times the buffers it may have.</param>
 /// <param name="LuceneRamBufferBytes">
-/// Two writers, the serving generation (its following buffer) and its replacement (its build buffer
-/// during the bulk phase), each twice its buffer: Lucene flushes at the buffer size but lets indexing
-/// threads go on until twice that before it stalls them.
+/// One rebuild's two writers, the serving generation (its following buffer) and its replacement (its
+/// build buffer during the bulk phase), each twice its buffer: Lucene flushes at the buffer size but
+/// lets indexing threads go on until twice that before it stalls them.
 /// </param>
 /// <param name="FixedOverheadBytes">Everything else, measured: see <see cref="MeasuredOverheadBytes"/>.</param>
 internal sealed record MemoryBound(
@@ -44,8 +50,8 @@ internal sealed record MemoryBound(
     public long TotalBytes => PrefetchBudgetBytes + BlockCacheBytes + RowCacheBytes + MemtableBytes + LuceneRamBufferBytes + FixedOverheadBytes;
 
     /// <summary>
-    /// The bound for a server with these store settings, the memtable limit and rebuild prefetch budget
-    /// the engine reports, and the default index options (or <paramref name="indexes"/>).
+    /// The bound for a server with these store settings, the memtable limit and the one prefetch budget
+    /// the engine reports, and the default index options (or <paramref name="indexes"/>), for one rebuild.
     /// </summary>
     public static MemoryBound For(StoreOptions store, EngineMemory memory, IndexOptions? indexes = null)
     {

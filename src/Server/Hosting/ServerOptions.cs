@@ -44,6 +44,7 @@ internal sealed class ServerOptions
     public const string DrainTimeoutSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.DrainTimeout);
     public const string MaxConcurrentRebuildsSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.MaxConcurrentRebuilds);
     public const string SharedPassWindowSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.SharedPassWindow);
+    public const string PrefetchBudgetBytesSetting = Indexer.IndexOptions.SettingsPrefix + nameof(Indexer.IndexOptions.PrefetchBudgetBytes);
 
     /// <summary>ASP.NET Core's own host filtering setting (<c>HostFilteringOptions.AllowedHosts</c>), semicolon-separated.</summary>
     public const string AllowedHostsSetting = "AllowedHosts";
@@ -187,6 +188,7 @@ internal sealed class ServerOptions
             DrainTimeout = AnyDuration(indexing.DrainTimeout, DrainTimeoutSetting, defaults.DrainTimeout, problems),
             MaxConcurrentRebuilds = Whole(indexing.MaxConcurrentRebuilds, MaxConcurrentRebuildsSetting, defaults.MaxConcurrentRebuilds, problems),
             SharedPassWindow = AnyDuration(indexing.SharedPassWindow, SharedPassWindowSetting, defaults.SharedPassWindow, problems),
+            PrefetchBudgetBytes = Size(indexing.PrefetchBudgetBytes, PrefetchBudgetBytesSetting, defaults.PrefetchBudgetBytes, problems),
         };
         var store = new StoreOptions(maxDocumentBytes, syncWrites, blockCacheBytes, directReads, rowCacheBytes: rowCacheBytes, nativeLibrary: nativeLibrary);
         var engine = new EngineOptions { DataDirectory = dataDirectory, Storage = store, Indexes = indexes };
@@ -204,7 +206,7 @@ internal sealed class ServerOptions
         $"read api key {(ReadApiKey is null ? "not set" : "set")}, allowed hosts {string.Join(';', AllowedHosts)}; " +
         $"limits: {Limits}; store: {Store}; indexing threads: {Indexes.IndexingThreads} at nice {Indexes.IndexingThreadNice}; " +
         $"bulk commit every {Indexes.BulkCommitShare.ToString(CultureInfo.InvariantCulture)} of a build, at most {Indexes.BulkCommitInterval.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s; " +
-        $"rebuilds at once: {Indexes.MaxConcurrentRebuilds}, sharing a read for {Indexes.SharedPassWindow.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s";
+        $"rebuilds at once: {Indexes.MaxConcurrentRebuilds}, sharing a read for {Indexes.SharedPassWindow.TotalSeconds.ToString(CultureInfo.InvariantCulture)} s; prefetch budget for all: {ByteSize.Format(Indexes.PrefetchBudgetBytes)}";
 
     // The read-only key: the full key's rules, a value of its own, and only beside a full key. The
     // keys are secrets: a refusal says what is wrong, never echoes them.

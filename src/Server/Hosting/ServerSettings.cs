@@ -98,6 +98,8 @@ internal sealed class ServerSettings
         public string? MaxConcurrentRebuilds { get; set; }
 
         public string? SharedPassWindow { get; set; }
+
+        public string? PrefetchBudgetBytes { get; set; }
     }
 }
 

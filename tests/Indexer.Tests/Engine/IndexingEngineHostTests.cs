@@ -29,8 +29,9 @@ public sealed class IndexingEngineHostTests
         Assert.False(string.IsNullOrWhiteSpace(memory.Malloc));
         Assert.NotNull(memory.RocksDbLibraryPath);
 
-        // An adaptive prefetch with no consumer fills its small budget and waits: what it holds, the engine reports.
-        await using var source = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 1 << 10 });
+        // An adaptive prefetch with no consumer fills its small budget and waits: what it holds of the
+        // engine's one budget, the engine reports.
+        await using var source = Prefetch.Start(engine.Store, "orders", PrefetchStrategy.Adaptive, engine.PrefetchOptions with { BudgetBytes = 1 << 10 });
         using (engine.Prefetches.Register("held", source))
         {
             var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(10);
@@ -50,6 +51,24 @@ public sealed class IndexingEngineHostTests
 
         await engine.DisposeAsync();
         Assert.Throws<ObjectDisposedException>(() => engine.GetMemory());
+    }
+
+    [Fact]
+    public async Task GetMemory_ReportsTheOneBudgetTheEnginesPrefetchesShare_AsConfigured()
+    {
+        using var root = new TempDirectory("indexing-engine-host-tests");
+        var options = new EngineOptions
+        {
+            DataDirectory = root.Path,
+            Storage = new StoreOptions(syncWrites: false),
+            Indexes = new IndexOptions { PrefetchBudgetBytes = 32L << 20 },
+        };
+        await using var engine = IndexingEngine.Open(options);
+
+        Assert.Equal(32L << 20, engine.GetMemory().RebuildPrefetchBudgetBytes);
+        Assert.Equal(32L << 20, engine.PrefetchOptions.SharedBudget!.BudgetBytes);
+        Assert.Equal(32L << 20, engine.PrefetchOptions.BudgetBytes);
+        Assert.NotNull(engine.PrefetchOptions.Devices);
     }
 
     [Fact]

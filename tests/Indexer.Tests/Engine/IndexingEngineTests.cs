@@ -22,7 +22,7 @@ public sealed class IndexingEngineTests
         {
             DataDirectory = root.Path,
             Storage = new StoreOptions(maxDocumentBytes: 10),
-            Indexes = new IndexOptions { IndexingThreads = 0, SwapLagEtags = -1 },
+            Indexes = new IndexOptions { IndexingThreads = 0, SwapLagEtags = -1, PrefetchBudgetBytes = 1000 },
         };
 
         var error = Assert.Throws<OptionsValidationException>(() => IndexingEngine.Open(options));
@@ -30,6 +30,7 @@ public sealed class IndexingEngineTests
         Assert.Contains(error.Failures, f => f.StartsWith("Storage:MaxDocumentBytes is 10 B", StringComparison.Ordinal));
         Assert.Contains(error.Failures, f => f.StartsWith("Indexes:IndexingThreads is 0", StringComparison.Ordinal));
         Assert.Contains(error.Failures, f => f.StartsWith("Indexes:SwapLagEtags is -1", StringComparison.Ordinal));
+        Assert.Contains("Indexes:PrefetchBudgetBytes is 1000; it must be from 1 MiB to 64 GiB.", error.Failures);
         Assert.False(Directory.Exists(root.Path), "a refused open created the data directory");
     }
 

@@ -9,6 +9,9 @@ public sealed class IndexOptionsTests
     [InlineData(nameof(IndexOptions.CommitEveryBytes), (64L << 30) + 1, "CommitEveryBytes is 68719476737; it must be from 1 MiB to 64 GiB.")]
     [InlineData(nameof(IndexOptions.TakeMaxBytes), (64L << 10) - 1, "TakeMaxBytes is 65535; it must be from 64 KiB to 1 GiB.")]
     [InlineData(nameof(IndexOptions.TakeMaxBytes), (1L << 30) + 1, "TakeMaxBytes is 1073741825; it must be from 64 KiB to 1 GiB.")]
+    [InlineData(nameof(IndexOptions.PrefetchBudgetBytes), (1L << 20) - 1, "PrefetchBudgetBytes is 1048575; it must be from 1 MiB to 64 GiB.")]
+    [InlineData(nameof(IndexOptions.PrefetchBudgetBytes), (64L << 30) + 1, "PrefetchBudgetBytes is 68719476737; it must be from 1 MiB to 64 GiB.")]
+    [InlineData(nameof(IndexOptions.PrefetchBudgetBytes), 0, "PrefetchBudgetBytes is 0; it must be from 1 MiB to 64 GiB.")]
     public void ByteSetting_OutsideItsRange_IsRefusedNamingTheSettingValueAndRange(string setting, long value, string message)
     {
         var error = Assert.Throws<OptionsValidationException>(() => Validate(WithBytes(setting, value)));
@@ -22,11 +25,26 @@ public sealed class IndexOptionsTests
     [InlineData(nameof(IndexOptions.CommitEveryBytes), 64L << 30)]
     [InlineData(nameof(IndexOptions.TakeMaxBytes), 64L << 10)]
     [InlineData(nameof(IndexOptions.TakeMaxBytes), 1L << 30)]
+    [InlineData(nameof(IndexOptions.PrefetchBudgetBytes), 1L << 20)]
+    [InlineData(nameof(IndexOptions.PrefetchBudgetBytes), 64L << 30)]
     public void ByteSetting_AtItsBounds_IsKept(string setting, long value)
     {
         var options = Validate(WithBytes(setting, value));
 
-        Assert.Equal(value, setting == nameof(IndexOptions.CommitEveryBytes) ? options.CommitEveryBytes : options.TakeMaxBytes);
+        Assert.Equal(value, setting switch
+        {
+            nameof(IndexOptions.CommitEveryBytes) => options.CommitEveryBytes,
+            nameof(IndexOptions.TakeMaxBytes) => options.TakeMaxBytes,
+            _ => options.PrefetchBudgetBytes,
+        });
+    }
+
+    [Fact]
+    public void PrefetchBudgetBytes_Defaults256MiB_OneForTheEngine_AndIsShown()
+    {
+        Assert.Equal(256L << 20, new IndexOptions().PrefetchBudgetBytes);
+        Assert.Equal(IndexOptions.DefaultPrefetchBudgetBytes, new IndexOptions().PrefetchBudgetBytes);
+        Assert.Contains("prefetch budget 256 MiB for all", new IndexOptions().ToString(), StringComparison.Ordinal);
     }
 
     [Theory]
@@ -97,7 +115,7 @@ public sealed class IndexOptionsTests
         var error = Assert.Throws<OptionsValidationException>(() => Validate(new IndexOptions { MaxConcurrentRebuilds = value }));
 
         Assert.Equal(
-            [$"Indexes:MaxConcurrentRebuilds is {value}; it must be from 1 to 64 (rebuilds running at once, each holding one prefetch budget)."],
+            [$"Indexes:MaxConcurrentRebuilds is {value}; it must be from 1 to 64 (rebuilds running at once, each holding a build buffer)."],
             error.Failures);
     }
 
@@ -116,6 +134,7 @@ public sealed class IndexOptionsTests
     {
         nameof(IndexOptions.CommitEveryBytes) => new IndexOptions { CommitEveryBytes = value },
         nameof(IndexOptions.TakeMaxBytes) => new IndexOptions { TakeMaxBytes = value },
+        nameof(IndexOptions.PrefetchBudgetBytes) => new IndexOptions { PrefetchBudgetBytes = value },
         _ => throw new ArgumentException($"no byte setting {setting}", nameof(setting)),
     };
 }

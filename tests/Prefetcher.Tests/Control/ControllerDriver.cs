@@ -6,13 +6,13 @@ namespace Indexing.Prefetcher.Tests;
 /// complete per tick at 4 ms each, the indexer is starved (waits the whole tick) and nothing else
 /// is going on. Tests adjust the signals per tick.
 /// </summary>
-internal sealed class ControllerDriver(ControllerOptions options)
+internal sealed class ControllerDriver(ControllerOptions options, RememberedConcurrency? remembered = null)
 {
     public const long MiB = 1024 * 1024;
 
     public static readonly TimeSpan TickLength = TimeSpan.FromMilliseconds(250);
 
-    public ConcurrencyController Controller { get; } = new(options);
+    public ConcurrencyController Controller { get; } = new(options, remembered);
 
     /// <summary>Length of every tick this driver feeds.</summary>
     public TimeSpan TickDuration { get; init; } = TickLength;

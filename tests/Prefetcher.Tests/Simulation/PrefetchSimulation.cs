@@ -58,6 +58,9 @@ internal sealed class PrefetchSimulation
     private TimeSpan _tickWaitedAtStart;
     private TimeSpan _tickInFlight;
 
+    // What the pipeline would remember for the device: the last plateau's L and rate per stream.
+    private RememberedConcurrency? _settled;
+
     private PrefetchSimulation(SimulationSetup setup)
     {
         _setup = setup;
@@ -77,7 +80,7 @@ internal sealed class PrefetchSimulation
         }
         else
         {
-            _controller = new ConcurrencyController(setup.Controller);
+            _controller = new ConcurrencyController(setup.Controller, setup.Remembered, setup.BudgetBytes);
             _concurrency = _controller.Concurrency;
             _taskBytes = _controller.TargetTaskBytes;
         }
@@ -143,7 +146,10 @@ internal sealed class PrefetchSimulation
         return new SimulationResult(
             ReadBound,
             end, _bytesRead, _bytesConsumed, _documentsRead, _consumerWaited,
-            _concurrencySteps, _consumedAtTicks, _decisions, _taskBytesAtTicks);
+            _concurrencySteps, _consumedAtTicks, _decisions, _taskBytesAtTicks)
+        {
+            Settled = _settled,
+        };
     }
 
     /// <summary>The indexer drains the buffer at its rate up to <paramref name="until"/>, waiting when it is empty.</summary>
@@ -319,6 +325,10 @@ internal sealed class PrefetchSimulation
             _decisions.Add((_now, decision));
             _concurrency = decision.Concurrency;
             _taskBytes = decision.TargetTaskBytes;
+            if (_controller.Settled)
+            {
+                _settled = new RememberedConcurrency(decision.Concurrency, _controller.StreamBytesPerSecond);
+            }
         }
         else
         {

@@ -71,6 +71,9 @@ internal sealed record SimulationSetup
 
     /// <summary>The first tick's interval (at most <see cref="Tick"/>), the pipeline's by default.</summary>
     public TimeSpan FirstTick { get; init; } = new PrefetchOptions().FirstTickInterval;
+
+    /// <summary>Where a run before on the same device settled (<see cref="SimulationResult.Settled"/>): the controller starts there.</summary>
+    public RememberedConcurrency? Remembered { get; init; }
 }
 
 /// <summary>What a simulated run delivered, and how concurrency moved.</summary>
@@ -89,6 +92,27 @@ internal sealed record SimulationResult(
     public double BytesPerSecond => BytesConsumed / Elapsed.TotalSeconds;
 
     public double StallFraction => ConsumerWaited / Elapsed;
+
+    /// <summary>The L and rate per stream of the run's last plateau (what a pipeline remembers for its device); null if none.</summary>
+    public RememberedConcurrency? Settled { get; init; }
+
+    /// <summary>
+    /// The first tick at which the rate over the half second before it (from the last tick at or before
+    /// its start; from the start of the run early on) reached <paramref name="share"/> of <paramref name="rate"/>; null if none did.
+    /// </summary>
+    public TimeSpan? TimeToReach(double share, double rate)
+    {
+        foreach (var (at, _) in ConsumedAtTicks.Skip(1))
+        {
+            var from = at > TimeSpan.FromSeconds(0.5) ? at - TimeSpan.FromSeconds(0.5) : TimeSpan.Zero;
+            if (BytesPerSecondBetween(from, at) >= share * rate)
+            {
+                return at;
+            }
+        }
+
+        return null;
+    }
 
     /// <summary>Bytes consumed per second between two tick times.</summary>
     public double BytesPerSecondBetween(TimeSpan from, TimeSpan to)
