@@ -60,7 +60,8 @@ public sealed record ManyIndexesFigures(
 
 /// <summary>
 /// Builds several new indexes over one collection of a store, one of the <see cref="ManyIndexesWay"/>s,
-/// through the product's index manager with the adaptive prefetcher, on the local disk or a modelled
+/// through the product's index manager with the adaptive prefetcher started as the engine starts it
+/// (one budget for all prefetches, one memory per device), on the local disk or a modelled
 /// one, and measures what the issue asks: bytes read from the store, wall time, peak RSS and the
 /// indexer's stall. The indexes are new (first builds): their bulk phase is a rebuild's, without a
 /// catch-up to speak of, as nothing writes meanwhile. <c>lab/tools/many-indexes.cs</c> runs it.
@@ -84,6 +85,16 @@ public static class ManyIndexesRun
     {
         var list = string.Join(", ", fields.Select(f => $$"""{ "name": "{{f.Name}}", "path": "{{f.Path}}", "type": "{{f.Type}}" }"""));
         return $$"""{ "name": "{{name}}", "collection": "{{collection}}", "fields": [ {{list}} ] }""";
+    }
+
+    /// <summary>
+    /// Opens the store and waits until RocksDB has no compaction left to do (at most <paramref name="timeout"/>),
+    /// so that the runs read the store as it stays, and its size on disk is the settled one; false on a timeout.
+    /// </summary>
+    public static async Task<bool> SettleAsync(string storeDirectory, TimeSpan timeout)
+    {
+        using var store = DocumentStore.Open(storeDirectory, new StoreOptions());
+        return await store.WaitForCompactionsAsync(timeout).ConfigureAwait(false);
     }
 
     /// <summary>Runs one build of <paramref name="definitions"/> (JSON) into a new index root under <paramref name="workDirectory"/>.</summary>
@@ -116,6 +127,13 @@ public static class ManyIndexesRun
             MaxConcurrentRebuilds = way == ManyIndexesWay.OneAfterAnother ? 1 : parsed.Count,
             SharedPassWindow = way == ManyIndexesWay.SharedPass ? new IndexOptions().SharedPassWindow : TimeSpan.Zero,
         };
+        // As the engine starts every prefetch: one budget for all, one memory per device (IndexingEngine.cs).
+        var prefetchOptions = new PrefetchOptions
+        {
+            BudgetBytes = indexOptions.PrefetchBudgetBytes,
+            SharedBudget = new SharedPrefetchBudget(indexOptions.PrefetchBudgetBytes),
+            Devices = new PrefetchDevices(),
+        };
         var root = Path.Combine(workDirectory, $"indexes-{way}-{device.Name}-{Guid.NewGuid():N}");
         ProcessFigures.ResetPeakRss();
         var readBefore = ProcessFigures.ReadBytes();
@@ -124,7 +142,7 @@ public static class ManyIndexesRun
             root,
             store,
             (request, token) => new ReadCounting(
-                Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, diskModel: model, startAfterId: request.StartAfterId, cancellationToken: token),
+                Prefetch.Start(request.Store, request.Collection, PrefetchStrategy.Adaptive, prefetchOptions, model, startAfterId: request.StartAfterId, cancellationToken: token),
                 read),
             new IndexManagerOptions { Index = indexOptions });
         try
