@@ -8,7 +8,7 @@
 #   benchmarks/regenerate-results.sh                     # every section (many hours)
 #   benchmarks/regenerate-results.sh controller resume   # only the named sections
 #
-# Sections: controller, rebuild, lucene, foreground, resume, scale, http, faults, slow-readers,
+# Sections: controller, rebuild, lucene, foreground, resume, many, scale, http, faults, slow-readers,
 # other. Run it alone on a quiet machine (2 cores here: a build beside it makes the timings noise);
 # the report marks a row measured at a load above 1.5 as under load. Output goes to
 # benchmarks/results/raw/regenerate-DATE/ (ignored by git): one log per command, and load.log.
@@ -39,6 +39,13 @@ COMMANDS=(
   "resume|DATA=/tmp/resumed-rebuild bash lab/tools/time-resumed-rebuild.sh"
   # Scale and memory: the default at 10 GiB (the first run loads the store), then the allocators
   # one after another on the same store (the recorded comparison ran them side by side on copies).
+  # Many indexes, one pass: four indexes three ways, orders and real text, local and slow disks.
+  "many|dotnet run -c Release lab/tools/many-indexes.cs -- --size 1GB --device local"
+  "many|dotnet run -c Release lab/tools/many-indexes.cs -- --size 1GB --device slow-disk"
+  "many|python3 lab/tools/make-real-text-fixture.py --target-bytes 0 --copies 23 --out \$RAW/text.ndjson"
+  "many|dotnet run -c Release lab/tools/many-indexes.cs -- --corpus \$RAW/text.ndjson --device local"
+  "many|dotnet run -c Release lab/tools/many-indexes.cs -- --corpus \$RAW/text.ndjson --device slow-disk"
+  "many|dotnet run -c Release lab/tools/many-indexes.cs -- --size 256MB --shape rare-giants --device slow-disk --repeat 3"
   "scale|lab/tools/scale-run.sh default --out \$RAW"
   "scale|lab/tools/scale-run.sh glibc --out \$RAW"
   "scale|lab/tools/scale-run.sh glibc-arenas2 --out \$RAW"
