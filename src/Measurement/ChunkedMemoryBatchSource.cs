@@ -70,6 +70,8 @@ internal sealed class ChunkedMemoryBatchSource : IBatchSource
     /// <summary>The last id handed out: documents go out in key order, so every one up to it was.</summary>
     public string? HandedOutThrough => Volatile.Read(ref _handedOutThrough);
 
+    public PrefetchPipeline? Pipeline => null;
+
     /// <summary>The most body bytes one chunk may hold (a single larger document is a chunk of its own).</summary>
     public long ChunkLimitBytes { get; }
 

@@ -97,7 +97,10 @@ public static class ManyIndexesRun
         return await store.WaitForCompactionsAsync(timeout).ConfigureAwait(false);
     }
 
-    /// <summary>Runs one build of <paramref name="definitions"/> (JSON) into a new index root under <paramref name="workDirectory"/>.</summary>
+    /// <summary>
+    /// Runs one build of <paramref name="definitions"/> (JSON) into a new index root under <paramref name="workDirectory"/>;
+    /// the shared pass's window is the engine's default unless <paramref name="sharedPassWindow"/> is given.
+    /// </summary>
     public static async Task<ManyIndexesFigures> RunAsync(
         string storeDirectory,
         IReadOnlyList<string> definitions,
@@ -105,6 +108,7 @@ public static class ManyIndexesRun
         RebuildDevice device,
         string workDirectory,
         bool directReads = true,
+        TimeSpan? sharedPassWindow = null,
         CancellationToken cancellationToken = default)
     {
         ArgumentNullException.ThrowIfNull(definitions);
@@ -125,7 +129,7 @@ public static class ManyIndexesRun
         var indexOptions = new IndexOptions
         {
             MaxConcurrentRebuilds = way == ManyIndexesWay.OneAfterAnother ? 1 : parsed.Count,
-            SharedPassWindow = way == ManyIndexesWay.SharedPass ? new IndexOptions().SharedPassWindow : TimeSpan.Zero,
+            SharedPassWindow = way == ManyIndexesWay.SharedPass ? sharedPassWindow ?? new IndexOptions().SharedPassWindow : TimeSpan.Zero,
         };
         // As the engine starts every prefetch: one budget for all, one memory per device (IndexingEngine.cs).
         var prefetchOptions = new PrefetchOptions
@@ -199,6 +203,8 @@ public static class ManyIndexesRun
         public long SnapshotEtag => inner.SnapshotEtag;
 
         public string? HandedOutThrough => inner.HandedOutThrough;
+
+        public PrefetchPipeline? Pipeline => inner.Pipeline;
 
         public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
             inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);

@@ -263,6 +263,8 @@ internal sealed class SlowSource(IBatchSource inner, Action<int> taken) : IBatch
 
     public string? HandedOutThrough => inner.HandedOutThrough;
 
+    public PrefetchPipeline? Pipeline => inner.Pipeline;
+
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
     {
         var batch = await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);

@@ -142,15 +142,15 @@ public sealed record IndexOptions
     /// <summary>
     /// Most rebuilds (1..64) that run at once in one index manager, a first build of a new index
     /// included; the others wait, first come first served, in phase <see cref="RebuildPhase.Queued"/>
-    /// (read nothing, hold no prefetch). The bound is memory: each running rebuild holds a build RAM
-    /// buffer (up to twice <see cref="BuildRamBufferSizeMB"/>), so the process's memory grows with this
-    /// setting, not with the number of indexes changed at once; their prefetches share the one
-    /// <see cref="PrefetchBudgetBytes"/>, and their builds the <see cref="IndexingThreads"/>, whatever their
-    /// number. Rebuilds running together over one collection share one read of it (<see cref="SharedPassWindow"/>). A fixed number rather than one per core, since the buffers do not shrink on a small
-    /// machine: 2 hold up to 256 MiB of build buffers at the defaults (twice 64 MB each), and let a short
-    /// rebuild run beside a long one instead of behind it; 1 halves that where memory is tight. Past 64
-    /// the build buffers alone pass 8 GiB: a value that large is a typo more likely than a plan. Read
-    /// when the manager opens.
+    /// (read nothing, hold no prefetch). The bound is memory: each running rebuild adds its writers'
+    /// Lucene buffers, 160 MiB at the defaults (the replacement's and the serving index's, 2 x (64 + 16)
+    /// MB; README, "Memory"), so the process's memory grows with this setting, not with the number of
+    /// indexes changed at once; their prefetches share the one <see cref="PrefetchBudgetBytes"/>, and
+    /// their builds the <see cref="IndexingThreads"/>, whatever their number. Rebuilds running together
+    /// over one collection share one read of it (<see cref="SharedPassWindow"/>). A fixed number rather
+    /// than one per core, since the buffers do not shrink on a small machine; 2 let a short rebuild run
+    /// beside a long one instead of behind it; 1 is the least memory. Past 64 the buffers alone pass
+    /// 10 GiB: a value that large is a typo more likely than a plan. Read when the manager opens.
     /// </summary>
     public int MaxConcurrentRebuilds { get; init; } = DefaultMaxConcurrentRebuilds;
 

@@ -5,11 +5,12 @@ namespace Indexing.Indexer;
 
 /// <summary>
 /// Starts the batch source a rebuild's bulk phase builds the replacement from (the server passes the
-/// adaptive prefetcher); called on the rebuild's thread. The manager disposes the source when the
-/// bulk phase ends, and cancels it through <paramref name="cancellationToken"/> when the rebuild stops.
+/// adaptive prefetcher); called on the rebuild's thread. Read alone (<see cref="IndexOptions.SharedPassWindow"/>
+/// 0), the manager disposes the source when the bulk phase ends and cancels it with the rebuild; shared
+/// (<see cref="SharedPasses"/>), the pass's last reader disposes it, and only the manager's close cancels it.
 /// </summary>
 /// <param name="request">What to read.</param>
-/// <param name="cancellationToken">Cancelled when the rebuild is cancelled or the manager closes.</param>
+/// <param name="cancellationToken">Cancelled when the rebuild is cancelled (read alone) or the manager closes.</param>
 /// <returns>A source over every live document of <see cref="BulkSourceRequest.Collection"/>, in a snapshot of <see cref="BulkSourceRequest.Store"/> taken now.</returns>
 internal delegate IBatchSource BulkSourceFactory(BulkSourceRequest request, CancellationToken cancellationToken);
 

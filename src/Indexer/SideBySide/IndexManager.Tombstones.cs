@@ -17,7 +17,9 @@ namespace Indexing.Indexer;
 // rebuild hold nothing. With no index at all nothing is held.
 //
 // Why a value read earlier stays safe to purge below: every hold only moves up, except for what is
-// created later, and that reads a snapshot taken later, so starts above anything already purged.
+// created later, and that reads a snapshot taken later, so starts above anything already purged. The
+// one exception is a rebuild that joins a shared pass: it reads the pass's earlier snapshot S, but
+// only while a reader of that pass still holds the watermark at or below S (SharedPasses.cs).
 internal sealed partial class IndexManager
 {
     // Called on the store's purge thread; takes _lock for a consistent view of indexes, runs and

@@ -53,7 +53,7 @@ internal sealed class RebuildPhases(
         var resumeAfter = ResumableKey(run, status);
         var prefetch = await passes.JoinAsync(
             new BulkSourceRequest(store, run.Name, run.Definition.Collection, resumeAfter),
-            (waited, readers) => run.AddNote($"waited {waited.TotalSeconds:0.#} s for the shared pass over its collection (feeding {readers}) to end, having come after its join window"),
+            run.AddNote,
             token).ConfigureAwait(false);
         await using (prefetch.ConfigureAwait(false))
         {

@@ -257,6 +257,8 @@ internal sealed class HookedBatchSource(IBatchSource inner, Action firstBatchTak
 
     public string? HandedOutThrough => inner.HandedOutThrough;
 
+    public PrefetchPipeline? Pipeline => inner.Pipeline;
+
     public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
     {
         var batch = await inner.TakeAsync(maxDocuments, maxBytes, cancellationToken).ConfigureAwait(false);

@@ -1,4 +1,5 @@
 using Indexing.Prefetcher;
+using Indexing.Storage;
 
 namespace Indexing.Indexer;
 
@@ -14,8 +15,10 @@ namespace Indexing.Indexer;
 /// <remarks>
 /// A pass's source reads with the manager's closing token, not a rebuild's: cancelling one rebuild
 /// leaves its pass (its reader is disposed), and the others read on. A joiner reads a snapshot taken
-/// before it started; that is safe for the tombstones it needs, since the pass's first reader holds
-/// the store's tombstone low watermark at or below that snapshot while any reader reads
+/// before it started, S; that is safe for the tombstones it needs: a pass takes joiners only while
+/// one of its readers still reads, every reader holds the store's tombstone low watermark at or
+/// below S (0 from its admission until its build's first commit records S), and the joiner holds 0
+/// from its own admission, so no tombstone above S is purged before the joiner holds S itself
 /// (IndexManager.Tombstones.cs). Threading: any thread; one lock, held while a pass starts its
 /// source (a snapshot and the prefetcher's threads, no reads).
 /// </remarks>
@@ -27,9 +30,9 @@ internal sealed class SharedPasses(BulkSourceFactory bulkSources, TimeSpan joinW
     /// <summary>
     /// A source for the bulk phase of <paramref name="request"/>: a reader of the collection's shared
     /// pass (or, with a zero window, a source of its own). Waits while a pass it cannot join is
-    /// running, telling <paramref name="waited"/> how long once it got one.
+    /// running, telling <paramref name="note"/> when it begins to wait and how long it waited.
     /// </summary>
-    public async Task<IBatchSource> JoinAsync(BulkSourceRequest request, Action<TimeSpan, string?>? waited, CancellationToken cancellationToken)
+    public async Task<IBatchSource> JoinAsync(BulkSourceRequest request, Action<string>? note, CancellationToken cancellationToken)
     {
         if (joinWindow == TimeSpan.Zero)
         {
@@ -37,7 +40,7 @@ internal sealed class SharedPasses(BulkSourceFactory bulkSources, TimeSpan joinW
         }
 
         var started = TimeProvider.System.GetTimestamp();
-        string? waitedFor = null;
+        var waited = false;
         while (true)
         {
             cancellationToken.ThrowIfCancellationRequested();
@@ -46,22 +49,34 @@ internal sealed class SharedPasses(BulkSourceFactory bulkSources, TimeSpan joinW
             {
                 if (!_passes.TryGetValue(request.Collection, out var pass) || pass.Closed && pass.Readers.Count == 0)
                 {
-                    pass = new SharedPass(bulkSources(request, closing), joinWindow);
+                    var source = bulkSources(request, closing);
+                    if (DocumentIds.CompareKeyOrder(request.StartAfterId, source.HandedOutThrough) < 0)
+                    {
+                        // The source starts after a later key than asked: nobody can share it, and the
+                        // bulk phase starts over with it alone (RebuildPhases.BulkAsync says so).
+                        return source;
+                    }
+
+                    pass = new SharedPass(source, joinWindow);
                     _passes[request.Collection] = pass;
                 }
 
                 if (pass.TryJoin(request.StartAfterId, request.IndexName, out var reader))
                 {
-                    if (waitedFor is not null)
+                    if (waited)
                     {
-                        waited?.Invoke(TimeProvider.System.GetElapsedTime(started), waitedFor);
+                        note?.Invoke($"waited {TimeProvider.System.GetElapsedTime(started).TotalSeconds:0.#} s for it");
                     }
 
                     return reader;
                 }
 
-                waitedFor ??= string.Join(", ", pass.Readers);
                 ended = pass.Ended;
+                if (!waited)
+                {
+                    waited = true;
+                    note?.Invoke($"waiting for the shared pass over its collection (feeding {string.Join(", ", pass.Readers)}) to end, having come after its join window");
+                }
             }
 
             await ended.WaitAsync(cancellationToken).ConfigureAwait(false);

@@ -19,6 +19,13 @@ internal interface IBatchSource : IAsyncDisposable
     string? HandedOutThrough { get; }
 
     /// <summary>
+    /// The prefetcher this source reads with: itself, or the one a wrapper reads through (a wrapper
+    /// passes its inner source's on, so that a <see cref="SharedPass"/> over it can hold batches in that
+    /// prefetcher's budget); null for sources in memory, which have no budget.
+    /// </summary>
+    PrefetchPipeline? Pipeline { get; }
+
+    /// <summary>
     /// Returns ready documents, up to <paramref name="maxDocuments"/> and <paramref name="maxBytes"/>
     /// but at least one, waiting only while none is ready; null at the end. Throws
     /// <see cref="PrefetchReadException"/> after a read failed (once what was read before is handed
@@ -43,7 +50,7 @@ internal static class BatchSources
 
     /// <summary>The adaptive prefetcher reading for <paramref name="source"/> (for a shared pass's reader, the pass's), whose live limits an engine changes; null for the fixed strategies and in-memory sources.</summary>
     public static PrefetchPipeline? Adaptive(this IBatchSource source) =>
-        (source is SharedPass.Reader reader ? reader.Pass.Source : source) is PrefetchPipeline { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive : null;
+        (source is SharedPass.Reader reader ? reader.Pass.Source : source).Pipeline is { Strategy: PrefetchStrategy.Adaptive } adaptive ? adaptive : null;
 
     /// <summary>Every batch until the end, each taken as by <see cref="IBatchSource.TakeAsync"/>.</summary>
     public static async IAsyncEnumerable<PrefetchBatch> ReadAllAsync(

@@ -27,6 +27,8 @@ internal sealed class MemoryBatchSource(IReadOnlyList<PrefetchedDocument> docume
     /// <summary>With the documents in key order, the last id handed out; else null.</summary>
     public string? HandedOutThrough => Volatile.Read(ref _handedOutThrough);
 
+    public PrefetchPipeline? Pipeline => null;
+
     /// <summary>Documents handed out so far.</summary>
     public int Taken => Volatile.Read(ref _next);
 

@@ -70,6 +70,9 @@ internal sealed partial class PrefetchPipeline : IBatchSource
     /// <inheritdoc />
     public string? HandedOutThrough => _ready.HandedOutThrough;
 
+    /// <inheritdoc />
+    public PrefetchPipeline Pipeline => this;
+
     /// <summary>The live limits in force.</summary>
     public PrefetchLimits Limits => Admission.Limits;
 

@@ -15,9 +15,9 @@ namespace Indexing.Prefetcher;
 /// </summary>
 /// <remarks>
 /// <para>
-/// Joining. A reader joins while the join window is open (from the pass's start, for
-/// <c>joinWindow</c>): the log keeps every batch from the start until the window closes, so a
-/// reader that joins late in the window still gets the whole pass. After the window, or once every
+/// Joining. A reader joins while the join window is open (for <c>joinWindow</c> from the first
+/// reader's join): the log keeps every batch from the start until the window closes, so a reader
+/// that joins late in the window still gets the whole pass. After the window, or once every
 /// reader left, <see cref="TryJoin"/> refuses and the caller waits for <see cref="Ended"/> to start
 /// the next pass. A reader may start after a later key than the pass (a resumed build): it is handed
 /// only the documents after its key, and its <see cref="IBatchSource.HandedOutThrough"/> is never
@@ -36,26 +36,27 @@ internal sealed class SharedPass
     private readonly List<Entry> _log = [];
     private readonly List<Reader> _readers = [];
     private readonly TaskCompletionSource _ended = new(TaskCreationOptions.RunContinuationsAsynchronously);
-    private readonly Timer? _windowTimer;
+    private readonly TimeSpan _joinWindow;
+    private Timer? _windowTimer;
     private long _logStart;
-    private bool _windowOpen;
+    private bool _windowOpen = true;
     private bool _sourceDone;
     private bool _closed;
     private ExceptionDispatchInfo? _failure;
 
-    /// <summary>Owns <paramref name="source"/> (not yet taken from) and shares it; the pass disposes it when its last reader leaves.</summary>
+    /// <summary>
+    /// Owns <paramref name="source"/> (not yet taken from) and shares it; the pass disposes it when its
+    /// last reader leaves. The join window opens with the first reader, which <see cref="TryJoin"/> always admits
+    /// when its key is not before the source's start.
+    /// </summary>
     public SharedPass(IBatchSource source, TimeSpan joinWindow)
     {
         ArgumentNullException.ThrowIfNull(source);
         ArgumentOutOfRangeException.ThrowIfLessThan(joinWindow, TimeSpan.Zero);
         _source = source;
+        _joinWindow = joinWindow;
         StartAfterId = source.HandedOutThrough;
-        (source as PrefetchPipeline)?.DeferRelease();
-        _windowOpen = joinWindow > TimeSpan.Zero;
-        if (_windowOpen)
-        {
-            _windowTimer = new Timer(static state => ((SharedPass)state!).CloseWindow(), this, joinWindow, Timeout.InfiniteTimeSpan);
-        }
+        source.Pipeline?.DeferRelease();
     }
 
     /// <summary>The source every reader shares.</summary>
@@ -116,6 +117,20 @@ internal sealed class SharedPass
             var joined = new Reader(this, label, startAfterId, _logStart);
             _readers.Add(joined);
             reader = joined;
+            if (_readers.Count == 1 && _log.Count == 0 && _windowTimer is null)
+            {
+                // The first reader: the window runs from now, so nothing can close it before the
+                // rebuild that started the pass has joined.
+                if (_joinWindow == TimeSpan.Zero)
+                {
+                    _windowOpen = false;
+                }
+                else
+                {
+                    _windowTimer = new Timer(static state => ((SharedPass)state!).CloseWindow(), this, _joinWindow, Timeout.InfiniteTimeSpan);
+                }
+            }
+
             return true;
         }
     }
@@ -130,7 +145,7 @@ internal sealed class SharedPass
     }
 
     // Returns to the budget the batches every reader has taken, oldest first; while the window is
-    // open they stay, for readers yet to join.
+    // open they stay, for readers yet to join (docs/decisions/0014-shared-pass.md: what that costs).
     private void TrimLocked()
     {
         while (!_windowOpen && _log.Count > 0 && _log[0].Remaining == 0)
@@ -141,7 +156,7 @@ internal sealed class SharedPass
         }
     }
 
-    private void Release(long bytes) => (_source as PrefetchPipeline)?.ReleaseTaken(bytes);
+    private void Release(long bytes) => _source.Pipeline?.ReleaseTaken(bytes);
 
     // The reader has nothing left in the log: take the next batch from the source (one reader at a
     // time), unless another reader added one meanwhile or the source ended.
@@ -228,9 +243,15 @@ internal sealed class SharedPass
 
         try
         {
-            if (_windowTimer is not null)
+            Timer? timer;
+            lock (_lock)
             {
-                await _windowTimer.DisposeAsync().ConfigureAwait(false);
+                timer = _windowTimer;
+            }
+
+            if (timer is not null)
+            {
+                await timer.DisposeAsync().ConfigureAwait(false);
             }
 
             await _source.DisposeAsync().ConfigureAwait(false);
@@ -273,6 +294,9 @@ internal sealed class SharedPass
         public long Position { get; private set; } = position;
 
         public long SnapshotEtag => pass._source.SnapshotEtag;
+
+        // The pass holds and returns the bytes of what it hands out; a reader has no budget of its own.
+        public PrefetchPipeline? Pipeline => null;
 
         public string? HandedOutThrough
         {
@@ -328,6 +352,9 @@ internal sealed class SharedPass
                     cancellationToken.ThrowIfCancellationRequested();
                     lock (pass._lock)
                     {
+                        // Left meanwhile (disposed during its own take): it must not take what the
+                        // others' counts no longer include.
+                        ObjectDisposedException.ThrowIf(Volatile.Read(ref _left) != 0, this);
                         if (TryTakeLocked(maxDocuments, maxBytes, waited) is { } batch)
                         {
                             return batch;

@@ -188,6 +188,8 @@ public sealed class CheckpointTests
 
         public string? HandedOutThrough => inner.HandedOutThrough;
 
+        public Prefetcher.PrefetchPipeline? Pipeline => inner.Pipeline;
+
         public ValueTask<Prefetcher.PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
         {
             if (inner.Taken >= cancelAfter)

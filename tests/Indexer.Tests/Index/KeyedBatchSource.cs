@@ -48,6 +48,8 @@ internal sealed class KeyedBatchSource : IBatchSource
 
     public string? HandedOutThrough => Volatile.Read(ref _handedOutThrough);
 
+    public PrefetchPipeline? Pipeline => null;
+
     /// <summary>The ids handed out so far, in order.</summary>
     public List<string> HandedOut { get; } = [];
 

@@ -40,6 +40,8 @@ internal sealed class CountingBulkSources(BulkSourceFactory inner, TimeSpan dela
 
         public string? HandedOutThrough => source.HandedOutThrough;
 
+        public PrefetchPipeline? Pipeline => source.Pipeline;
+
         public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)
         {
             if (delay > TimeSpan.Zero)

@@ -76,6 +76,8 @@ public sealed class IndexingSlotsTests
             {
                 IndexingThreads = 1,
                 MaxConcurrentRebuilds = 2,
+                // Both builds in one pass however loaded the machine, so they run side by side.
+                SharedPassWindow = TimeSpan.FromSeconds(10),
                 TakeMaxDocuments = 20,
                 BuildDocumentHook = _ =>
                 {

@@ -153,6 +153,8 @@ public sealed class ThreadNiceTests
 
         public string? HandedOutThrough => inner.HandedOutThrough;
 
+        public PrefetchPipeline? Pipeline => inner.Pipeline;
+
         public void Resume() => _resume.TrySetResult();
 
         public async ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default)

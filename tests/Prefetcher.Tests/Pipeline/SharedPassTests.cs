@@ -87,7 +87,7 @@ public sealed class SharedPassTests
     public async Task TryJoin_InTheWindow_GetsTheWholePass_AfterItOrBeforeTheStart_Refused()
     {
         var documents = Documents(100);
-        var pass = new SharedPass(new MemoryBatchSource(documents, snapshotEtag: 100, inKeyOrder: true), TimeSpan.FromMilliseconds(300));
+        var pass = new SharedPass(new MemoryBatchSource(documents, snapshotEtag: 100, inKeyOrder: true), TimeSpan.FromSeconds(3));
         Assert.True(pass.TryJoin(null, "first", out var first));
         var taken = 0;
         while (taken < 60 && await first.TakeAsync(10, 1 << 20) is { } batch)
@@ -131,7 +131,7 @@ public sealed class SharedPassTests
         var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 3_000_000));
         var options = new PrefetchOptions { BudgetBytes = 256 << 10 };
         var shared = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, options);
-        var pass = new SharedPass(shared, TimeSpan.FromMilliseconds(50));
+        var pass = new SharedPass(shared, TimeSpan.FromMilliseconds(500));
         Assert.True(pass.TryJoin(null, "fast", out var fast));
         Assert.True(pass.TryJoin(null, "slow", out var slow));
 
@@ -189,7 +189,7 @@ public sealed class SharedPassTests
         using var temp = new TempStore();
         var expected = temp.Load(StoreDatasets.SmallSpec(DatasetShape.Uniform, totalBytes: 2_000_000));
         var shared = (PrefetchPipeline)Prefetch.Start(temp.Store, Collection, PrefetchStrategy.Adaptive, new PrefetchOptions { BudgetBytes = 256 << 10 });
-        var pass = new SharedPass(shared, _longWindow);
+        var pass = new SharedPass(shared, TimeSpan.FromMilliseconds(200));
         Assert.True(pass.TryJoin(null, "stays", out var stays));
         Assert.True(pass.TryJoin(null, "leaves", out var leaves));
         Assert.NotNull(await leaves.TakeAsync(1, 1 << 20));
@@ -261,6 +261,8 @@ public sealed class SharedPassTests
 
         public string? HandedOutThrough => inner.HandedOutThrough;
 
+        public PrefetchPipeline? Pipeline => inner.Pipeline;
+
         public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
             inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);
 
@@ -280,6 +282,8 @@ public sealed class SharedPassTests
 
         public string? HandedOutThrough => inner.HandedOutThrough ?? key;
 
+        public PrefetchPipeline? Pipeline => inner.Pipeline;
+
         public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
             inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);
 
@@ -295,6 +299,8 @@ public sealed class SharedPassTests
         public long SnapshotEtag => inner.SnapshotEtag;
 
         public string? HandedOutThrough => inner.HandedOutThrough;
+
+        public PrefetchPipeline? Pipeline => inner.Pipeline;
 
         public ValueTask<PrefetchBatch?> TakeAsync(int maxDocuments, long maxBytes, CancellationToken cancellationToken = default) =>
             ++_taken > takes ? throw new InvalidDataException("the source broke") : inner.TakeAsync(maxDocuments, maxBytes, cancellationToken);
