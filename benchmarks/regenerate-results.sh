@@ -22,6 +22,7 @@ COMMANDS=(
   # Controller vs BestFixed: reading alone, every shape, and the real-text row.
   "controller|lab/tools/controller-figures.sh reading"
   "controller|lab/tools/controller-figures.sh real-text"
+  "controller|dotnet run -c Release lab/tools/following-prefetch.cs -- --size 2GB --shape rare-giants --device network-disk --fixed 8,16,32,64 --repeat 3"
   # Rebuild vs its bound (pairs on the slow disk), vs FixedBatch (the 256 MB table, slow and local
   # disks), and the rebuild bound by reading.
   "rebuild|dotnet run -c Release lab/tools/paired-rebuild.cs -- --pairs 5"
