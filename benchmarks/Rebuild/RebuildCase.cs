@@ -14,16 +14,11 @@ public sealed record RebuildCase(DatasetShape Shape, long TargetBytes, RebuildDe
     /// <summary>The indexing threads' nice value when the table compares it (part of the label); null for the product default.</summary>
     public int? IndexingThreadNice { get; init; }
 
-    /// <summary>
-    /// The read-bound device: the modelled disk at 8 MB/s per stream and 4 ms per request (depth
-    /// 16). Two streams read slower than the indexer indexes, so the controller has to leave L=2.
-    /// </summary>
-    public static RebuildDevice SlowDisk { get; } = RebuildDevice.ModelledNetworkDisk(
-        new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) }, "slow-disk");
+    /// <summary>The read-bound device (<see cref="RebuildDevice.SlowDisk"/>).</summary>
+    public static RebuildDevice SlowDisk => RebuildDevice.SlowDisk;
 
-    /// <summary>The default modelled disk with a device-wide cap of 200 MB/s, shared by every stream (knee near 4 readers).</summary>
-    public static RebuildDevice CappedDisk { get; } = RebuildDevice.ModelledNetworkDisk(
-        new NetworkDiskModelOptions { DeviceBandwidthBytesPerSecond = 200_000_000 }, "capped-disk");
+    /// <summary>The capped modelled disk (<see cref="RebuildDevice.CappedDisk"/>).</summary>
+    public static RebuildDevice CappedDisk => RebuildDevice.CappedDisk;
 
     /// <summary>
     /// <paramref name="megabytes"/> (decimal MB) unless REBUILD_BENCH_MB overrides every size (CI's

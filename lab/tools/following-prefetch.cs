@@ -15,6 +15,7 @@ using System.Globalization;
 using Indexing.Datasets;
 using Indexing.Engine;
 using Indexing.Measurement;
+using Indexing.Measurement.Measure;
 using Indexing.Storage;
 
 var settings = new Dictionary<string, string>();
@@ -27,13 +28,7 @@ var size = long.Parse(settings.GetValueOrDefault("size", "512MB").Replace("MB", 
 var shape = Enum.Parse<DatasetShape>(settings.GetValueOrDefault("shape", "rare-giants").Replace("-", string.Empty), ignoreCase: true);
 var repeat = int.Parse(settings.GetValueOrDefault("repeat", "3"), CultureInfo.InvariantCulture);
 var fixedL = settings.GetValueOrDefault("fixed", "8,16,32,64").Split(',').Select(l => int.Parse(l, CultureInfo.InvariantCulture)).ToList();
-var device = settings.GetValueOrDefault("device", "slow-disk") switch
-{
-    "network-disk" => RebuildDevice.ModelledNetworkDisk(null, null, null),
-    "slow-disk" => RebuildDevice.ModelledNetworkDisk(TimeSpan.FromMilliseconds(4), 8_000_000, null, name: "slow-disk"),
-    "capped-disk" => RebuildDevice.ModelledNetworkDisk(null, null, null, 200_000_000, "capped-disk"),
-    var other => throw new ArgumentException($"--device {other}: use slow-disk, network-disk or capped-disk"),
-};
+var device = RebuildDevice.Named(settings.GetValueOrDefault("device", "slow-disk"));
 
 var root = Path.Combine(settings.GetValueOrDefault("directory", Path.GetTempPath()), $"following-prefetch-{Guid.NewGuid():N}");
 try
@@ -62,12 +57,6 @@ try
     }
 
     Console.WriteLine($"load average after: {File.ReadAllText("/proc/loadavg").Trim()}");
-    double Median(IEnumerable<double> values)
-    {
-        var sorted = values.Order().ToList();
-        return sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[(sorted.Count / 2) - 1] + sorted[sorted.Count / 2]) / 2;
-    }
-
     var bestFixed = runs.Select(r => r.Where(f => f.Label.StartsWith("fixed", StringComparison.Ordinal)).Max(f => f.MeanMegabytesPerSecond)).ToList();
     foreach (var label in new[] { "first", "following" })
     {
@@ -75,10 +64,10 @@ try
         var ratios = of.Zip(bestFixed, (f, best) => f.MeanMegabytesPerSecond / best).ToList();
         var to80 = of.Select(f => f.TimeTo80Percent?.TotalSeconds ?? double.NaN).ToList();
         Console.WriteLine(FormattableString.Invariant(
-            $"{label}: mean {Median(of.Select(f => f.MeanMegabytesPerSecond)):0} MB/s, {Median(ratios):0.00}x BestFixed ({ratios.Min():0.00}-{ratios.Max():0.00}); 80% of the final rate at {Median(to80):0.00} s ({to80.Min():0.00}-{to80.Max():0.00})"));
+            $"{label}: mean {MeasureResults.Median(of.Select(f => f.MeanMegabytesPerSecond)):0} MB/s, {MeasureResults.Median(ratios):0.00}x BestFixed ({ratios.Min():0.00}-{ratios.Max():0.00}); 80% of the final rate at {MeasureResults.Median(to80):0.00} s ({to80.Min():0.00}-{to80.Max():0.00})"));
     }
 
-    Console.WriteLine(FormattableString.Invariant($"BestFixed: {Median(bestFixed):0} MB/s (median of the rounds' best fixed L)"));
+    Console.WriteLine(FormattableString.Invariant($"BestFixed: {MeasureResults.Median(bestFixed):0} MB/s (median of the rounds' best fixed L)"));
     return 0;
 }
 finally

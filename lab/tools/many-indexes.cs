@@ -26,6 +26,7 @@ using System.Text.Json;
 using Indexing.Datasets;
 using Indexing.Engine;
 using Indexing.Measurement;
+using Indexing.Measurement.Measure;
 using Indexing.Storage;
 
 var settings = new Dictionary<string, string>();
@@ -39,15 +40,7 @@ var size = ParseSize(settings.GetValueOrDefault("size", "256MB"));
 var shape = Enum.Parse<DatasetShape>(settings.GetValueOrDefault("shape", "lognormal").Replace("-", string.Empty), ignoreCase: true);
 var repeat = int.Parse(settings.GetValueOrDefault("repeat", "1"), CultureInfo.InvariantCulture);
 var ways = settings.GetValueOrDefault("ways", "shared,sequential,independent").Split(',').Select(ParseWay).ToList();
-var device = settings.GetValueOrDefault("device", "local") switch
-{
-    "local" => RebuildDevice.Local,
-    "network-disk" => RebuildDevice.ModelledNetworkDisk(null, null, null),
-    // The rebuild table's read-bound device: 8 MB/s per stream, 4 ms per request, 16 deep.
-    "slow-disk" => RebuildDevice.ModelledNetworkDisk(TimeSpan.FromMilliseconds(4), 8_000_000, null, name: "slow-disk"),
-    "capped-disk" => RebuildDevice.ModelledNetworkDisk(null, null, null, 200_000_000, "capped-disk"),
-    var other => throw new ArgumentException($"--device {other}: use local, network-disk, slow-disk or capped-disk"),
-};
+var device = RebuildDevice.Named(settings.GetValueOrDefault("device", "local"));
 
 var root = Path.Combine(settings.GetValueOrDefault("directory", Path.GetTempPath()), $"many-indexes-{Guid.NewGuid():N}");
 var data = Path.Combine(root, "data");
@@ -104,14 +97,14 @@ try
     Console.WriteLine("|---|---|---:|---:|---:|---:|---:|");
     foreach (var group in rows.GroupBy(r => r.Way))
     {
-        var read = Median(group.Select(r => (double)r.BytesReadFromStore));
-        var io = Median(group.Select(r => (double)(r.ProcessReadBytes ?? 0)));
-        var wall = Median(group.Select(r => r.Wall.TotalSeconds));
+        var read = MeasureResults.Median(group.Select(r => (double)r.BytesReadFromStore));
+        var io = MeasureResults.Median(group.Select(r => (double)(r.ProcessReadBytes ?? 0)));
+        var wall = MeasureResults.Median(group.Select(r => r.Wall.TotalSeconds));
         var independent = rows.Where(r => r.Way == ManyIndexesWay.Independent).Select(r => r.Wall.TotalSeconds).DefaultIfEmpty(double.NaN);
-        var rss = Median(group.Select(r => (double)(r.PeakRssBytes ?? 0)));
-        var stall = Median(group.Select(r => r.Stall.TotalSeconds));
+        var rss = MeasureResults.Median(group.Select(r => (double)(r.PeakRssBytes ?? 0)));
+        var stall = MeasureResults.Median(group.Select(r => r.Stall.TotalSeconds));
         Console.WriteLine(FormattableString.Invariant(
-            $"| {group.Key} | {device.Name} | {read / 1048576:N0} MiB ({read / alone.BytesReadFromStore:0.00}x) | {io / 1048576:N0} MiB | {wall:0.0} ({wall / Median(independent):0.00}x) | {rss / 1048576:N0} MiB | {stall:0.0} |"));
+            $"| {group.Key} | {device.Name} | {read / 1048576:N0} MiB ({read / alone.BytesReadFromStore:0.00}x) | {io / 1048576:N0} MiB | {wall:0.0} ({wall / MeasureResults.Median(independent):0.00}x) | {rss / 1048576:N0} MiB | {stall:0.0} |"));
     }
 
     Console.WriteLine(FormattableString.Invariant(
@@ -121,12 +114,6 @@ try
 finally
 {
     Directory.Delete(root, recursive: true);
-}
-
-static double Median(IEnumerable<double> values)
-{
-    var sorted = values.Order().ToList();
-    return sorted.Count == 0 ? double.NaN : sorted.Count % 2 == 1 ? sorted[sorted.Count / 2] : (sorted[(sorted.Count / 2) - 1] + sorted[sorted.Count / 2]) / 2;
 }
 
 static ManyIndexesWay ParseWay(string name) => name switch

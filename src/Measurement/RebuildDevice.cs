@@ -61,6 +61,28 @@ public sealed record RebuildDevice
     /// <summary>The modelled network disk with the model's default figures.</summary>
     public static RebuildDevice DefaultNetworkDisk { get; } = ModelledNetworkDisk(options: null);
 
+    /// <summary>
+    /// The read-bound device: the modelled disk at 8 MB/s per stream and 4 ms per request (depth
+    /// 16). Two streams read slower than the indexer indexes, so the controller has to leave L=2.
+    /// </summary>
+    public static RebuildDevice SlowDisk { get; } = ModelledNetworkDisk(
+        new NetworkDiskModelOptions { StreamBandwidthBytesPerSecond = 8_000_000, RequestLatency = TimeSpan.FromMilliseconds(4) }, "slow-disk");
+
+    /// <summary>The default modelled disk with a device-wide cap of 200 MB/s, shared by every stream (knee near 4 readers).</summary>
+    public static RebuildDevice CappedDisk { get; } = ModelledNetworkDisk(
+        new NetworkDiskModelOptions { DeviceBandwidthBytesPerSecond = 200_000_000 }, "capped-disk");
+
+    /// <summary>The device a lab tool's <c>--device</c> names: local, network-disk, slow-disk or capped-disk.</summary>
+    /// <exception cref="ArgumentException">No device has that name.</exception>
+    public static RebuildDevice Named(string name) => name switch
+    {
+        "local" => Local,
+        "network-disk" => DefaultNetworkDisk,
+        "slow-disk" => SlowDisk,
+        "capped-disk" => CappedDisk,
+        _ => throw new ArgumentException($"device {MessageText.Quote(name)} is not one of local, network-disk, slow-disk, capped-disk.", nameof(name)),
+    };
+
     /// <summary>The modelled disk's fixed cost of every request; null on the local disk.</summary>
     public TimeSpan? RequestLatency => NetworkDisk?.RequestLatency;
 
