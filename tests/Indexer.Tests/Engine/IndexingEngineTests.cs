@@ -79,31 +79,23 @@ public sealed class IndexingEngineTests
     {
         using var root = new TempDirectory("indexing-engine-tests");
         var checkpointed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        var closing = false;
+        using var closing = new ManualResetEventSlim();
         var slow = Options(root.Path) with
         {
-            // Small takes, each slowed down, so the bulk phase commits a key while it reads. The key is
-            // the contiguous prefix taken, and takes come in read-completion order: enough documents
-            // that the prefix moves before the end even when the first range is read last.
+            // Small takes and a commit after every 1% of the documents, so the bulk phase commits a key
+            // long before its end. The key is the contiguous prefix taken.
             Indexes = new IndexOptions { TakeMaxDocuments = 16, BulkCommitInterval = TimeSpan.FromMilliseconds(100), BulkCommitShare = 0.01 },
         };
         var first = IndexingEngine.Open(slow, manager => manager with
         {
             RebuildHook = (_, point) =>
             {
-                if (point == RebuildPoint.BulkCheckpointed)
+                if (point == RebuildPoint.BulkCheckpointed && checkpointed.TrySetResult())
                 {
-                    checkpointed.TrySetResult();
-                }
-                else if (point == RebuildPoint.BulkBatchTaken)
-                {
-                    // After the first key is committed the feeder waits for the close, so the bulk
-                    // phase is still reading when it comes.
-                    do
-                    {
-                        Thread.Sleep(10);
-                    }
-                    while (checkpointed.Task.IsCompleted && !Volatile.Read(ref closing));
+                    // The build holds here, after its first commit with a key, until the close has
+                    // cancelled it: however slow the machine, the close comes mid-bulk. (Released by a
+                    // timeout too, so that a test that failed before the close does not hang.)
+                    closing.Wait(HangGuard);
                 }
             },
         });
@@ -111,8 +103,10 @@ public sealed class IndexingEngineTests
         first.DefineIndex(ManagerEnvironment.V1);
         var committed = await Task.WhenAny(checkpointed.Task, Task.Delay(HangGuard));
         Assert.True(committed == checkpointed.Task, $"no bulk commit with a key within {HangGuard}; the rebuild: {first.GetRebuild("orders")}");
-        Volatile.Write(ref closing, true);
-        await first.DisposeAsync();
+        // The close cancels every rebuild before it first yields; only then is the build let go.
+        var close = first.DisposeAsync();
+        closing.Set();
+        await close;
 
         await using var second = IndexingEngine.Open(Options(root.Path));
         // Subscribed after the open resumed the rebuild: its phases from the start still arrive.
