@@ -41,6 +41,7 @@ internal static class CommandLine
         root.Subcommands.Add(DemoCommand.Create());
         root.Subcommands.Add(ServeCommand.Create());
         root.Subcommands.Add(MeasureCommand.Create());
+        root.Subcommands.Add(ClusterCommand.Create());
         return root;
     }
 }

@@ -1,5 +1,7 @@
 using System.CommandLine;
 using System.Globalization;
+using Indexing.Cluster;
+using Indexing.Server.Cluster;
 using Indexing.Server.Hosting;
 using Indexing.Storage;
 using Microsoft.Extensions.Hosting;
@@ -27,6 +29,15 @@ internal static class ServeCommand
         {
             Description = $"TCP port ({ServerOptions.PortSetting}; default {ServerOptions.DefaultPort}; 0 picks a free one).",
         };
+        var cluster = new Option<string?>("--cluster")
+        {
+            Description = $"Join the cluster coordinated by etcd at these client URLs, comma-separated ({ClusterSettings.EndpointsSetting}); needs --node. " +
+                "The cluster's shard map is written once first: `indexing cluster init`.",
+        };
+        var node = new Option<string?>("--node")
+        {
+            Description = $"This node's id in the cluster's shard map ({ClusterSettings.NodeIdSetting}), e.g. n1.",
+        };
 
         var command = new Command(
             "serve",
@@ -36,7 +47,7 @@ internal static class ServeCommand
             "Indexes:IndexingThreads, Indexes:IndexingThreadNice, Logging:LogLevel:Microsoft.AspNetCore (docs/configuration.md lists every setting), " +
             "from appsettings.json, environment (Server__Port) or arguments (--Server:QueryTimeout=5s).")
         {
-            data, address, port,
+            data, address, port, cluster, node,
         };
         command.TreatUnmatchedTokensAsErrors = false;
         CommandLine.SetCancellableAction(command, async (parse, cancellationToken) =>
@@ -52,12 +63,23 @@ internal static class ServeCommand
                 overrides[ServerOptions.PortSetting] = portNumber.ToString(CultureInfo.InvariantCulture);
             }
 
+            if (parse.GetValue(cluster) is { } endpoints)
+            {
+                overrides[ClusterSettings.EndpointsSetting] = endpoints;
+            }
+
+            if (parse.GetValue(node) is { } nodeId)
+            {
+                overrides[ClusterSettings.NodeIdSetting] = nodeId;
+            }
+
             ServerHost host;
             try
             {
                 host = await ServerHost.StartAsync(parse.GetValue(data)!.FullName, [.. parse.UnmatchedTokens], overrides, cancellationToken).ConfigureAwait(false);
             }
-            catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException or InvalidDataException)
+            catch (Exception e) when (e is ServerConfigurationException or DocumentStoreException or IOException or InvalidDataException
+                or ClusterUnavailableException or InvalidOperationException)
             {
                 await Console.Error.WriteLineAsync($"serve: {e.Message}").ConfigureAwait(false);
                 return 2;
@@ -71,7 +93,8 @@ internal static class ServeCommand
 
             await using (host.ConfigureAwait(false))
             {
-                await Console.Out.WriteLineAsync($"serving {host.BaseAddress} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
+                var joined = host.Cluster is { } member ? $" as node {member.NodeId} of the cluster (etcd {member.Options.Endpoints})" : string.Empty;
+                await Console.Out.WriteLineAsync($"serving {host.BaseAddress}{joined} (admin page {host.BaseAddress}admin); Ctrl+C or SIGTERM stops").ConfigureAwait(false);
                 await ServerHost.WaitUntilStoppedAsync(cancellationToken).ConfigureAwait(false);
             }
 

@@ -1,8 +1,10 @@
 using System.Text.Json.Serialization;
+using Indexing.Cluster;
 using Indexing.Engine;
 using Indexing.Indexer;
 using Indexing.Prefetcher;
 using Indexing.Server.Admin;
+using Indexing.Server.Cluster;
 using Indexing.Server.Http;
 using Indexing.Storage;
 using Microsoft.AspNetCore.Builder;
@@ -36,11 +38,13 @@ internal sealed partial class ServerHost : IAsyncDisposable
 {
     private readonly WebApplication _app;
     private readonly PrefetchMetrics _metrics;
+    private readonly ClusterHost? _cluster;
     private int _disposed;
 
-    private ServerHost(WebApplication app, ServerOptions options, IndexingEngine engine, PrefetchMetrics metrics, RebuildBoard rebuilds, MemoryMonitor memory)
+    private ServerHost(WebApplication app, ServerOptions options, IndexingEngine engine, PrefetchMetrics metrics, RebuildBoard rebuilds, MemoryMonitor memory, ClusterHost? cluster)
     {
         _app = app;
+        _cluster = cluster;
         Options = options;
         Engine = engine;
         _metrics = metrics;
@@ -53,6 +57,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
     /// <summary>The engine over the data directory: the store, the indexes and their rebuilds' prefetches.</summary>
     public IndexingEngine Engine { get; }
 
+    /// <summary>This node of its cluster (<c>serve --cluster</c>), or null for a single node.</summary>
+    public ClusterNode? Cluster => _cluster?.Node;
+
     /// <summary>Where rebuilds report progress for the admin page.</summary>
     public RebuildBoard Rebuilds { get; }
 
@@ -64,6 +71,9 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
     /// <summary>The address Kestrel listens on, e.g. http://127.0.0.1:5080 (the real port when 0 was asked for).</summary>
     public Uri BaseAddress { get; private set; } = null!;
+
+    /// <summary>How long one node waits for another's answer (a forwarded write, a shard's page, a bulk chunk).</summary>
+    public static readonly TimeSpan ShardCallTimeout = TimeSpan.FromSeconds(30);
 
     /// <summary>How long a stop waits for requests in progress before it aborts them.</summary>
     public static readonly TimeSpan ShutdownTimeout = TimeSpan.FromSeconds(30);
@@ -102,8 +112,10 @@ internal sealed partial class ServerHost : IAsyncDisposable
         builder.Services.AddOptions<ServerSettings>().Bind(builder.Configuration).ValidateOnStart();
         ConfigureServices(builder, options);
 
+        var clusterOptions = ClusterSettings.Read(builder.Configuration);
         var engine = openEngine(options.Engine);
         var rebuilds = new RebuildBoard();
+        ClusterHost? cluster = null;
         MemoryMonitor? memory = null;
         PrefetchMetrics? metrics = null;
         WebApplication? app = null;
@@ -115,21 +127,42 @@ internal sealed partial class ServerHost : IAsyncDisposable
             app = builder.Build();
             var gate = ConfigurePipeline(app, options);
             var failures = new FailureTexts(options.DataDirectory);
-            DocumentEndpoints.Map(app, engine, failures);
-            IndexEndpoints.Map(app, engine, options.Limits, failures);
+            if (clusterOptions is null)
+            {
+                DocumentEndpoints.Map(app, engine, failures);
+                IndexEndpoints.Map(app, engine, options.Limits, failures);
+            }
+            else
+            {
+                // The routes are in place before the node joins (it needs its own address, known once
+                // listening); until then they answer 503.
+                cluster = new ClusterHost(new ShardClient(options.ApiKey, ShardCallTimeout));
+                ClusterEndpoints.Map(app, cluster, engine, options.Limits, failures);
+            }
+
             AdminEndpoints.Map(app, engine, rebuilds, metrics, memory, options.ApiKey is null ? null : gate);
             StoreEndpoints.Map(app, engine, failures);
 
-            var host = new ServerHost(app, options, engine, metrics, rebuilds, memory);
+            var host = new ServerHost(app, options, engine, metrics, rebuilds, memory, cluster);
             await app.StartAsync(cancellationToken).ConfigureAwait(false);
             var addresses = app.Services.GetRequiredService<IServer>().Features.Get<IServerAddressesFeature>()!.Addresses;
             host.BaseAddress = new Uri(addresses.First());
+            if (cluster is not null)
+            {
+                cluster.Node = await ClusterNode.JoinAsync(clusterOptions!, engine, host.BaseAddress, app.Logger, cancellationToken).ConfigureAwait(false);
+            }
+
             app.Logger.LogInformation("listening on {Address} (admin page {Address}admin); {Options}", host.BaseAddress, host.BaseAddress, options);
             LogIndexingPriority(app.Logger, options.Indexes);
             return host;
         }
         catch
         {
+            if (cluster is not null)
+            {
+                await cluster.DisposeAsync().ConfigureAwait(false);
+            }
+
             if (app is not null)
             {
                 await app.DisposeAsync().ConfigureAwait(false);
@@ -207,6 +240,12 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         try
         {
+            // Leaves the cluster first (its lease revoked: the other nodes see it down at once), then stops serving.
+            if (_cluster is not null)
+            {
+                await _cluster.DisposeAsync().ConfigureAwait(false);
+            }
+
             await _app.StopAsync(CancellationToken.None).ConfigureAwait(false);
             await _app.DisposeAsync().ConfigureAwait(false);
         }

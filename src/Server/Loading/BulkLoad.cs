@@ -49,7 +49,8 @@ internal static partial class BulkLoad
         PipeReader reader, IndexingEngine engine, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken) =>
         LoadAsync(reader, new EngineTarget(engine), limitSetting, progress, cancellationToken);
 
-    private static async Task<BulkResult> LoadAsync(
+    /// <summary>Reads <paramref name="reader"/> to its end, storing every good line in <paramref name="target"/> (a cluster's owners, say).</summary>
+    public static async Task<BulkResult> LoadAsync(
         PipeReader reader, IBulkTarget target, string limitSetting, BulkLoadProgress? progress, CancellationToken cancellationToken)
     {
         var load = new Load(target, limitSetting, progress ?? new BulkLoadProgress());

@@ -1,0 +1,578 @@
+using System.Collections.Concurrent;
+using System.Globalization;
+using Indexing.Engine;
+using Indexing.Indexer;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Logging.Abstractions;
+
+namespace Indexing.Cluster;
+
+/// <summary>
+/// One node of a cluster: holds its lease in etcd, follows the cluster's state there, and keeps its
+/// single-node engine in line with it. For every cluster index it holds one local index per live
+/// generation, named <c>&lt;index&gt;--g&lt;generation&gt;</c> (<see cref="LocalName"/>), built by the
+/// engine's own prefetcher and resumed by it after a restart. It reports each generation's build in
+/// etcd and, when every shard reports the pending generation ready, makes the switch: one etcd
+/// transaction that compares the index's revision and every report (<see cref="EtcdCoordinator.TrySwitchAsync"/>).
+/// Any node may attempt it; the compare lets exactly one succeed.
+/// <para>
+/// The write gate (<see cref="CanAcceptWrites"/>): a node accepts writes for its buckets while its
+/// lease lives. It renews the lease every third of its TTL; when a renewal says the lease expired, or
+/// when it could not renew it for a whole TTL because etcd was unreachable (the node is cut off, and
+/// etcd expires the lease meanwhile), it refuses writes until it has joined again. When etcd is
+/// reachable but has no quorum, leases do not run out (etcd's leader expires them, and a new leader
+/// gives each its whole TTL again), so the node goes on accepting writes: documents and queries do not
+/// depend on etcd's quorum, only definition changes and switches do.
+/// </para>
+/// </summary>
+public sealed partial class ClusterNode : IAsyncDisposable
+{
+    private const string GenerationSeparator = "--g";
+
+    private readonly ClusterOptions _options;
+    private readonly IndexingEngine _engine;
+    private readonly EtcdCoordinator _etcd;
+    private readonly ILogger _logger;
+    private readonly string _url;
+    private readonly CancellationTokenSource _stopping = new();
+    private readonly ConcurrentDictionary<string, DateTimeOffset> _retireAt = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, (ShardProgress Report, DateTimeOffset Written)> _reported = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, string> _localErrors = new(StringComparer.Ordinal);
+    private readonly Lock _leaseLock = new();
+    private Task _loop = Task.CompletedTask;
+    private ClusterSnapshot _snapshot = ClusterSnapshot.Empty;
+    private long _lease;
+    private DateTimeOffset _leaseValidUntil;
+    private DateTimeOffset _nextRenewal;
+    private bool _leaseExpired;
+    private DateTimeOffset? _quorumLostSeenAt;
+    private DateTimeOffset? _unreachableSince;
+    private string? _lastEtcdError;
+    private long _switches;
+
+    private ClusterNode(ClusterOptions options, IndexingEngine engine, EtcdCoordinator etcd, Uri url, ILogger logger)
+    {
+        _options = options;
+        _engine = engine;
+        _etcd = etcd;
+        _url = url.ToString();
+        _logger = logger;
+    }
+
+    /// <summary>This node's id.</summary>
+    public string NodeId => _options.NodeId;
+
+    /// <summary>The settings the node joined with.</summary>
+    public ClusterOptions Options => _options;
+
+    /// <summary>The shard map (fixed once the node has joined).</summary>
+    public ShardMap Map { get; private set; } = null!;
+
+    /// <summary>The cluster's state as the last successful read saw it.</summary>
+    public ClusterSnapshot Snapshot => Volatile.Read(ref _snapshot);
+
+    /// <summary>Since when etcd has not answered this node (null while it answers), and why.</summary>
+    public (DateTimeOffset? Since, string? Error) EtcdUnreachable => (_unreachableSince, _lastEtcdError);
+
+    /// <summary>How many switches this node made (each one etcd transaction).</summary>
+    public long Switches => Interlocked.Read(ref _switches);
+
+    /// <summary>The local index name of <paramref name="index"/>'s <paramref name="generation"/>.</summary>
+    public static string LocalName(string index, int generation) => index + GenerationSeparator + generation.ToString(CultureInfo.InvariantCulture);
+
+    /// <summary>Splits a local index name made by <see cref="LocalName"/>; false for any other name.</summary>
+    public static bool TryParseLocalName(string local, out string index, out int generation)
+    {
+        var at = local.LastIndexOf(GenerationSeparator, StringComparison.Ordinal);
+        index = at > 0 ? local[..at] : string.Empty;
+        generation = 0;
+        return at > 0 && int.TryParse(local.AsSpan(at + GenerationSeparator.Length), NumberStyles.None, CultureInfo.InvariantCulture, out generation) && generation > 0;
+    }
+
+    /// <summary>The longest cluster index name: its local names add <c>--g</c> and up to 10 digits to it, within the engine's 64.</summary>
+    public const int MaxIndexNameLength = 50;
+
+    /// <summary>
+    /// Joins the cluster: reads its shard map (which must name <see cref="ClusterOptions.NodeId"/>), takes a
+    /// lease and writes the member record under it, then follows the cluster's state until disposed.
+    /// <paramref name="url"/> is where the other nodes reach this node's HTTP API.
+    /// </summary>
+    /// <exception cref="ClusterUnavailableException">etcd did not answer.</exception>
+    /// <exception cref="InvalidOperationException">The cluster has no shard map, the map does not name this node, or a live node already holds its id.</exception>
+    public static async Task<ClusterNode> JoinAsync(ClusterOptions options, IndexingEngine engine, Uri url, ILogger? logger, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(options);
+        ArgumentNullException.ThrowIfNull(engine);
+        ArgumentNullException.ThrowIfNull(url);
+        options.Validate();
+        var etcd = new EtcdCoordinator(options.Endpoints, new ClusterKeys(options.Prefix), options.EtcdTimeout);
+        var node = new ClusterNode(options, engine, etcd, url, logger ?? NullLogger.Instance);
+        try
+        {
+            var snapshot = await etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+            node.Map = snapshot.Map ?? throw new InvalidOperationException(
+                $"the cluster under {MessageText.Quote(etcd.Keys.Prefix)} in etcd ({options.Endpoints}) has no shard map yet; " +
+                "write it once with `indexing cluster init --cluster <endpoints> --nodes n1,n2,n3`.");
+            if (!node.Map.Nodes.Contains(options.NodeId))
+            {
+                throw new InvalidOperationException(
+                    $"node {MessageText.Quote(options.NodeId)} is not in the cluster's shard map ({string.Join(", ", node.Map.Nodes)}); start it with one of those ids.");
+            }
+
+            await node.WaitForOwnIdToBeFreeAsync(snapshot, cancellationToken).ConfigureAwait(false);
+            await node.RegisterAsync(cancellationToken).ConfigureAwait(false);
+            node._snapshot = await etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+            node.Reconcile(node._snapshot);
+            node._loop = Task.Run(() => node.RunAsync(node._stopping.Token), CancellationToken.None);
+            node._logger.LogInformation(
+                "joined the cluster as {Node} ({Buckets} of {Total} buckets; etcd {Endpoints})",
+                options.NodeId, node.Map.BucketsOf(options.NodeId).Count(), node.Map.Buckets, options.Endpoints);
+            return node;
+        }
+        catch
+        {
+            etcd.Dispose();
+            throw;
+        }
+    }
+
+    /// <summary>The node that owns <paramref name="id"/>'s bucket.</summary>
+    public string OwnerOf(string id) => Map.OwnerOf(id);
+
+    /// <summary>
+    /// Whether this node accepts writes for its buckets now; <paramref name="reason"/> says why not
+    /// (see the type's remarks).
+    /// </summary>
+    public bool CanAcceptWrites(out string? reason)
+    {
+        lock (_leaseLock)
+        {
+            var now = DateTimeOffset.UtcNow;
+            if (_leaseExpired)
+            {
+                reason = $"node {MessageText.Quote(NodeId)} lost its lease in etcd and has not joined again yet, so it takes no writes for its buckets; it rejoins as soon as etcd answers.";
+                return false;
+            }
+
+            if (now < _leaseValidUntil || (_quorumLostSeenAt is { } seen && now - seen < _options.LeaseTtl))
+            {
+                reason = null;
+                return true;
+            }
+
+            reason = $"node {MessageText.Quote(NodeId)} could not renew its lease in etcd for {_options.LeaseTtl.TotalSeconds:0} s ({_lastEtcdError ?? "no answer"}), so etcd may have expired it: it takes no writes for its buckets until it renews it.";
+            return false;
+        }
+    }
+
+    /// <summary>The member record of <paramref name="node"/> (its URL) while its lease lives; null when it is down.</summary>
+    public MemberRecord? Member(string node) => Snapshot.Members.TryGetValue(node, out var member) ? member : null;
+
+    /// <summary>
+    /// Defines or changes a cluster index, in etcd: a new index starts at generation 1, active at once
+    /// (each shard builds it; queries read what it holds so far, as on a single node); a changed one gets
+    /// a pending generation that every shard builds beside the active one, switched in when all are
+    /// ready. A change while a rebuild is pending replaces it (each shard cancels the first); the active
+    /// definition again cancels the pending one.
+    /// </summary>
+    /// <exception cref="ClusterUnavailableException">etcd has no quorum or cannot be reached: nothing changed.</exception>
+    public async Task<DefineOutcome> DefineAsync(IndexDefinition definition, CancellationToken cancellationToken)
+    {
+        ArgumentNullException.ThrowIfNull(definition);
+        if (definition.Name.Length > MaxIndexNameLength)
+        {
+            throw new ArgumentException($"index name {MessageText.Quote(definition.Name)} has {definition.Name.Length} characters; a cluster index name has at most {MaxIndexNameLength} (each shard adds its generation to it).");
+        }
+
+        var generation = new IndexGeneration(0, System.Text.Json.JsonDocument.Parse(definition.ToJson()).RootElement.Clone());
+        for (var attempt = 0; ; attempt++)
+        {
+            var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+            ClusterIndex next;
+            DefineResult result;
+            long expected;
+            if (!snapshot.Indexes.TryGetValue(definition.Name, out var existing))
+            {
+                next = new ClusterIndex(definition.Name, generation with { Generation = 1 }, null, null);
+                result = DefineResult.Created;
+                expected = 0;
+            }
+            else
+            {
+                var index = existing.Index;
+                expected = existing.ModRevision;
+                if (index.Newest.Parse().DefinitionHash == definition.DefinitionHash)
+                {
+                    return new DefineOutcome(DefineResult.Unchanged, index);
+                }
+
+                if (index.Pending is not null && index.Active.Parse().DefinitionHash == definition.DefinitionHash)
+                {
+                    next = index with { Pending = null };
+                    result = DefineResult.RebuildCancelled;
+                }
+                else
+                {
+                    next = index with { Pending = generation with { Generation = index.Newest.Generation + 1 } };
+                    result = index.Pending is null ? DefineResult.RebuildStarted : DefineResult.RebuildReplaced;
+                }
+            }
+
+            if (await _etcd.PutIndexAsync(next, expected, cancellationToken).ConfigureAwait(false))
+            {
+                _logger.LogInformation("index {Index}: {Result} (active generation {Active}, pending {Pending})", next.Name, result, next.Active.Generation, next.Pending?.Generation);
+                return new DefineOutcome(result, next);
+            }
+
+            if (attempt >= 9)
+            {
+                throw new ClusterUnavailableException($"index {MessageText.Quote(definition.Name)} changed in etcd ten times while this change was being written; try again.");
+            }
+        }
+    }
+
+    /// <summary>Each node's report on <paramref name="index"/>'s newest generation, as etcd holds them.</summary>
+    public IReadOnlyDictionary<string, ShardProgress> ProgressOf(string index) =>
+        Snapshot.ProgressOf(index).ToDictionary(p => p.Key, p => p.Value.Progress, StringComparer.Ordinal);
+
+    public async ValueTask DisposeAsync()
+    {
+        if (_stopping.IsCancellationRequested)
+        {
+            return;
+        }
+
+        await _stopping.CancelAsync().ConfigureAwait(false);
+        await _loop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        try
+        {
+            // A clean stop leaves at once: the other nodes see it down now, not a TTL later.
+            await _etcd.RevokeLeaseAsync(_lease, CancellationToken.None).ConfigureAwait(false);
+        }
+        catch (ClusterUnavailableException e)
+        {
+            _logger.LogWarning("leaving the cluster: {Error}; etcd expires the lease within {Ttl}", e.Message, _options.LeaseTtl);
+        }
+
+        _etcd.Dispose();
+        _stopping.Dispose();
+    }
+
+    // After a crash the old process's member record lives until its lease expires: wait for it (a
+    // TTL at most) rather than have two records for one id, and refuse an id a live process holds.
+    private async Task WaitForOwnIdToBeFreeAsync(ClusterSnapshot snapshot, CancellationToken cancellationToken)
+    {
+        var deadline = DateTimeOffset.UtcNow + (2 * _options.LeaseTtl) + _options.EtcdTimeout;
+        while (snapshot.Members.TryGetValue(NodeId, out var holder))
+        {
+            if (DateTimeOffset.UtcNow > deadline)
+            {
+                throw new InvalidOperationException(
+                    $"node id {MessageText.Quote(NodeId)} is held by a live member at {holder.Url} (lease {holder.Lease}); each node needs its own id.");
+            }
+
+            _logger.LogInformation("node id {Node} is still held by lease {Lease} ({Url}), probably this node before a restart; waiting for it to expire", NodeId, holder.Lease, holder.Url);
+            await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
+            snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+        }
+    }
+
+    private async Task RegisterAsync(CancellationToken cancellationToken)
+    {
+        var started = DateTimeOffset.UtcNow;
+        var lease = await _etcd.GrantLeaseAsync(_options.LeaseTtl, cancellationToken).ConfigureAwait(false);
+        await _etcd.PutMemberAsync(new MemberRecord(NodeId, _url, lease), cancellationToken).ConfigureAwait(false);
+        lock (_leaseLock)
+        {
+            _lease = lease;
+            _leaseValidUntil = started + _options.LeaseTtl;
+            _nextRenewal = started + (_options.LeaseTtl / 3);
+            _leaseExpired = false;
+        }
+    }
+
+    private async Task RunAsync(CancellationToken stopping)
+    {
+        while (!stopping.IsCancellationRequested)
+        {
+            try
+            {
+                await StepAsync(stopping).ConfigureAwait(false);
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                // One step failing (an index the engine refused, a report etcd did not take) must not
+                // stop the node following the cluster: the next step tries again.
+                _logger.LogWarning(e, "cluster step failed: {Error}", e.Message);
+            }
+
+            await Task.Delay(_options.PollInterval, stopping).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        }
+    }
+
+    private async Task StepAsync(CancellationToken stopping)
+    {
+        await KeepLeaseAsync(stopping).ConfigureAwait(false);
+        ClusterSnapshot snapshot;
+        try
+        {
+            snapshot = await _etcd.ReadAsync(stopping).ConfigureAwait(false);
+        }
+        catch (ClusterUnavailableException e)
+        {
+            Unreachable(e);
+            return;
+        }
+
+        _unreachableSince = null;
+        _lastEtcdError = null;
+        Volatile.Write(ref _snapshot, snapshot);
+        Reconcile(snapshot);
+        await RetireAsync().ConfigureAwait(false);
+        await ReportAsync(snapshot, stopping).ConfigureAwait(false);
+        await TrySwitchAsync(snapshot, stopping).ConfigureAwait(false);
+    }
+
+    private async Task KeepLeaseAsync(CancellationToken stopping)
+    {
+        bool expired;
+        lock (_leaseLock)
+        {
+            if (!_leaseExpired && DateTimeOffset.UtcNow < _nextRenewal)
+            {
+                return;
+            }
+
+            expired = _leaseExpired;
+        }
+
+        try
+        {
+            if (expired)
+            {
+                // Join again: a new lease and the member record under it.
+                await RegisterAsync(stopping).ConfigureAwait(false);
+                _logger.LogWarning("node {Node} joined the cluster again with a new lease after its lease expired", NodeId);
+                return;
+            }
+
+            var sent = DateTimeOffset.UtcNow;
+            var ttl = await _etcd.RenewLeaseAsync(_lease, stopping).ConfigureAwait(false);
+            lock (_leaseLock)
+            {
+                if (ttl <= 0)
+                {
+                    _leaseExpired = true;
+                    _logger.LogWarning("node {Node}'s lease {Lease} has expired in etcd: it takes no writes until it joins again", NodeId, _lease);
+                    return;
+                }
+
+                _leaseValidUntil = sent + TimeSpan.FromSeconds(ttl);
+                _nextRenewal = sent + (_options.LeaseTtl / 3);
+                _quorumLostSeenAt = null;
+            }
+        }
+        catch (ClusterUnavailableException e)
+        {
+            Unreachable(e);
+            if (await _etcd.HasMemberWithoutLeaderAsync(stopping).ConfigureAwait(false))
+            {
+                lock (_leaseLock)
+                {
+                    _quorumLostSeenAt = DateTimeOffset.UtcNow;
+                }
+            }
+        }
+    }
+
+    private void Unreachable(ClusterUnavailableException e)
+    {
+        _unreachableSince ??= DateTimeOffset.UtcNow;
+        if (_lastEtcdError != e.Message)
+        {
+            _logger.LogWarning("etcd: {Error}", e.Message);
+        }
+
+        _lastEtcdError = e.Message;
+    }
+
+    // Every live generation of every cluster index has its local index; generations no longer named
+    // are retired: a cancelled pending one at once, a switched-out active one after the grace.
+    private void Reconcile(ClusterSnapshot snapshot)
+    {
+        var local = _engine.ListIndexes().Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+        foreach (var (name, versioned) in snapshot.Indexes)
+        {
+            foreach (var generation in new[] { versioned.Index.Active, versioned.Index.Pending })
+            {
+                if (generation is null || local.Contains(LocalName(name, generation.Generation)))
+                {
+                    continue;
+                }
+
+                var localName = LocalName(name, generation.Generation);
+                try
+                {
+                    var definition = generation.Parse();
+                    _engine.DefineIndex(IndexDefinition.Create(localName, definition.Collection, definition.Fields));
+                    _localErrors.TryRemove(localName, out _);
+                    _logger.LogInformation("index {Index}: building generation {Generation} on this shard", name, generation.Generation);
+                }
+                catch (Exception e) when (e is IndexingException or ArgumentException)
+                {
+                    _localErrors[localName] = e.Message;
+                }
+            }
+        }
+
+        var now = DateTimeOffset.UtcNow;
+        foreach (var name in local)
+        {
+            if (!TryParseLocalName(name, out var index, out var generation) || !snapshot.Indexes.TryGetValue(index, out var versioned))
+            {
+                continue;
+            }
+
+            var cluster = versioned.Index;
+            if (generation == cluster.Active.Generation || generation == cluster.Pending?.Generation)
+            {
+                continue;
+            }
+
+            // Older than the active one: switched out, kept for the grace. Newer: a pending build the
+            // definition replaced, of no use to any query.
+            _retireAt.TryAdd(name, generation < cluster.Active.Generation ? now + _options.RetireGrace : now);
+        }
+    }
+
+    private async Task RetireAsync()
+    {
+        var now = DateTimeOffset.UtcNow;
+        foreach (var (name, at) in _retireAt)
+        {
+            if (at > now)
+            {
+                continue;
+            }
+
+            try
+            {
+                // Waits for the queries still reading it (the engine drains a deleted index's generation) and cancels its build.
+                await _engine.DeleteIndexAsync(name).ConfigureAwait(false);
+                _logger.LogInformation("retired local index {Index}", name);
+            }
+            catch (IndexingException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
+            {
+                // Already gone.
+            }
+
+            _retireAt.TryRemove(name, out _);
+        }
+    }
+
+    // This shard's build of each index's newest generation, written to etcd when it is missing there
+    // or changed (and every second while building, for the progress pages).
+    private async Task ReportAsync(ClusterSnapshot snapshot, CancellationToken stopping)
+    {
+        var now = DateTimeOffset.UtcNow;
+        foreach (var (name, versioned) in snapshot.Indexes)
+        {
+            var report = Progress(name, versioned.Index.Newest.Generation, now);
+            var inEtcd = snapshot.ProgressOf(name).TryGetValue(NodeId, out var stored) ? stored.Progress : null;
+            var due = inEtcd is null
+                || inEtcd.Generation != report.Generation || inEtcd.Ready != report.Ready || inEtcd.Phase != report.Phase || inEtcd.Error != report.Error
+                || (!report.Ready && (!_reported.TryGetValue(name, out var last) || now - last.Written >= TimeSpan.FromSeconds(1)));
+            if (!due)
+            {
+                continue;
+            }
+
+            await _etcd.PutProgressAsync(report, stopping).ConfigureAwait(false);
+            _reported[name] = (report, now);
+        }
+    }
+
+    private ShardProgress Progress(string index, int generation, DateTimeOffset now)
+    {
+        var local = LocalName(index, generation);
+        if (_localErrors.TryGetValue(local, out var error))
+        {
+            return new ShardProgress(NodeId, index, generation, false, "Failed", 0, 0, 0, error, now);
+        }
+
+        IndexSummary summary;
+        try
+        {
+            summary = _engine.GetIndex(local);
+        }
+        catch (IndexingException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
+        {
+            return new ShardProgress(NodeId, index, generation, false, "Defining", 0, 0, 0, null, now);
+        }
+
+        if (summary.Rebuild is { IsFinished: false } rebuild)
+        {
+            return new ShardProgress(NodeId, index, generation, false, rebuild.Phase.ToString(), rebuild.DocumentsDone, rebuild.DocumentsTotal, summary.LagEtags, rebuild.Error, now);
+        }
+
+        var status = summary.Status;
+        var failed = summary.Rebuild?.Phase is RebuildPhase.Failed || status.State is IndexState.Error;
+        var ready = !failed && status.State is IndexState.Following or IndexState.Idle && !status.BuildInterrupted && summary.LagEtags <= _options.ReadyLagEtags;
+        return new ShardProgress(
+            NodeId, index, generation, ready, failed ? "Failed" : ready ? "Ready" : "CatchingUp", status.DocumentCount, status.DocumentCount, summary.LagEtags,
+            failed ? summary.Rebuild?.Error ?? status.LastError : null, now);
+    }
+
+    private async Task TrySwitchAsync(ClusterSnapshot snapshot, CancellationToken stopping)
+    {
+        foreach (var (name, versioned) in snapshot.Indexes)
+        {
+            if (versioned.Index.Pending is not { } pending)
+            {
+                continue;
+            }
+
+            var reports = snapshot.ProgressOf(name);
+            if (!Map.Nodes.All(node => reports.TryGetValue(node, out var report) && report.Progress.Generation == pending.Generation && report.Progress.Ready))
+            {
+                continue;
+            }
+
+            var switched = versioned.Index with { Active = pending, Pending = null, SwitchedAt = DateTimeOffset.UtcNow };
+            var stored = Map.Nodes.ToDictionary(node => node, node => reports[node].Stored, StringComparer.Ordinal);
+            if (await _etcd.TrySwitchAsync(switched, versioned.ModRevision, stored, stopping).ConfigureAwait(false) is { } revision)
+            {
+                Interlocked.Increment(ref _switches);
+                _logger.LogInformation(
+                    "index {Index}: switched the cluster to generation {Generation} in one etcd transaction (revision {Revision}); every shard reported it ready",
+                    name, pending.Generation, revision);
+            }
+        }
+    }
+}
+
+/// <summary>What a definition change did (<see cref="ClusterNode.DefineAsync"/>).</summary>
+public enum DefineResult
+{
+    /// <summary>A new index, generation 1.</summary>
+    Created,
+
+    /// <summary>The same definition as the newest generation: nothing changed.</summary>
+    Unchanged,
+
+    /// <summary>A pending generation, built on every shard beside the active one.</summary>
+    RebuildStarted,
+
+    /// <summary>A new pending generation in place of the one being built, which each shard cancels.</summary>
+    RebuildReplaced,
+
+    /// <summary>The active definition again: the pending generation is cancelled on every shard.</summary>
+    RebuildCancelled,
+}
+
+/// <summary>A definition change's result and the index as etcd now holds it.</summary>
+public sealed record DefineOutcome(DefineResult Result, ClusterIndex Index);
