@@ -29,8 +29,8 @@ internal sealed class IndexingProcess : IDisposable
     public static IndexingProcess Start(string command, string data, params string[] arguments) =>
         Start(command, data, new Dictionary<string, string>(), arguments);
 
-    /// <summary>Starts the process with <paramref name="environment"/> added to its environment (LD_PRELOAD, say).</summary>
-    public static IndexingProcess Start(string command, string data, IReadOnlyDictionary<string, string> environment, params string[] arguments)
+    /// <summary>Starts the process with <paramref name="environment"/> added to its environment (LD_PRELOAD, say); no --data when <paramref name="data"/> is null (a command without one).</summary>
+    public static IndexingProcess Start(string command, string? data, IReadOnlyDictionary<string, string> environment, params string[] arguments)
     {
         var start = new ProcessStartInfo("dotnet")
         {
@@ -41,8 +41,12 @@ internal sealed class IndexingProcess : IDisposable
         };
         start.ArgumentList.Add(Path.Combine(AppContext.BaseDirectory, "indexing.dll"));
         start.ArgumentList.Add(command);
-        start.ArgumentList.Add("--data");
-        start.ArgumentList.Add(data);
+        if (data is not null)
+        {
+            start.ArgumentList.Add("--data");
+            start.ArgumentList.Add(data);
+        }
+
         foreach (var argument in arguments)
         {
             start.ArgumentList.Add(argument);

@@ -285,6 +285,64 @@ async function pollMemory() {
   }
 }
 
+// Cluster mode only (GET /cluster is not mapped on a single node: the section stays hidden and polling
+// stops): the nodes of the shard map, and for each cluster index its generations and every shard's
+// build of the newest one, as the shards report it in etcd.
+function cell(row, text) {
+  const td = document.createElement("td");
+  td.textContent = text;
+  row.appendChild(td);
+}
+
+function renderCluster(status, indexes) {
+  document.getElementById("cluster").hidden = false;
+  const etcd = status.etcdReachable ? "etcd reachable" : `etcd unreachable since ${status.etcdUnreachableSince}: ${status.etcdError}`;
+  const writes = status.acceptingWrites ? "accepting writes" : `not accepting writes: ${status.notAcceptingWritesBecause}`;
+  document.getElementById("cluster-summary").textContent = `this node ${status.node} · ${status.buckets} buckets · ${etcd} · ${writes}`;
+  document.querySelector("#cluster-nodes tbody").replaceChildren(...status.nodes.map(n => {
+    const row = document.createElement("tr");
+    [n.node, n.up ? "up" : "down", String(n.buckets), n.url ?? ""].forEach(text => cell(row, text));
+    return row;
+  }));
+  document.getElementById("cluster-indexes").replaceChildren(...indexes.map(index => {
+    const article = document.createElement("article");
+    article.className = "cluster-index";
+    const title = document.createElement("h3");
+    title.textContent = index.pendingGeneration
+      ? `${index.name}: generation ${index.activeGeneration} serves, ${index.pendingGeneration} building on every shard`
+      : `${index.name}: generation ${index.activeGeneration}`;
+    const table = document.createElement("table");
+    table.innerHTML = "<thead><tr><th>shard</th><th>up</th><th>generation</th><th>phase</th><th>ready</th><th>documents</th><th>lag (etags)</th><th>error</th></tr></thead><tbody></tbody>";
+    table.querySelector("tbody").replaceChildren(...index.shards.map(shard => {
+      const row = document.createElement("tr");
+      const documents = shard.documentsTotal
+        ? `${shard.documentsDone.toLocaleString("en-US")} of ${shard.documentsTotal.toLocaleString("en-US")}`
+        : shard.documentsDone.toLocaleString("en-US");
+      [shard.node, shard.up ? "up" : "down", String(shard.generation), shard.phase, shard.ready ? "yes" : "no", documents, String(shard.lagEtags), shard.error ?? ""]
+        .forEach(text => cell(row, text));
+      return row;
+    }));
+    article.append(title, table);
+    return article;
+  }));
+}
+
+async function pollCluster() {
+  let again = true;
+  try {
+    const response = await fetch("/cluster");
+    if (response.status === 404) {
+      again = false;
+      return;
+    }
+    const indexes = await fetch("/indexes");
+    if (response.ok && indexes.ok) renderCluster(await response.json(), (await indexes.json()).indexes);
+  } finally {
+    if (again) setTimeout(pollCluster, 2000);
+  }
+}
+
 connect();
 pollRebuilds();
 pollMemory();
+pollCluster();
