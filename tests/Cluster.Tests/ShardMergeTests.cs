@@ -1,10 +1,17 @@
+using System.Text;
+using System.Text.Json;
+using Indexing.Engine;
 using Indexing.Indexer;
+using Indexing.Storage;
 
 namespace Indexing.Cluster.Tests;
 
-// The merge of the shards' pages: its comparison rules, ties, paging and the answers it refuses.
+// The merge of the shards' pages: its comparison rules on their own, then against real engines (one
+// holding every document, three holding the buckets of one shard each).
 public sealed class ShardMergeTests
 {
+    private static readonly TimeSpan _hangGuard = TimeSpan.FromSeconds(60);
+
     // A sort value for a document without one; as a variable, one element of Hit's params array.
     private static readonly object? Missing = null;
 
@@ -154,6 +161,177 @@ public sealed class ShardMergeTests
         var error = Assert.Throws<ArgumentOutOfRangeException>(() => ShardMerge.ShardQuery(new IndexQuery("*:*") { Skip = 9_995, Take = 10 }));
         Assert.Contains("at most 10,000 hits deep", error.Message, StringComparison.Ordinal);
         Assert.Equal(10_000, ShardMerge.ShardQuery(new IndexQuery("*:*") { Skip = 9_990, Take = 10 }).Take);
+    }
+
+    // Three engines each holding one shard's buckets answer like one engine holding every document:
+    // page by page, for sorts whose keys are unique per document (a tie in one engine is broken by its
+    // Lucene doc id, which no merge reproduces); for relevance, the same total and hits, scores in order.
+    [Fact]
+    public async Task Merge_OfThreeShardEngines_PagesAsOneEngine()
+    {
+        const int Shards = 3;
+        const int Buckets = 64;
+        const string Name = "orders-sorted";
+        var documents = Documents(300);
+        using var root = new TempDirectory("indexing-cluster-merge-tests");
+        var single = IndexingEngine.Open(Options(root.Combine("single")));
+        await using var closeSingle = single;
+        var shards = new IndexingEngine[Shards];
+        var closers = new List<IAsyncDisposable>();
+        try
+        {
+            for (var shard = 0; shard < Shards; shard++)
+            {
+                shards[shard] = IndexingEngine.Open(Options(root.Combine($"shard-{shard}")));
+                closers.Add(shards[shard]);
+            }
+
+            single.PutMany(documents);
+            for (var shard = 0; shard < Shards; shard++)
+            {
+                var mine = documents.Where(d => BucketHash.Of(d.Id, Buckets) % Shards == shard).ToList();
+                Assert.InRange(mine.Count, 60, 140);
+                shards[shard].PutMany(mine);
+            }
+
+            var definition = IndexDefinition.Parse("""
+                { "name": "orders-sorted", "collection": "orders", "fields": [
+                  { "name": "name", "path": "name", "type": "keyword", "sortable": true },
+                  { "name": "tag", "path": "tag", "type": "keyword", "sortable": true },
+                  { "name": "code", "path": "code", "type": "long", "sortable": true },
+                  { "name": "rank", "path": "rank", "type": "long", "sortable": true },
+                  { "name": "price", "path": "price", "type": "double", "sortable": true },
+                  { "name": "body", "path": "body", "type": "text" }
+                ] }
+                """);
+            IndexingEngine[] engines = [single, .. shards];
+            foreach (var engine in engines)
+            {
+                engine.DefineIndex(definition);
+            }
+
+            foreach (var engine in engines)
+            {
+                await engine.WaitForRebuildAsync(Name).WaitAsync(_hangGuard);
+            }
+
+            await WaitUntilAsync(() => engines.Sum(e => e.Query(Name, new IndexQuery("*:*")).TotalHits) == 2 * documents.Count);
+
+            string[][] sorts =
+            [
+                ["name"],              // keyword, unique, with characters above U+FFFF and in U+E000..U+FFFF
+                ["-price"],            // double descending, unique
+                ["tag", "-price"],     // two keys; tag missing (null, first) in some documents
+                ["-tag", "code"],      // missing tags last; code a unique long
+                ["rank", "name"],      // a long some documents lack: they sort as 0, amid the others
+                ["-code"],             // a unique long of large magnitude, descending
+            ];
+            foreach (var sort in sorts)
+            {
+                var expectedAll = single.Query(Name, new IndexQuery("*:*") { Sort = sort, Take = documents.Count });
+                Assert.Equal(documents.Count, expectedAll.Hits.Count);
+                for (var skip = 0; skip < documents.Count + 7; skip += 7)
+                {
+                    var query = new IndexQuery("*:*") { Sort = sort, Skip = skip, Take = 7 };
+                    var expected = single.Query(Name, query);
+                    var merged = ShardMerge.Merge(query, [.. shards.Select(s => s.Query(Name, ShardMerge.ShardQuery(query)))]);
+
+                    Assert.Equal(expected.TotalHits, merged.TotalHits);
+                    Assert.True(
+                        Ids(expected).SequenceEqual(Ids(merged)),
+                        $"sort {string.Join(',', sort)}, skip {skip}: one engine [{string.Join(", ", Ids(expected))}], merged [{string.Join(", ", Ids(merged))}]");
+                    for (var i = 0; i < merged.Hits.Count; i++)
+                    {
+                        Assert.Equal(expected.Hits[i].SortValues, merged.Hits[i].SortValues);
+                    }
+                }
+            }
+
+            // Relevance: per-shard statistics, so the order may differ from one engine's; the set may not.
+            foreach (var text in new[] { "body:alpha", "body:(beta gamma)", "body:delta AND tag:red" })
+            {
+                var expectedAll = single.Query(Name, new IndexQuery(text) { Take = documents.Count });
+                var mergedIds = new List<string>();
+                var scores = new List<float>();
+                for (var skip = 0; skip < expectedAll.TotalHits + 7; skip += 7)
+                {
+                    var query = new IndexQuery(text) { Skip = skip, Take = 7 };
+                    var merged = ShardMerge.Merge(query, [.. shards.Select(s => s.Query(Name, ShardMerge.ShardQuery(query)))]);
+                    Assert.Equal(expectedAll.TotalHits, merged.TotalHits);
+                    Assert.All(merged.Hits, h => Assert.Empty(h.SortValues));
+                    mergedIds.AddRange(Ids(merged));
+                    scores.AddRange(merged.Hits.Select(h => h.Score));
+                }
+
+                Assert.True(expectedAll.TotalHits > 7, $"{text} matches {expectedAll.TotalHits}, within one page");
+                Assert.Equal(mergedIds.Count, mergedIds.Distinct(StringComparer.Ordinal).Count());
+                Assert.Equal(Ids(expectedAll).Order(StringComparer.Ordinal), mergedIds.Order(StringComparer.Ordinal));
+                for (var i = 1; i < scores.Count; i++)
+                {
+                    Assert.True(scores[i - 1] >= scores[i], $"{text}: score {scores[i]} after {scores[i - 1]} at {i}");
+                }
+            }
+        }
+        finally
+        {
+            foreach (var closer in closers)
+            {
+                await closer.DisposeAsync();
+            }
+        }
+    }
+
+    private static EngineOptions Options(string dataDirectory) => new()
+    {
+        DataDirectory = dataDirectory,
+        Storage = new StoreOptions(syncWrites: false, blockCacheBytes: 8 << 20),
+        Indexes = new IndexOptions { RefreshInterval = TimeSpan.FromMilliseconds(50), FollowPollInterval = TimeSpan.FromMilliseconds(20), SwapLagEtags = 50 },
+    };
+
+    // Orders with unique name, code and price; a tag (five values, some above U+FFFF) in about 60% of
+    // them and a rank (-5..5, so many ties) in about 70%; a body of words for relevance.
+    private static List<DocumentWrite> Documents(int count)
+    {
+        var random = new Random(20_261_202);
+        string[] namePrefixes = ["a", "Z", "é", "\uE000", "\uFFFD", "\U0001F600", "\U0001F600\uE000", "m"];
+        string[] tags = ["red", "green", "blue", "\U0001F69A", "\uE123"];
+        string[] words = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"];
+        var codes = Enumerable.Range(0, count).OrderBy(_ => random.Next()).ToArray();
+        var prices = Enumerable.Range(0, count).OrderBy(_ => random.Next()).ToArray();
+        var documents = new List<DocumentWrite>(count);
+        for (var i = 0; i < count; i++)
+        {
+            var fields = new Dictionary<string, object>
+            {
+                ["name"] = $"{namePrefixes[random.Next(namePrefixes.Length)]}{i:D3}",
+                ["code"] = (codes[i] - (count / 2)) * 31_415_926_535_897L,
+                ["price"] = (prices[i] - (count / 3)) * 0.25 + 0.125,
+                ["body"] = string.Join(' ', Enumerable.Range(0, 1 + random.Next(8)).Select(_ => words[random.Next(random.Next(2) == 0 ? 3 : words.Length)])),
+            };
+            if (random.Next(10) < 6)
+            {
+                fields["tag"] = tags[random.Next(tags.Length)];
+            }
+
+            if (random.Next(10) < 7)
+            {
+                fields["rank"] = random.Next(-5, 6);
+            }
+
+            documents.Add(new DocumentWrite($"orders/{i:D4}", Encoding.UTF8.GetBytes(JsonSerializer.Serialize(fields))));
+        }
+
+        return documents;
+    }
+
+    private static async Task WaitUntilAsync(Func<bool> condition)
+    {
+        var deadline = DateTime.UtcNow + _hangGuard;
+        while (!condition())
+        {
+            Assert.True(DateTime.UtcNow < deadline, "the indexes did not see every document in time");
+            await Task.Delay(50);
+        }
     }
 
     private static QueryHit Hit(string id, params object?[] sortValues) => new(id, 1f, 1) { SortValues = sortValues };
