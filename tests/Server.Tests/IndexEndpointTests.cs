@@ -53,15 +53,56 @@ public sealed class IndexEndpointTests
         var hits = result.GetProperty("hits").EnumerateArray().ToList();
         Assert.Equal(["orders/27", "orders/24", "orders/21"], hits.Select(h => h.GetProperty("id").GetString()));
         Assert.Equal(270, hits[0].GetProperty("document").GetProperty("total").GetInt64());
+        Assert.Equal([270L, 240L, 210L], hits.Select(h => h.GetProperty("sort").EnumerateArray().Single().GetInt64()));
 
+        // Relevance order: no sort values to show.
         var withoutDocs = await server.GetJsonAsync("/indexes/orders-by-status/query?q=status:shipped&take=1");
         Assert.Equal(JsonValueKind.Null, withoutDocs.GetProperty("hits")[0].GetProperty("document").ValueKind);
+        Assert.False(withoutDocs.GetProperty("hits")[0].TryGetProperty("sort", out _));
 
         var summary = await server.GetJsonAsync("/indexes/orders-by-status");
         Assert.Equal("orders", summary.GetProperty("collection").GetString());
         Assert.False(string.IsNullOrEmpty(summary.GetProperty("definitionHash").GetString()));
         var list = await server.GetJsonAsync("/indexes");
         Assert.Equal(["orders-by-status"], list.GetProperty("indexes").EnumerateArray().Select(i => i.GetProperty("name").GetString()));
+    }
+
+    [Fact]
+    public async Task Query_Sorted_EachHitHasItsSortValues_StringsNumbersAndNullForAMissingKeyword()
+    {
+        await using var server = await RunningServer.StartAsync();
+        server.Store.Put("orders/1", """{"status": "open", "total": 12.5, "items": 3}""");
+        server.Store.Put("orders/2", """{"total": 7, "items": 1}""");
+        server.Store.Put("orders/3", """{"status": "shipped \uD83D\uDE9A", "items": 2}""");
+        const string definition = """
+            {"name": "orders-sorted", "collection": "orders", "fields": [
+              {"name": "status", "path": "status", "type": "keyword", "sortable": true},
+              {"name": "total", "path": "total", "type": "double", "sortable": true},
+              {"name": "items", "path": "items", "type": "long", "sortable": true}
+            ]}
+            """;
+        using (var created = await server.Client.PutAsync("/indexes/orders-sorted", RunningServer.Json(definition)))
+        {
+            Assert.Equal(HttpStatusCode.Created, created.StatusCode);
+        }
+
+        JsonElement result;
+        using var timeout = new CancellationTokenSource(_hangGuard);
+        do
+        {
+            await Task.Delay(50, timeout.Token);
+            result = await server.GetJsonAsync("/indexes/orders-sorted/query?q=*:*&sort=status,-total,items");
+        }
+        while (result.GetProperty("totalHits").GetInt64() < 3);
+
+        var hits = result.GetProperty("hits").EnumerateArray().ToList();
+        Assert.Equal(["orders/2", "orders/1", "orders/3"], hits.Select(h => h.GetProperty("id").GetString()));
+        // A keyword the document lacks is null (and sorts first); a double it lacks is 0, as the index sorted it.
+        Assert.Equal("""[null,7,1]""", hits[0].GetProperty("sort").GetRawText());
+        Assert.Equal("""["open",12.5,3]""", hits[1].GetProperty("sort").GetRawText());
+        Assert.Equal("shipped \U0001F69A", hits[2].GetProperty("sort")[0].GetString());
+        Assert.Equal(0, hits[2].GetProperty("sort")[1].GetDouble());
+        Assert.Equal(2, hits[2].GetProperty("sort")[2].GetInt64());
     }
 
     public static TheoryData<string, string, HttpStatusCode, string> BadRequests => new()

@@ -81,7 +81,10 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
                 budget.CheckSometimes();
                 var scoreDoc = top.ScoreDocs[i];
                 var stored = searcher.Doc(scoreDoc.Doc, _hitFields);
-                hits.Add(new QueryHit(stored.Get(IndexFieldNames.Id), scoreDoc.Score, stored.GetField(IndexFieldNames.Etag)?.GetInt64Value() ?? 0));
+                hits.Add(new QueryHit(stored.Get(IndexFieldNames.Id), scoreDoc.Score, stored.GetField(IndexFieldNames.Etag)?.GetInt64Value() ?? 0)
+                {
+                    SortValues = scoreDoc is FieldDoc fieldDoc ? SortValues(fieldDoc.Fields) : [],
+                });
             }
 
             return new QueryResult(top.TotalHits, hits);
@@ -123,6 +126,29 @@ internal sealed class LuceneIndexSearcher : IIndexSearcher
             lease.Dispose();
             throw;
         }
+    }
+
+    // What TopFieldCollector filled in (fillFields) for one hit, as QueryHit.SortValues holds it: the
+    // STRING comparator's BytesRef (null for a document without a value) decoded from UTF-8, the
+    // numeric comparators' values, which Lucene.Net boxes as J2N.Numerics.Int64 and Double, unboxed to
+    // long and double (0 for a document without a value: no SortField.MissingValue is set, so the doc
+    // values' 0 is what was compared).
+    private static object?[] SortValues(object[] fields)
+    {
+        var values = new object?[fields.Length];
+        for (var i = 0; i < fields.Length; i++)
+        {
+            values[i] = fields[i] switch
+            {
+                null => null,
+                Lucene.Net.Util.BytesRef bytes => bytes.Utf8ToString(),
+                J2N.Numerics.Int64 number => number.ToInt64(),
+                J2N.Numerics.Double number => number.ToDouble(),
+                var other => throw new InvalidOperationException($"sort key {i + 1} holds a {other.GetType().FullName}; expected a BytesRef, long or double."),
+            };
+        }
+
+        return values;
     }
 
     // Keyword fields sort by their sorted doc values, doubles and longs (bool as 0/1) by numeric ones.

@@ -108,4 +108,19 @@ public sealed record QueryResult(long TotalHits, IReadOnlyList<QueryHit> Hits)
 /// <param name="Id">The document's id.</param>
 /// <param name="Score">Relevance, higher is better (computed also when sorting by fields).</param>
 /// <param name="Etag">The etag of the body the index holds for it.</param>
-public sealed record QueryHit(string Id, float Score, long Etag);
+public sealed record QueryHit(string Id, float Score, long Etag)
+{
+    /// <summary>
+    /// The hit's value of each sort key, parallel to <see cref="IndexQuery.Sort"/>, as the index
+    /// compared it; empty when the query sorts by relevance. A keyword field's value is a
+    /// <see cref="string"/> (its UTF-8 bytes decoded; the index compares the bytes, unsigned), or null
+    /// when the document has no value (null sorts before every string ascending, after every one
+    /// descending). A long or bool field's value is a <see cref="long"/> (bool as 0 or 1), a double
+    /// field's a <see cref="double"/> (compared as Java's Double.compare does: -0.0 before 0.0); a
+    /// document without a value holds 0 there (0L, or 0.0 for a double), the value the index sorted it
+    /// by: Lucene.Net 4.8's numeric sorts, with no missing value set, read the doc values' 0, so such a
+    /// document is not told apart from one whose value is 0. A multi-valued field's value is its first.
+    /// Hits' equality compares this list by reference, as <see cref="QueryResult.Hits"/> is compared.
+    /// </summary>
+    public IReadOnlyList<object?> SortValues { get; init; } = [];
+}

@@ -173,7 +173,7 @@ internal static class IndexEndpoints
             return ProblemResults.BadRequest("Invalid query", e.Message.Split(" (Parameter", 2)[0]);
         }
 
-        return new QueryHitsResult(result, includeDocuments ? engine : null);
+        return new QueryHitsResult(result, includeDocuments ? engine : null, sorted: query.Sort.Count > 0);
     }
 
     // 202 with the progress URL; 409 naming the running rebuild when one runs.

@@ -6,7 +6,10 @@ using Microsoft.AspNetCore.Http;
 namespace Indexing.Server.Http;
 
 /// <summary>
-/// The answer to a query: <c>{"totalHits": n, "hits": [{"id", "score", "etag", "document"}]}</c>.
+/// The answer to a query: <c>{"totalHits": n, "hits": [{"id", "score", "etag", "sort", "document"}]}</c>,
+/// <c>"sort"</c> only when the query had sort keys: the hit's value of each key, in the keys' order
+/// (<see cref="QueryHit.SortValues"/>: a keyword as a string, null where the document has none; a
+/// number as a number), which a cluster's merge of several nodes' pages compares by.
 /// With <c>include=docs</c> it is written as it is read: each hit's document is read from the store
 /// alone and written in <see cref="BodyPieces"/> (each piece flushed) before the next is read, so the
 /// server holds one document and one piece in Kestrel's buffer, not a batch or the page (up to 10,000
@@ -31,12 +34,17 @@ internal sealed class QueryHitsResult : IResult
 
     private readonly QueryResult _result;
     private readonly IndexingEngine? _engine;
+    private readonly bool _sorted;
 
-    /// <summary>The hits of <paramref name="result"/>, with their documents from <paramref name="engine"/> when one is given.</summary>
-    public QueryHitsResult(QueryResult result, IndexingEngine? engine)
+    /// <summary>
+    /// The hits of <paramref name="result"/>, with their documents from <paramref name="engine"/> when
+    /// one is given, and their sort values when the query was <paramref name="sorted"/> by fields.
+    /// </summary>
+    public QueryHitsResult(QueryResult result, IndexingEngine? engine, bool sorted)
     {
         _result = result;
         _engine = engine;
+        _sorted = sorted;
     }
 
     public async Task ExecuteAsync(HttpContext httpContext)
@@ -58,6 +66,11 @@ internal sealed class QueryHitsResult : IResult
             json.WriteString("id", hit.Id);
             json.WriteNumber("score", hit.Score);
             json.WriteNumber("etag", hit.Etag);
+            if (_sorted)
+            {
+                WriteSortValues(json, hit.SortValues);
+            }
+
             json.WritePropertyName("document");
             one[0] = hit.Id;
             // GetMany, not Get: serving a query is not the live traffic a rebuild's prefetcher backs off on.
@@ -83,5 +96,33 @@ internal sealed class QueryHitsResult : IResult
         json.WriteEndArray();
         json.WriteEndObject();
         await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    // The engine gives strings, nulls, longs and finite doubles (QueryHit.SortValues).
+    private static void WriteSortValues(Utf8JsonWriter json, IReadOnlyList<object?> values)
+    {
+        json.WriteStartArray("sort");
+        foreach (var value in values)
+        {
+            switch (value)
+            {
+                case null:
+                    json.WriteNullValue();
+                    break;
+                case string text:
+                    json.WriteStringValue(text);
+                    break;
+                case long number:
+                    json.WriteNumberValue(number);
+                    break;
+                case double number:
+                    json.WriteNumberValue(number);
+                    break;
+                default:
+                    throw new InvalidOperationException($"a sort value of type {value.GetType().Name}; the engine gives strings, longs and doubles.");
+            }
+        }
+
+        json.WriteEndArray();
     }
 }
