@@ -1,10 +1,229 @@
+using System.Net;
+using System.Text.Json;
 using Indexing.Cluster;
+using Indexing.Indexer;
+using Indexing.Server.Http;
 using Microsoft.AspNetCore.Http;
+using Microsoft.Extensions.Primitives;
 
 namespace Indexing.Server.Cluster;
 
+/// <summary>
+/// <c>GET /indexes/{name}/query</c> in a cluster: the single node's parameters (q, take, skip, sort,
+/// include) and <c>partial=true</c>. The query is scattered to every shard's local index of the
+/// cluster's active generation, named in each call, so an answer never mixes generations, and each
+/// shard's first skip+take hits are merged (<see cref="ShardMerge"/>: exactly by sort keys; by each
+/// shard's own score for relevance). A shard that no longer holds that generation (the cluster switched
+/// and its grace ran out) makes the whole query start again on the new one.
+/// <para>
+/// A shard whose node is down: 503 naming it, or with <c>partial=true</c> the other shards' hits,
+/// flagged <c>"partial": true</c> with the missing nodes listed.
+/// </para>
+/// </summary>
 internal static class ClusterQuery
 {
-    public static Task<IResult> RunAsync(string name, HttpContext context, ClusterNode node, ShardClient shards, CancellationToken cancellationToken) =>
-        throw new NotImplementedException();
+    private const int Attempts = 4;
+
+    public static async Task<IResult> RunAsync(string name, HttpContext context, ClusterNode node, ShardClient shards, CancellationToken cancellationToken)
+    {
+        var parameters = context.Request.Query;
+        var partial = false;
+        if (parameters.TryGetValue("partial", out var partialText))
+        {
+            if (!bool.TryParse(partialText.ToString(), out partial))
+            {
+                return ProblemResults.BadRequest("Invalid query", $"partial is {MessageText.Quote(partialText.ToString())}; it is true (answer with the shards that are up, flagged) or false (the default: 503 while a shard is down).");
+            }
+
+            parameters = new QueryCollection(parameters.Where(p => p.Key != "partial").ToDictionary(p => p.Key, p => p.Value));
+        }
+
+        if (!QueryRequest.TryParse(parameters, out var query, out var includeDocuments, out var problem))
+        {
+            return ProblemResults.BadRequest("Invalid query", problem);
+        }
+
+        IndexQuery shardQuery;
+        try
+        {
+            shardQuery = ShardMerge.ShardQuery(query);
+        }
+        catch (ArgumentOutOfRangeException e)
+        {
+            return ProblemResults.BadRequest("Invalid query", $"{e.Message.Split(" (Parameter", 2)[0]} Page deeper with a sort key and a range query on it.");
+        }
+
+        for (var attempt = 1; ; attempt++)
+        {
+            if (!node.Snapshot.Indexes.TryGetValue(name, out var index))
+            {
+                return ProblemResults.NotFound("Unknown index", $"the cluster has no index {MessageText.Quote(name)}; define it with PUT /indexes/{name}.");
+            }
+
+            var generation = index.Index.Active.Generation;
+            var answers = await Task.WhenAll(node.Map.Nodes.Select(owner => AskAsync(owner, name, generation, shardQuery, includeDocuments, node, shards, cancellationToken))).ConfigureAwait(false);
+            if (answers.Any(a => a.Gone))
+            {
+                // The shard retired this generation: the cluster switched since this node's last read.
+                if (attempt < Attempts)
+                {
+                    await Task.Delay(node.Options.PollInterval, cancellationToken).ConfigureAwait(false);
+                    continue;
+                }
+
+                return ProblemResults.Unavailable("Generation switched", $"index {MessageText.Quote(name)} switched generations while this query ran, {Attempts} times; try again.");
+            }
+
+            if (answers.FirstOrDefault(a => a.Refused is not null) is { Refused: { } refused })
+            {
+                return refused;
+            }
+
+            var down = answers.Where(a => a.Down is not null).ToList();
+            if (down.Count > 0 && !partial)
+            {
+                return ProblemResults.Unavailable(
+                    "Shard down",
+                    $"{string.Join(" ", down.Select(d => d.Down))} The query needs every shard; ask with partial=true for the other shards' hits, flagged partial.");
+            }
+
+            var pages = answers.Where(a => a.Page is not null).Select(a => a.Page!).ToList();
+            QueryResult merged;
+            try
+            {
+                merged = ShardMerge.Merge(query, [.. pages.Select(p => p.Result)]);
+            }
+            catch (ArgumentException e)
+            {
+                return ProblemResults.Unavailable("Shards disagree", $"the shards' answers could not be merged: {e.Message}");
+            }
+
+            // The merge returns the shards' own hit objects: each one's shard and document by reference.
+            var origin = new Dictionary<QueryHit, (string Node, JsonElement? Document)>(ReferenceEqualityComparer.Instance);
+            foreach (var page in pages)
+            {
+                for (var i = 0; i < page.Result.Hits.Count; i++)
+                {
+                    origin[page.Result.Hits[i]] = (page.Node, page.Documents[i]);
+                }
+            }
+
+            return TypedResults.Ok(new ClusterQueryAnswer(
+                name,
+                generation,
+                merged.TotalHits,
+                down.Count > 0,
+                [.. down.Select(d => d.Node)],
+                [.. merged.Hits.Select(h => new ClusterHit(
+                    h.Id, h.Score, h.Etag, query.Sort.Count > 0 ? h.SortValues : null, origin[h].Node, includeDocuments ? origin[h].Document : null))]));
+        }
+    }
+
+    // One shard's page, or why there is none: down (its node), gone (no longer holds the generation),
+    // or refused (the query itself is wrong: the same on every shard, so its answer is the client's).
+    private static async Task<ShardOutcome> AskAsync(
+        string owner, string name, int generation, IndexQuery query, bool includeDocuments, ClusterNode node, ShardClient shards, CancellationToken cancellationToken)
+    {
+        try
+        {
+            var url = ShardClient.UrlOf(node, owner, $"holds a shard of index {MessageText.Quote(name)}");
+            var parameters = new Dictionary<string, StringValues>
+            {
+                ["q"] = query.Text,
+                ["skip"] = query.Skip.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                ["take"] = query.Take.ToString(System.Globalization.CultureInfo.InvariantCulture),
+            };
+            if (query.Sort.Count > 0)
+            {
+                parameters["sort"] = string.Join(',', query.Sort);
+            }
+
+            if (includeDocuments)
+            {
+                parameters["include"] = "docs";
+            }
+
+            var path = $"shard/indexes/{ClusterNode.LocalName(name, generation)}/query" + QueryString.Create(parameters);
+            using var request = shards.Request(HttpMethod.Get, url, path);
+            using var response = await shards.SendAsync(request, owner, HttpCompletionOption.ResponseContentRead, cancellationToken).ConfigureAwait(false);
+            var body = await response.Content.ReadAsByteArrayAsync(cancellationToken).ConfigureAwait(false);
+            if (response.StatusCode == HttpStatusCode.NotFound)
+            {
+                return new ShardOutcome(owner, null, null, Gone: true, null);
+            }
+
+            if (response.StatusCode == HttpStatusCode.ServiceUnavailable)
+            {
+                return new ShardOutcome(owner, null, $"node {MessageText.Quote(owner)} could not answer ({Detail(body)}).", false, null);
+            }
+
+            if (!response.IsSuccessStatusCode)
+            {
+                return new ShardOutcome(owner, null, null, false, TypedResults.Problem(
+                    statusCode: (int)response.StatusCode, title: "Query refused", detail: $"shard {owner}: {Detail(body)}"));
+            }
+
+            return new ShardOutcome(owner, ShardPage.Parse(owner, body), null, false, null);
+        }
+        catch (NodeDownException e)
+        {
+            return new ShardOutcome(owner, null, e.Message, false, null);
+        }
+    }
+
+    private static string Detail(byte[] problem)
+    {
+        try
+        {
+            using var json = JsonDocument.Parse(problem);
+            return json.RootElement.TryGetProperty("detail", out var detail) ? detail.GetString() ?? string.Empty : json.RootElement.GetRawText();
+        }
+        catch (JsonException)
+        {
+            return System.Text.Encoding.UTF8.GetString(problem);
+        }
+    }
+
+    private sealed record ShardOutcome(string Node, ShardPage? Page, string? Down, bool Gone, IResult? Refused);
 }
+
+/// <summary>
+/// One shard's answer as its JSON says it (<c>{"totalHits", "hits": [{"id", "score", "etag", "sort", "document"}]}</c>):
+/// sort values back to strings, nulls, longs (integral numbers) and doubles, each hit's document kept as JSON.
+/// </summary>
+internal sealed record ShardPage(string Node, QueryResult Result, IReadOnlyList<JsonElement?> Documents)
+{
+    public static ShardPage Parse(string node, byte[] body)
+    {
+        using var json = JsonDocument.Parse(body);
+        var root = json.RootElement;
+        var hits = new List<QueryHit>();
+        var documents = new List<JsonElement?>();
+        foreach (var hit in root.GetProperty("hits").EnumerateArray())
+        {
+            IReadOnlyList<object?> sort = hit.TryGetProperty("sort", out var values)
+                ? [.. values.EnumerateArray().Select(SortValue)]
+                : [];
+            hits.Add(new QueryHit(hit.GetProperty("id").GetString()!, hit.GetProperty("score").GetSingle(), hit.GetProperty("etag").GetInt64()) { SortValues = sort });
+            documents.Add(hit.TryGetProperty("document", out var document) && document.ValueKind != JsonValueKind.Null ? document.Clone() : null);
+        }
+
+        return new ShardPage(node, new QueryResult(root.GetProperty("totalHits").GetInt64(), hits), documents);
+    }
+
+    private static object? SortValue(JsonElement value) => value.ValueKind switch
+    {
+        JsonValueKind.Null => null,
+        JsonValueKind.String => value.GetString(),
+        JsonValueKind.Number when value.TryGetInt64(out var whole) => whole,
+        JsonValueKind.Number => value.GetDouble(),
+        _ => throw new JsonException($"a sort value is {value.ValueKind}; shards write strings, numbers or null."),
+    };
+}
+
+/// <summary>A cluster query's answer: the generation every hit came from, and whether shards were missing.</summary>
+internal sealed record ClusterQueryAnswer(
+    string Index, int Generation, long TotalHits, bool Partial, IReadOnlyList<string> MissingShards, IReadOnlyList<ClusterHit> Hits);
+
+/// <summary>One hit: as on a single node, with the shard (node) it came from.</summary>
+internal sealed record ClusterHit(string Id, float Score, long Etag, IReadOnlyList<object?>? Sort, string Shard, JsonElement? Document);
