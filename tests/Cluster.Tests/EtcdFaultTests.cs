@@ -10,7 +10,7 @@ namespace Indexing.Cluster.Tests;
 
 /// <summary>
 /// What the node code may rely on from etcd 3.4 and dotnet-etcd 10.0.0, pinned against three real
-/// members: a member lost and quorum lost.
+/// members: a member lost, quorum lost, and leases across both.
 /// </summary>
 public sealed class EtcdFaultTests(ITestOutputHelper output)
 {
@@ -210,6 +210,128 @@ public sealed class EtcdFaultTests(ITestOutputHelper output)
         Log($"after the restore /t/c = {value} (the failed puts wrote 2)");
         var again = await Time("put with the same client after the restore", () => client.PutAsync("/t/c", "3", deadline: In(5)));
         Assert.True(again.Succeeded, again.ToString());
+    }
+
+    [Fact]
+    public async Task Lease_RenewedOnceACall_OutlivesItsTtl_ExpiresWithoutRenewal_AndRenewingItThenAnswersTtlZero()
+    {
+        await using var cluster = await EtcdCluster.StartAsync(Healthy);
+        using var client = cluster.Client();
+        var grant = await Time("lease grant TTL 3", () => client.LeaseGrantAsync(new LeaseGrantRequest { TTL = 3 }, deadline: In(5)));
+        Assert.Equal(3, grant.Result!.TTL);
+        var lease = grant.Result.ID;
+        await client.PutAsync(new PutRequest { Key = Bytes("/t/d"), Value = Bytes("node"), Lease = lease }, deadline: In(5));
+
+        // Renewed every second for twice the TTL: the key stays.
+        var renewed = Stopwatch.StartNew();
+        while (renewed.Elapsed < TimeSpan.FromSeconds(6))
+        {
+            var ttl = await Time("keep-alive once (raw stream, 2 s deadline)", () => EtcdLease.KeepAliveOnceAsync(client, lease, In(2)));
+            Assert.Equal(3, ttl.Result);
+            await Task.Delay(1000);
+        }
+
+        // The library's own one-request overload: one response to the callback, then the call ends.
+        var answers = new List<long>();
+        using (var stop = new CancellationTokenSource(TimeSpan.FromSeconds(5)))
+        {
+            var callback = await Time("LeaseKeepAlive(request, callback, token)", async () =>
+            {
+                await client.LeaseKeepAlive(new LeaseKeepAliveRequest { ID = lease }, r => answers.Add(r.TTL), stop.Token);
+                return 0;
+            });
+            Assert.True(callback.Succeeded, callback.ToString());
+        }
+
+        Assert.Equal([3L], answers);
+        Assert.Single((await client.GetAsync("/t/d", deadline: In(5))).Kvs);
+
+        // No more renewals: the key goes with the lease, about one TTL after the last renewal.
+        var unrenewed = Stopwatch.StartNew();
+        await EventuallyAsync(async () => (await client.GetAsync("/t/d", deadline: In(2))).Count == 0, cluster, TimeSpan.FromSeconds(15));
+        Log($"key gone {unrenewed.ElapsedMilliseconds} ms after the last renewal");
+        Assert.True(unrenewed.Elapsed > TimeSpan.FromSeconds(1), $"gone after {unrenewed.Elapsed}, before the lease could expire");
+
+        // The expired lease: a renewal answers TTL 0 (no exception), TimeToLive answers -1, a put with it fails.
+        var expired = await Time("keep-alive once of the expired lease", () => EtcdLease.KeepAliveOnceAsync(client, lease, In(2)));
+        Assert.Equal(0, expired.Result);
+        answers.Clear();
+        using (var stop = new CancellationTokenSource(TimeSpan.FromSeconds(5)))
+        {
+            await client.LeaseKeepAlive(new LeaseKeepAliveRequest { ID = lease }, r => answers.Add(r.TTL), stop.Token);
+        }
+
+        Assert.Equal([0L], answers);
+        var timeToLive = await Time("TimeToLive of the expired lease", () => client.LeaseTimeToLiveAsync(new LeaseTimeToLiveRequest { ID = lease }, deadline: In(2)));
+        Assert.Equal(-1, timeToLive.Result!.TTL);
+        var putWithIt = await Time("put with the expired lease", () => client.PutAsync(new PutRequest { Key = Bytes("/t/d"), Value = Bytes("node"), Lease = lease }, deadline: In(2)));
+        Assert.Equal(StatusCode.NotFound, putWithIt.RpcError().StatusCode);
+    }
+
+    [Fact]
+    public async Task Lease_SurvivesAQuorumLossLongerThanItsTtl_NewLeaderRefreshesIt()
+    {
+        await using var cluster = await EtcdCluster.StartAsync(Healthy);
+        using var client = cluster.Client();
+        var lease = (await client.LeaseGrantAsync(new LeaseGrantRequest { TTL = 3 }, deadline: In(5))).ID;
+        await client.PutAsync(new PutRequest { Key = Bytes("/t/e"), Value = Bytes("node"), Lease = lease }, deadline: In(5));
+        var leader = await cluster.LeaderIndexAsync(Healthy);
+        var survivor = (leader + 1) % EtcdCluster.Size;
+        Assert.Equal(3, await EtcdLease.KeepAliveOnceAsync(client, lease, In(5)));
+
+        var lost = Stopwatch.StartNew();
+        for (var i = 0; i < EtcdCluster.Size; i++)
+        {
+            if (i != survivor)
+            {
+                cluster.KillMember(i);
+            }
+        }
+
+        // Renewing while quorum is lost fails; it does not answer TTL 0.
+        // The stream's deadline surfaces as RpcException DeadlineExceeded or as a cancellation.
+        var renewal = await Time("keep-alive once (raw stream, 2 s deadline), quorum lost", () => EtcdLease.KeepAliveOnceAsync(client, lease, In(2)));
+        Assert.True(
+            renewal.Error is RpcException { StatusCode: StatusCode.DeadlineExceeded } or OperationCanceledException,
+            renewal.ToString());
+        using (var stop = new CancellationTokenSource(TimeSpan.FromSeconds(2)))
+        {
+            var callback = await Time("LeaseKeepAlive(request, callback, token cancelled after 2 s), quorum lost", async () =>
+            {
+                await client.LeaseKeepAlive(new LeaseKeepAliveRequest { ID = lease }, _ => { }, stop.Token);
+                return 0;
+            });
+            Assert.True(
+                callback.Error is RpcException { StatusCode: StatusCode.Cancelled } or OperationCanceledException,
+                callback.ToString());
+        }
+
+        // Lost for twice the TTL, with no renewal at all.
+        var wait = TimeSpan.FromSeconds(6) - lost.Elapsed;
+        if (wait > TimeSpan.Zero)
+        {
+            await Task.Delay(wait);
+        }
+
+        var restore = Stopwatch.StartNew();
+        for (var i = 0; i < EtcdCluster.Size; i++)
+        {
+            if (i != survivor)
+            {
+                cluster.StartMember(i);
+            }
+        }
+
+        await cluster.WaitHealthyAsync(Healthy);
+        Log($"quorum lost for {lost.ElapsedMilliseconds - restore.ElapsedMilliseconds} ms, healthy {restore.ElapsedMilliseconds} ms after the restarts");
+
+        // The new leader restarted every lease's clock (TTL plus one election timeout): the key is still there.
+        var left = await Time("TimeToLive after the restore", () => client.LeaseTimeToLiveAsync(new LeaseTimeToLiveRequest { ID = lease }, deadline: In(5)));
+        Log($"lease TTL left after the restore: {left.Result!.TTL} s (granted {left.Result.GrantedTTL} s)");
+        Assert.InRange(left.Result.TTL, 1, 3 + 2);
+        Assert.Single((await client.GetAsync("/t/e", deadline: In(5))).Kvs);
+        var renewed = await Time("keep-alive once after the restore", () => EtcdLease.KeepAliveOnceAsync(client, lease, In(5)));
+        Assert.Equal(3, renewed.Result);
     }
 
     private static ByteString Bytes(string text) => ByteString.CopyFromUtf8(text);
