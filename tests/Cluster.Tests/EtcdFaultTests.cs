@@ -10,7 +10,7 @@ namespace Indexing.Cluster.Tests;
 
 /// <summary>
 /// What the node code may rely on from etcd 3.4 and dotnet-etcd 10.0.0, pinned against three real
-/// members: a member lost, quorum lost, and leases across both.
+/// members: a member lost, quorum lost, leases across both, and a node cut off from etcd.
 /// </summary>
 public sealed class EtcdFaultTests(ITestOutputHelper output)
 {
@@ -332,6 +332,81 @@ public sealed class EtcdFaultTests(ITestOutputHelper output)
         Assert.Single((await client.GetAsync("/t/e", deadline: In(5))).Kvs);
         var renewed = await Time("keep-alive once after the restore", () => EtcdLease.KeepAliveOnceAsync(client, lease, In(5)));
         Assert.Equal(3, renewed.Result);
+    }
+
+    [Fact]
+    public async Task CutOffThroughRelays_CallsFailByTheirDeadlineThenAtOnce_AndTheSameClientRecoversAfterRestore()
+    {
+        await using var cluster = await EtcdCluster.StartAsync(Healthy);
+        var relays = Enumerable.Range(0, EtcdCluster.Size).Select(i => new TcpRelay(new Uri(cluster.ClientUrl(i)))).ToList();
+        try
+        {
+            // One node's client reaches every member through its own relay; everyone else directly.
+            using var client = new EtcdClient(string.Join(',', relays.Select(r => r.Url)));
+            await WarmAsync(client);
+            Assert.All(relays, r => Assert.True(r.Open > 0, "the client holds no connection through a relay"));
+
+            relays.ForEach(r => r.Cut());
+            var cut = Stopwatch.StartNew();
+            // The first call spends its deadline in the client's retries (DeadlineExceeded), unless
+            // their random backoffs run out all five attempts first (Unavailable).
+            var first = await Time("first put after the cut, 2 s deadline", () => client.PutAsync("/t/f", "1", deadline: In(2)));
+            Assert.Contains(first.RpcError().StatusCode, new[] { StatusCode.DeadlineExceeded, StatusCode.Unavailable });
+
+            // Later calls fail fast, Unavailable: no connection to pick and retries throttled.
+            var during = new List<Timed<PutResponse>>();
+            while (cut.Elapsed < TimeSpan.FromSeconds(5))
+            {
+                await Task.Delay(500);
+                during.Add(await Time($"put {cut.ElapsedMilliseconds} ms into the cut, 2 s deadline", () => client.PutAsync("/t/f", "1", deadline: In(2))));
+            }
+
+            Assert.All(during, d => Assert.Contains(d.RpcError().StatusCode, new[] { StatusCode.Unavailable, StatusCode.DeadlineExceeded }));
+            var read = await Time("serializable get during the cut, 2 s deadline", () => client.GetAsync(Serializable("/t/f"), deadline: In(2)));
+            Assert.Contains(read.RpcError().StatusCode, new[] { StatusCode.Unavailable, StatusCode.DeadlineExceeded });
+
+            // The rest of the cluster never noticed.
+            using (var direct = cluster.Client())
+            {
+                var put = await Time("put by a client not behind the relays", () => direct.PutAsync("/t/f", "0", deadline: In(5)));
+                Assert.True(put.Succeeded, put.ToString());
+            }
+
+            var acceptedBefore = relays.Sum(r => r.Accepted);
+            relays.ForEach(r => r.Restore());
+            var restored = Stopwatch.StartNew();
+            using (var fresh = new EtcdClient(string.Join(',', relays.Select(r => r.Url))))
+            {
+                var put = await Time("put by a new client right after the restore", () => fresh.PutAsync("/t/f", "1", deadline: In(5)));
+                Assert.True(put.Succeeded, put.ToString());
+            }
+
+            // The same client comes back by itself, once its connections' reconnect backoff runs out.
+            Timed<PutResponse> attempt;
+            var attempts = 0;
+            var failures = new List<string>();
+            while (true)
+            {
+                attempts++;
+                attempt = await Timed.RunAsync("put by the same client after the restore", () => client.PutAsync("/t/f", "2", deadline: In(2)));
+                if (attempt.Succeeded || restored.Elapsed > TimeSpan.FromSeconds(15))
+                {
+                    break;
+                }
+
+                failures.Add(attempt.Outcome);
+                await Task.Delay(200);
+            }
+
+            Log($"the same client failed {failures.Count} times after the restore: {string.Join(" | ", failures.Distinct())}");
+            Assert.True(attempt.Succeeded, $"the cut-off client did not recover within 15 s of the restore: {attempt}\n{cluster.Output}");
+            Log($"the same client wrote again {restored.ElapsedMilliseconds} ms after the restore, attempt {attempts}");
+            Assert.True(relays.Sum(r => r.Accepted) > acceptedBefore, "the client wrote without a new connection through the relays");
+        }
+        finally
+        {
+            relays.ForEach(r => r.Dispose());
+        }
     }
 
     private static ByteString Bytes(string text) => ByteString.CopyFromUtf8(text);
