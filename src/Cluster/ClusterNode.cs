@@ -185,43 +185,23 @@ public sealed partial class ClusterNode : IAsyncDisposable
         }
 
         var generation = new IndexGeneration(0, System.Text.Json.JsonDocument.Parse(definition.ToJson()).RootElement.Clone());
+        // A leader's loss makes etcd unavailable for an election (about 2 s): ride that out, and answer
+        // unavailable only when it lasts (no quorum). A write that timed out may still have been applied;
+        // the retry reads it back and finds the definition in place (Unchanged).
+        var giveUpAt = DateTimeOffset.UtcNow + (3 * _options.EtcdTimeout);
         for (var attempt = 0; ; attempt++)
         {
-            var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
-            ClusterIndex next;
-            DefineResult result;
-            long expected;
-            if (!snapshot.Indexes.TryGetValue(definition.Name, out var existing))
+            try
             {
-                next = new ClusterIndex(definition.Name, generation with { Generation = 1 }, null, null);
-                result = DefineResult.Created;
-                expected = 0;
-            }
-            else
-            {
-                var index = existing.Index;
-                expected = existing.ModRevision;
-                if (index.Newest.Parse().DefinitionHash == definition.DefinitionHash)
+                if (await TryDefineAsync(definition, generation, cancellationToken).ConfigureAwait(false) is { } outcome)
                 {
-                    return new DefineOutcome(DefineResult.Unchanged, index);
-                }
-
-                if (index.Pending is not null && index.Active.Parse().DefinitionHash == definition.DefinitionHash)
-                {
-                    next = index with { Pending = null };
-                    result = DefineResult.RebuildCancelled;
-                }
-                else
-                {
-                    next = index with { Pending = generation with { Generation = index.Newest.Generation + 1 } };
-                    result = index.Pending is null ? DefineResult.RebuildStarted : DefineResult.RebuildReplaced;
+                    return outcome;
                 }
             }
-
-            if (await _etcd.PutIndexAsync(next, expected, cancellationToken).ConfigureAwait(false))
+            catch (ClusterUnavailableException) when (DateTimeOffset.UtcNow < giveUpAt)
             {
-                _logger.LogInformation("index {Index}: {Result} (active generation {Active}, pending {Pending})", next.Name, result, next.Active.Generation, next.Pending?.Generation);
-                return new DefineOutcome(result, next);
+                await Task.Delay(_options.PollInterval, cancellationToken).ConfigureAwait(false);
+                continue;
             }
 
             if (attempt >= 9)
@@ -229,6 +209,71 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 throw new ClusterUnavailableException($"index {MessageText.Quote(definition.Name)} changed in etcd ten times while this change was being written; try again.");
             }
         }
+    }
+
+    // One read and one compare-and-swap; null when the index changed in between.
+    private async Task<DefineOutcome?> TryDefineAsync(IndexDefinition definition, IndexGeneration generation, CancellationToken cancellationToken)
+    {
+        var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+        ClusterIndex next;
+        DefineResult result;
+        long expected;
+        if (!snapshot.Indexes.TryGetValue(definition.Name, out var existing))
+        {
+            next = new ClusterIndex(definition.Name, generation with { Generation = 1 }, null, null);
+            result = DefineResult.Created;
+            expected = 0;
+        }
+        else
+        {
+            var index = existing.Index;
+            expected = existing.ModRevision;
+            if (index.Newest.Parse().DefinitionHash == definition.DefinitionHash)
+            {
+                return new DefineOutcome(DefineResult.Unchanged, index);
+            }
+
+            if (index.Pending is not null && index.Active.Parse().DefinitionHash == definition.DefinitionHash)
+            {
+                next = index with { Pending = null };
+                result = DefineResult.RebuildCancelled;
+            }
+            else
+            {
+                next = index with { Pending = generation with { Generation = index.Newest.Generation + 1 } };
+                result = index.Pending is null ? DefineResult.RebuildStarted : DefineResult.RebuildReplaced;
+            }
+        }
+
+        if (!await _etcd.PutIndexAsync(next, expected, cancellationToken).ConfigureAwait(false))
+        {
+            return null;
+        }
+
+        _logger.LogInformation("index {Index}: {Result} (active generation {Active}, pending {Pending})", next.Name, result, next.Active.Generation, next.Pending?.Generation);
+        return new DefineOutcome(result, next);
+    }
+
+    /// <summary>
+    /// Reads the cluster's state now rather than at the next poll (a name this node has not seen yet may
+    /// be one another node has just defined); keeps the last state when etcd does not answer.
+    /// </summary>
+    public async Task<ClusterSnapshot> RefreshAsync(CancellationToken cancellationToken)
+    {
+        try
+        {
+            var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+            if (snapshot.Revision >= Snapshot.Revision)
+            {
+                Volatile.Write(ref _snapshot, snapshot);
+            }
+        }
+        catch (ClusterUnavailableException)
+        {
+            // The last state stands; the caller answers from it.
+        }
+
+        return Snapshot;
     }
 
     /// <summary>Each node's report on <paramref name="index"/>'s newest generation, as etcd holds them.</summary>

@@ -12,6 +12,7 @@ namespace Indexing.Cluster.Tests;
 /// What the node code may rely on from etcd 3.4 and dotnet-etcd 10.0.0, pinned against three real
 /// members: a member lost, quorum lost, leases across both, and a node cut off from etcd.
 /// </summary>
+[Collection(ClusterProcesses.Name)]
 public sealed class EtcdFaultTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan Healthy = TimeSpan.FromSeconds(30);

@@ -66,7 +66,7 @@ internal static class ClusterEndpoints
             .WithMetadata(new BodySizeLimit(MaxDefinitionBytes + 1));
         app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context, CancellationToken cancellationToken) =>
             cluster.Node is { } node ? ClusterQuery.RunAsync(name, context, node, cluster.Shards, cancellationToken) : Task.FromResult(Joining()));
-        app.MapGet("/indexes/{name}", (string name) => IndexView(name, cluster));
+        app.MapGet("/indexes/{name}", (string name, CancellationToken cancellationToken) => IndexViewAsync(name, cluster, cancellationToken));
         app.MapPost("/indexes/{name}" + VerifySuffix, (string name, CancellationToken cancellationToken) => VerifyAsync(name, cluster, cancellationToken))
             .RequireNoBody();
     }
@@ -269,14 +269,15 @@ internal static class ClusterEndpoints
         }
     }
 
-    private static IResult IndexView(string name, ClusterHost cluster)
+    private static async Task<IResult> IndexViewAsync(string name, ClusterHost cluster, CancellationToken cancellationToken)
     {
         if (cluster.Node is not { } node)
         {
             return Joining();
         }
 
-        return node.Snapshot.Indexes.TryGetValue(name, out var index)
+        var snapshot = node.Snapshot.Indexes.ContainsKey(name) ? node.Snapshot : await node.RefreshAsync(cancellationToken).ConfigureAwait(false);
+        return snapshot.Indexes.TryGetValue(name, out var index)
             ? TypedResults.Ok(ClusterIndexView.Of(node, index.Index))
             : ProblemResults.NotFound("Unknown index", $"the cluster has no index {MessageText.Quote(name)}; define it with PUT /indexes/{name}.");
     }
@@ -289,7 +290,8 @@ internal static class ClusterEndpoints
             return Joining();
         }
 
-        if (!node.Snapshot.Indexes.TryGetValue(name, out var index))
+        var snapshot = node.Snapshot.Indexes.ContainsKey(name) ? node.Snapshot : await node.RefreshAsync(cancellationToken).ConfigureAwait(false);
+        if (!snapshot.Indexes.TryGetValue(name, out var index))
         {
             return ProblemResults.NotFound("Unknown index", $"the cluster has no index {MessageText.Quote(name)}.");
         }

@@ -55,7 +55,8 @@ internal static class ClusterQuery
 
         for (var attempt = 1; ; attempt++)
         {
-            if (!node.Snapshot.Indexes.TryGetValue(name, out var index))
+            var snapshot = node.Snapshot.Indexes.ContainsKey(name) ? node.Snapshot : await node.RefreshAsync(cancellationToken).ConfigureAwait(false);
+            if (!snapshot.Indexes.TryGetValue(name, out var index))
             {
                 return ProblemResults.NotFound("Unknown index", $"the cluster has no index {MessageText.Quote(name)}; define it with PUT /indexes/{name}.");
             }
