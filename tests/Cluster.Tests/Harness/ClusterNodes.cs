@@ -35,13 +35,27 @@ internal sealed class ClusterNodes : IAsyncDisposable
     public static async Task<ClusterNodes> StartAsync(string endpoints, int buckets, params string[] nodes)
     {
         var cluster = new ClusterNodes(endpoints, nodes);
-        using (var init = IndexingProcess.Start("cluster", null, new Dictionary<string, string>(), ["init", "--cluster", endpoints, "--nodes", string.Join(',', nodes), "--buckets", buckets.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
+        try
         {
-            Assert.Equal(0, await init.WaitForExitAsync(StartTimeout));
+            await cluster.InitializeAndStartAsync(buckets);
+            return cluster;
+        }
+        catch
+        {
+            await cluster.DisposeAsync();
+            throw;
+        }
+    }
+
+    /// <summary>Writes the shard map (`indexing cluster init`) and starts every node (after <see cref="ReachEtcdThrough"/>, say).</summary>
+    public async Task InitializeAndStartAsync(int buckets)
+    {
+        using (var init = IndexingProcess.Start("cluster", null, new Dictionary<string, string>(), ["init", "--cluster", Endpoints, "--nodes", string.Join(',', Nodes), "--buckets", buckets.ToString(System.Globalization.CultureInfo.InvariantCulture)]))
+        {
+            Assert.True(await init.WaitForExitAsync(StartTimeout) == 0, init.Output);
         }
 
-        await Task.WhenAll(nodes.Select(cluster.StartNodeAsync));
-        return cluster;
+        await Task.WhenAll(Nodes.Select(StartNodeAsync));
     }
 
     /// <summary>The node's base URL (its latest start).</summary>
