@@ -9,7 +9,7 @@
 #   benchmarks/regenerate-results.sh controller resume   # only the named sections
 #
 # Sections: controller, rebuild, lucene, foreground, resume, many, scale, http, faults, slow-readers,
-# other. Run it alone on a quiet machine (2 cores here: a build beside it makes the timings noise);
+# cluster, other. Run it alone on a quiet machine (2 cores here: a build beside it makes the timings noise);
 # the report marks a row measured at a load above 1.5 as under load. Output goes to
 # benchmarks/results/raw/regenerate-DATE/ (ignored by git): one log per command, and load.log.
 # Needs what the commands need: dotnet, python3, wrk and curl (http, other), libjemalloc2 for the
@@ -64,6 +64,10 @@ COMMANDS=(
   "slow-readers|dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
   "slow-readers|dotnet run lab/tools/slow-readers.cs -- src/Server/bin/Release/net10.0/indexing.dll 200 60 8 4 5391"
   "slow-readers|dotnet run lab/tools/verify-memory.cs -c Release -- 300000"
+  # The cluster: the rebuild time model from the single-node rates, and the three-node scenario
+  # (three etcd members and three nodes on this machine: correctness, not speed).
+  "cluster|python3 lab/tools/cluster-model.py"
+  "cluster|dotnet test tests/Cluster.Tests -c Release --filter 'FullyQualifiedName~ClusterScenarioTests' --logger 'console;verbosity=detailed'"
   # Other figures: row cache, bulk commit cadence, tombstone purge, hot path, size ceiling, the
   # strategies on RocksDB, the ceiling of 64 readers, the shutdown bound, the demo.
   "other|bash benchmarks/row-cache/run.sh"
@@ -85,7 +89,7 @@ for argument in "$@"; do
   case "$argument" in
     --list|-n) list=true ;;
     -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    controller|rebuild|lucene|foreground|resume|scale|http|faults|slow-readers|other) sections+=("$argument") ;;
+    controller|rebuild|lucene|foreground|resume|many|scale|http|faults|slow-readers|cluster|other) sections+=("$argument") ;;
     *) echo "regenerate-results: unknown argument '$argument' (see --help)" >&2; exit 2 ;;
   esac
 done

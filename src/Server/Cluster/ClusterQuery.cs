@@ -226,5 +226,11 @@ internal sealed record ShardPage(string Node, QueryResult Result, IReadOnlyList<
 internal sealed record ClusterQueryAnswer(
     string Index, int Generation, long TotalHits, bool Partial, IReadOnlyList<string> MissingShards, IReadOnlyList<ClusterHit> Hits);
 
-/// <summary>One hit: as on a single node, with the shard (node) it came from.</summary>
-internal sealed record ClusterHit(string Id, float Score, long Etag, IReadOnlyList<object?>? Sort, string Shard, JsonElement? Document);
+/// <summary>One hit: as on a single node (sort values only when the query sorts), with the shard (node) it came from.</summary>
+internal sealed record ClusterHit(
+    string Id,
+    float Score,
+    long Etag,
+    [property: System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)] IReadOnlyList<object?>? Sort,
+    string Shard,
+    JsonElement? Document);
