@@ -303,7 +303,17 @@ public sealed class EtcdCluster : IAsyncDisposable
             var process = new Process { StartInfo = start };
             process.OutputDataReceived += (_, e) => Line(e.Data);
             process.ErrorDataReceived += (_, e) => Line(e.Data);
-            process.Start();
+            try
+            {
+                process.Start();
+            }
+            catch (System.ComponentModel.Win32Exception e)
+            {
+                process.Dispose();
+                throw new InvalidOperationException(
+                    $"etcd could not be started ({e.Message}): the cluster tests need Debian's etcd-server (apt-get install etcd-server; .ci/run installs it).", e);
+            }
+
             process.BeginOutputReadLine();
             process.BeginErrorReadLine();
             _process = process;
