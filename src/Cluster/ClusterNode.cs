@@ -12,17 +12,24 @@ namespace Indexing.Cluster;
 /// single-node engine in line with it. For every cluster index it holds one local index per live
 /// generation, named <c>&lt;index&gt;--g&lt;generation&gt;</c> (<see cref="LocalName"/>), built by the
 /// engine's own prefetcher and resumed by it after a restart. It reports each generation's build in
-/// etcd and, when every shard reports the pending generation ready, makes the switch: one etcd
-/// transaction that compares the index's revision and every report (<see cref="EtcdCoordinator.TrySwitchAsync"/>).
-/// Any node may attempt it; the compare lets exactly one succeed.
+/// etcd and, when every shard reports the pending generation ready with its definition, makes the
+/// switch: one etcd transaction that compares the index's revision and every report
+/// (<see cref="EtcdCoordinator.TrySwitchAsync"/>). Any node may attempt it; the compare lets exactly
+/// one succeed.
+/// <para>
+/// Two loops: the lease's (renewal every third of the TTL, retried within it) and the state's (a read
+/// every poll, then the local indexes, the report and the switch); deleting retired generations runs
+/// beside them, so a long drain never delays a renewal.
+/// </para>
 /// <para>
 /// The write gate (<see cref="CanAcceptWrites"/>): a node accepts writes for its buckets while its
-/// lease lives. It renews the lease every third of its TTL; when a renewal says the lease expired, or
-/// when it could not renew it for a whole TTL because etcd was unreachable (the node is cut off, and
-/// etcd expires the lease meanwhile), it refuses writes until it has joined again. When etcd is
-/// reachable but has no quorum, leases do not run out (etcd's leader expires them, and a new leader
-/// gives each its whole TTL again), so the node goes on accepting writes: documents and queries do not
-/// depend on etcd's quorum, only definition changes and switches do.
+/// lease lives. When a renewal says the lease expired, or when it could not renew it for a whole TTL
+/// (measured on a monotonic clock from the last renewal sent), it refuses writes until it has joined
+/// again; when its id is held by another process's lease, it refuses them until restarted. When etcd's
+/// members answer but none has a leader (the quorum is lost) and the lease was valid when that was
+/// first seen, leases do not run out (etcd's leader expires them, and a new leader gives each its whole
+/// TTL again), so the node goes on accepting writes: documents and queries do not depend on etcd's
+/// quorum, only definition changes and switches do.
 /// </para>
 /// </summary>
 public sealed partial class ClusterNode : IAsyncDisposable
@@ -35,17 +42,20 @@ public sealed partial class ClusterNode : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly string _url;
     private readonly CancellationTokenSource _stopping = new();
-    private readonly ConcurrentDictionary<string, DateTimeOffset> _retireAt = new(StringComparer.Ordinal);
-    private readonly Dictionary<string, (ShardProgress Report, DateTimeOffset Written)> _reported = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, long> _retireAt = new(StringComparer.Ordinal);
+    private readonly ConcurrentDictionary<string, Task> _retiring = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, long> _reportedAt = new(StringComparer.Ordinal);
     private readonly ConcurrentDictionary<string, string> _localErrors = new(StringComparer.Ordinal);
     private readonly Lock _leaseLock = new();
-    private Task _loop = Task.CompletedTask;
+    private readonly HashSet<long> _ownLeases = [];
+    private Task _stateLoop = Task.CompletedTask;
+    private Task _leaseLoop = Task.CompletedTask;
     private ClusterSnapshot _snapshot = ClusterSnapshot.Empty;
     private long _lease;
-    private DateTimeOffset _leaseValidUntil;
-    private DateTimeOffset _nextRenewal;
+    private long _leaseValidUntil;
     private bool _leaseExpired;
-    private DateTimeOffset? _quorumLostSeenAt;
+    private long? _frozenSince;
+    private string? _displaced;
     private DateTimeOffset? _unreachableSince;
     private string? _lastEtcdError;
     private long _switches;
@@ -65,6 +75,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// <summary>The settings the node joined with.</summary>
     public ClusterOptions Options => _options;
 
+    /// <summary>The URL the other nodes reach this node at (its member record's).</summary>
+    public string Url => _url;
+
     /// <summary>The shard map (fixed once the node has joined).</summary>
     public ShardMap Map { get; private set; } = null!;
 
@@ -76,6 +89,12 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     /// <summary>How many switches this node made (each one etcd transaction).</summary>
     public long Switches => Interlocked.Read(ref _switches);
+
+    /// <summary>The longest cluster index name: its local names add <c>--g</c> and up to 10 digits to it, within the engine's 64.</summary>
+    public const int MaxIndexNameLength = 50;
+
+    // Milliseconds on a clock that a change of the wall clock does not move.
+    private static long Now => Environment.TickCount64;
 
     /// <summary>The local index name of <paramref name="index"/>'s <paramref name="generation"/>.</summary>
     public static string LocalName(string index, int generation) => index + GenerationSeparator + generation.ToString(CultureInfo.InvariantCulture);
@@ -89,16 +108,14 @@ public sealed partial class ClusterNode : IAsyncDisposable
         return at > 0 && int.TryParse(local.AsSpan(at + GenerationSeparator.Length), NumberStyles.None, CultureInfo.InvariantCulture, out generation) && generation > 0;
     }
 
-    /// <summary>The longest cluster index name: its local names add <c>--g</c> and up to 10 digits to it, within the engine's 64.</summary>
-    public const int MaxIndexNameLength = 50;
-
     /// <summary>
     /// Joins the cluster: reads its shard map (which must name <see cref="ClusterOptions.NodeId"/>), takes a
-    /// lease and writes the member record under it, then follows the cluster's state until disposed.
-    /// <paramref name="url"/> is where the other nodes reach this node's HTTP API.
+    /// lease and writes the member record under it (waiting out the lease of an earlier process with this
+    /// id, a restart's), then follows the cluster's state until disposed. <paramref name="url"/> is where
+    /// the other nodes reach this node's HTTP API. etcd is given ten timeouts to answer (an election).
     /// </summary>
     /// <exception cref="ClusterUnavailableException">etcd did not answer.</exception>
-    /// <exception cref="InvalidOperationException">The cluster has no shard map, the map does not name this node, or a live node already holds its id.</exception>
+    /// <exception cref="InvalidOperationException">The cluster has no shard map, the map does not name this node, or a live process holds its id.</exception>
     public static async Task<ClusterNode> JoinAsync(ClusterOptions options, IndexingEngine engine, Uri url, ILogger? logger, CancellationToken cancellationToken)
     {
         ArgumentNullException.ThrowIfNull(options);
@@ -109,24 +126,26 @@ public sealed partial class ClusterNode : IAsyncDisposable
         var node = new ClusterNode(options, engine, etcd, url, logger ?? NullLogger.Instance);
         try
         {
-            var snapshot = await etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
-            node.Map = snapshot.Map ?? throw new InvalidOperationException(
-                $"the cluster under {MessageText.Quote(etcd.Keys.Prefix)} in etcd ({options.Endpoints}) has no shard map yet; " +
-                "write it once with `indexing cluster init --cluster <endpoints> --nodes n1,n2,n3`.");
-            if (!node.Map.Nodes.Contains(options.NodeId))
+            var giveUpAt = Now + (long)(10 * options.EtcdTimeout.TotalMilliseconds);
+            while (true)
             {
-                throw new InvalidOperationException(
-                    $"node {MessageText.Quote(options.NodeId)} is not in the cluster's shard map ({string.Join(", ", node.Map.Nodes)}); start it with one of those ids.");
+                try
+                {
+                    await node.JoinOnceAsync(cancellationToken).ConfigureAwait(false);
+                    break;
+                }
+                catch (ClusterUnavailableException e) when (Now < giveUpAt)
+                {
+                    node._logger.LogWarning("joining the cluster: {Error}; trying again", e.Message);
+                    await Task.Delay(options.PollInterval, cancellationToken).ConfigureAwait(false);
+                }
             }
 
-            await node.WaitForOwnIdToBeFreeAsync(snapshot, cancellationToken).ConfigureAwait(false);
-            await node.RegisterAsync(cancellationToken).ConfigureAwait(false);
-            node._snapshot = await etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
-            node.Reconcile(node._snapshot);
-            node._loop = Task.Run(() => node.RunAsync(node._stopping.Token), CancellationToken.None);
+            node._leaseLoop = Task.Run(() => node.LeaseLoopAsync(node._stopping.Token), CancellationToken.None);
+            node._stateLoop = Task.Run(() => node.StateLoopAsync(node._stopping.Token), CancellationToken.None);
             node._logger.LogInformation(
-                "joined the cluster as {Node} ({Buckets} of {Total} buckets; etcd {Endpoints})",
-                options.NodeId, node.Map.BucketsOf(options.NodeId).Count(), node.Map.Buckets, options.Endpoints);
+                "joined the cluster as {Node} at {Url} ({Buckets} of {Total} buckets; etcd {Endpoints})",
+                options.NodeId, node._url, node.Map.BucketsOf(options.NodeId).Count(), node.Map.Buckets, options.Endpoints);
             return node;
         }
         catch
@@ -134,6 +153,38 @@ public sealed partial class ClusterNode : IAsyncDisposable
             etcd.Dispose();
             throw;
         }
+    }
+
+    private async Task JoinOnceAsync(CancellationToken cancellationToken)
+    {
+        var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+        Map = snapshot.Map ?? throw new InvalidOperationException(
+            $"the cluster under {MessageText.Quote(_etcd.Keys.Prefix)} in etcd ({_options.Endpoints}) has no shard map yet; " +
+            "write it once with `indexing cluster init --cluster <endpoints> --nodes n1,n2,n3`.");
+        if (!Map.Nodes.Contains(NodeId))
+        {
+            throw new InvalidOperationException(
+                $"node {MessageText.Quote(NodeId)} is not in the cluster's shard map ({string.Join(", ", Map.Nodes)}); start it with one of those ids.");
+        }
+
+        // After a crash the old process's member record lives until its lease expires: wait for it
+        // (two TTLs at most) rather than take the id from a process that may still be alive.
+        var waitUntil = Now + (long)((2 * _options.LeaseTtl) + _options.EtcdTimeout).TotalMilliseconds;
+        while (await RegisterAsync(cancellationToken).ConfigureAwait(false) is { } holder)
+        {
+            if (Now > waitUntil)
+            {
+                throw new InvalidOperationException(
+                    $"node id {MessageText.Quote(NodeId)} is held by a live member at {holder.Url} (lease {holder.Lease}); each node needs its own id.");
+            }
+
+            _logger.LogInformation("node id {Node} is still held by lease {Lease} ({Url}), probably this node before a restart; waiting for it to expire", NodeId, holder.Lease, holder.Url);
+            await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
+        }
+
+        var joined = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+        Volatile.Write(ref _snapshot, joined);
+        Reconcile(joined);
     }
 
     /// <summary>The node that owns <paramref name="id"/>'s bucket.</summary>
@@ -147,14 +198,19 @@ public sealed partial class ClusterNode : IAsyncDisposable
     {
         lock (_leaseLock)
         {
-            var now = DateTimeOffset.UtcNow;
+            if (_displaced is not null)
+            {
+                reason = _displaced;
+                return false;
+            }
+
             if (_leaseExpired)
             {
                 reason = $"node {MessageText.Quote(NodeId)} lost its lease in etcd and has not joined again yet, so it takes no writes for its buckets; it rejoins as soon as etcd answers.";
                 return false;
             }
 
-            if (now < _leaseValidUntil || (_quorumLostSeenAt is { } seen && now - seen < _options.LeaseTtl))
+            if (Now < _leaseValidUntil || _frozenSince is not null)
             {
                 reason = null;
                 return true;
@@ -173,8 +229,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
     /// (each shard builds it; queries read what it holds so far, as on a single node); a changed one gets
     /// a pending generation that every shard builds beside the active one, switched in when all are
     /// ready. A change while a rebuild is pending replaces it (each shard cancels the first); the active
-    /// definition again cancels the pending one.
+    /// definition again cancels the pending one. Generation numbers only grow.
     /// </summary>
+    /// <exception cref="ArgumentException">The name is longer than <see cref="MaxIndexNameLength"/>.</exception>
     /// <exception cref="ClusterUnavailableException">etcd has no quorum or cannot be reached: nothing changed.</exception>
     public async Task<DefineOutcome> DefineAsync(IndexDefinition definition, CancellationToken cancellationToken)
     {
@@ -188,8 +245,9 @@ public sealed partial class ClusterNode : IAsyncDisposable
         // A leader's loss makes etcd unavailable for an election (about 2 s): ride that out, and answer
         // unavailable only when it lasts (no quorum). A write that timed out may still have been applied;
         // the retry reads it back and finds the definition in place (Unchanged).
-        var giveUpAt = DateTimeOffset.UtcNow + (3 * _options.EtcdTimeout);
-        for (var attempt = 0; ; attempt++)
+        var giveUpAt = Now + (long)(3 * _options.EtcdTimeout.TotalMilliseconds);
+        var conflicts = 0;
+        while (true)
         {
             try
             {
@@ -198,13 +256,13 @@ public sealed partial class ClusterNode : IAsyncDisposable
                     return outcome;
                 }
             }
-            catch (ClusterUnavailableException) when (DateTimeOffset.UtcNow < giveUpAt)
+            catch (ClusterUnavailableException) when (Now < giveUpAt)
             {
                 await Task.Delay(_options.PollInterval, cancellationToken).ConfigureAwait(false);
                 continue;
             }
 
-            if (attempt >= 9)
+            if (++conflicts >= 10)
             {
                 throw new ClusterUnavailableException($"index {MessageText.Quote(definition.Name)} changed in etcd ten times while this change was being written; try again.");
             }
@@ -220,7 +278,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
         long expected;
         if (!snapshot.Indexes.TryGetValue(definition.Name, out var existing))
         {
-            next = new ClusterIndex(definition.Name, generation with { Generation = 1 }, null, null);
+            next = new ClusterIndex(definition.Name, generation with { Generation = 1 }, null, null, LastGeneration: 1);
             result = DefineResult.Created;
             expected = 0;
         }
@@ -235,12 +293,13 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
             if (index.Pending is not null && index.Active.Parse().DefinitionHash == definition.DefinitionHash)
             {
-                next = index with { Pending = null };
+                next = index with { Pending = null, LastGeneration = index.NextGeneration - 1 };
                 result = DefineResult.RebuildCancelled;
             }
             else
             {
-                next = index with { Pending = generation with { Generation = index.Newest.Generation + 1 } };
+                var number = index.NextGeneration;
+                next = index with { Pending = generation with { Generation = number }, LastGeneration = number };
                 result = index.Pending is null ? DefineResult.RebuildStarted : DefineResult.RebuildReplaced;
             }
         }
@@ -262,11 +321,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
     {
         try
         {
-            var snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
-            if (snapshot.Revision >= Snapshot.Revision)
-            {
-                Volatile.Write(ref _snapshot, snapshot);
-            }
+            Advance(await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false));
         }
         catch (ClusterUnavailableException)
         {
@@ -280,6 +335,10 @@ public sealed partial class ClusterNode : IAsyncDisposable
     public IReadOnlyDictionary<string, ShardProgress> ProgressOf(string index) =>
         Snapshot.ProgressOf(index).ToDictionary(p => p.Key, p => p.Value.Progress, StringComparer.Ordinal);
 
+    /// <summary>
+    /// Leaves the cluster: stops following it, then revokes the lease (the other nodes see this node
+    /// down at once, not a TTL later). Never throws: a lease etcd cannot revoke now expires on its own.
+    /// </summary>
     public async ValueTask DisposeAsync()
     {
         if (_stopping.IsCancellationRequested)
@@ -288,55 +347,194 @@ public sealed partial class ClusterNode : IAsyncDisposable
         }
 
         await _stopping.CancelAsync().ConfigureAwait(false);
-        await _loop.ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await Task.WhenAll(_stateLoop, _leaseLoop).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
+        await Task.WhenAll(_retiring.Values).WaitAsync(_options.EtcdTimeout).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         try
         {
-            // A clean stop leaves at once: the other nodes see it down now, not a TTL later.
             await _etcd.RevokeLeaseAsync(_lease, CancellationToken.None).ConfigureAwait(false);
         }
-        catch (ClusterUnavailableException e)
+        catch (Exception e) when (e is not OutOfMemoryException)
         {
-            _logger.LogWarning("leaving the cluster: {Error}; etcd expires the lease within {Ttl}", e.Message, _options.LeaseTtl);
+            _logger.LogWarning("leaving the cluster: revoking lease {Lease} failed ({Error}); etcd expires it within {Ttl}", _lease, e.Message, _options.LeaseTtl);
         }
 
         _etcd.Dispose();
         _stopping.Dispose();
     }
 
-    // After a crash the old process's member record lives until its lease expires: wait for it (a
-    // TTL at most) rather than have two records for one id, and refuse an id a live process holds.
-    private async Task WaitForOwnIdToBeFreeAsync(ClusterSnapshot snapshot, CancellationToken cancellationToken)
+    // Writes the member record under a new lease if no record holds the id; returns the holder otherwise.
+    private async Task<MemberRecord?> RegisterAsync(CancellationToken cancellationToken)
     {
-        var deadline = DateTimeOffset.UtcNow + (2 * _options.LeaseTtl) + _options.EtcdTimeout;
-        while (snapshot.Members.TryGetValue(NodeId, out var holder))
+        var sent = Now;
+        var lease = await _etcd.GrantLeaseAsync(_options.LeaseTtl, cancellationToken).ConfigureAwait(false);
+        lock (_leaseLock)
         {
-            if (DateTimeOffset.UtcNow > deadline)
+            _ownLeases.Add(lease);
+        }
+
+        if (await _etcd.PutMemberIfAbsentAsync(new MemberRecord(NodeId, _url, lease), cancellationToken).ConfigureAwait(false) is { } holder)
+        {
+            // Not ours to keep: let it go at once.
+            try
             {
-                throw new InvalidOperationException(
-                    $"node id {MessageText.Quote(NodeId)} is held by a live member at {holder.Url} (lease {holder.Lease}); each node needs its own id.");
+                await _etcd.RevokeLeaseAsync(lease, cancellationToken).ConfigureAwait(false);
+            }
+            catch (Exception e) when (e is Grpc.Core.RpcException or ClusterUnavailableException)
+            {
+                // It expires within its TTL.
             }
 
-            _logger.LogInformation("node id {Node} is still held by lease {Lease} ({Url}), probably this node before a restart; waiting for it to expire", NodeId, holder.Lease, holder.Url);
-            await Task.Delay(TimeSpan.FromMilliseconds(250), cancellationToken).ConfigureAwait(false);
-            snapshot = await _etcd.ReadAsync(cancellationToken).ConfigureAwait(false);
+            return holder;
         }
-    }
 
-    private async Task RegisterAsync(CancellationToken cancellationToken)
-    {
-        var started = DateTimeOffset.UtcNow;
-        var lease = await _etcd.GrantLeaseAsync(_options.LeaseTtl, cancellationToken).ConfigureAwait(false);
-        await _etcd.PutMemberAsync(new MemberRecord(NodeId, _url, lease), cancellationToken).ConfigureAwait(false);
         lock (_leaseLock)
         {
             _lease = lease;
-            _leaseValidUntil = started + _options.LeaseTtl;
-            _nextRenewal = started + (_options.LeaseTtl / 3);
+            _leaseValidUntil = sent + (long)_options.LeaseTtl.TotalMilliseconds;
             _leaseExpired = false;
+            _frozenSince = null;
+        }
+
+        return null;
+    }
+
+    // Renews the lease every third of its TTL; after a failure, tries again every poll interval (so a
+    // lost election does not cost the lease), and tells a lost quorum from being cut off.
+    private async Task LeaseLoopAsync(CancellationToken stopping)
+    {
+        var third = _options.LeaseTtl / 3;
+        while (!stopping.IsCancellationRequested)
+        {
+            var wait = third;
+            try
+            {
+                if (!await KeepLeaseAsync(stopping).ConfigureAwait(false))
+                {
+                    wait = _options.PollInterval;
+                }
+            }
+            catch (OperationCanceledException) when (stopping.IsCancellationRequested)
+            {
+                return;
+            }
+            catch (Exception e) when (e is not OutOfMemoryException)
+            {
+                _logger.LogWarning(e, "keeping the lease failed: {Error}", e.Message);
+                wait = _options.PollInterval;
+            }
+
+            await Task.Delay(wait, stopping).ConfigureAwait(ConfigureAwaitOptions.SuppressThrowing);
         }
     }
 
-    private async Task RunAsync(CancellationToken stopping)
+    // One renewal (or a new join after the lease expired); false when etcd did not answer.
+    private async Task<bool> KeepLeaseAsync(CancellationToken stopping)
+    {
+        bool expired;
+        long lease;
+        lock (_leaseLock)
+        {
+            if (_displaced is not null)
+            {
+                return true;
+            }
+
+            expired = _leaseExpired;
+            lease = _lease;
+        }
+
+        try
+        {
+            if (expired)
+            {
+                if (await RegisterAsync(stopping).ConfigureAwait(false) is { } holder)
+                {
+                    Displace(holder);
+                }
+                else
+                {
+                    _logger.LogWarning("node {Node} joined the cluster again with a new lease after its lease expired", NodeId);
+                }
+
+                return true;
+            }
+
+            var sent = Now;
+            var ttl = await _etcd.RenewLeaseAsync(lease, stopping).ConfigureAwait(false);
+            lock (_leaseLock)
+            {
+                if (ttl <= 0)
+                {
+                    _leaseExpired = true;
+                    _frozenSince = null;
+                    _logger.LogWarning("node {Node}'s lease {Lease} has expired in etcd: it takes no writes until it joins again", NodeId, lease);
+                    return true;
+                }
+
+                _leaseValidUntil = sent + (ttl * 1000);
+                _frozenSince = null;
+            }
+
+            return true;
+        }
+        catch (ClusterUnavailableException e)
+        {
+            Unreachable(e);
+            var view = await _etcd.AskMembersAsync(stopping).ConfigureAwait(false);
+            lock (_leaseLock)
+            {
+                // A member that names a leader means the cluster has one, which this node cannot reach:
+                // the lease runs out. Members that all answer without one mean the quorum is lost, and
+                // leases stop running, if it was lost while the lease was valid. A member notices a lost
+                // leader within a few election timeouts, and this node notices after a failed renewal:
+                // so a quorum loss first seen within a TTL after the lease's end counts, one seen later
+                // does not (the lease may have been expired by a leader before the quorum went).
+                var withinSlack = Now < _leaseValidUntil + (long)_options.LeaseTtl.TotalMilliseconds;
+                _frozenSince = view == QuorumView.NoLeader && (_frozenSince is not null || withinSlack) ? _frozenSince ?? Now : null;
+            }
+
+            return false;
+        }
+    }
+
+    private void Displace(MemberRecord holder)
+    {
+        lock (_leaseLock)
+        {
+            _displaced ??= $"node id {MessageText.Quote(NodeId)} is now held by another process (lease {holder.Lease}, {holder.Url}), so this one takes no writes; stop one of them (each node needs its own id).";
+        }
+
+        _logger.LogError("{Reason}", _displaced);
+    }
+
+    private void Unreachable(ClusterUnavailableException e)
+    {
+        _unreachableSince ??= DateTimeOffset.UtcNow;
+        if (_lastEtcdError != e.Message)
+        {
+            _logger.LogWarning("etcd: {Error}", e.Message);
+        }
+
+        _lastEtcdError = e.Message;
+    }
+
+    // Moves the snapshot forward only (a refresh and the loop may race).
+    private void Advance(ClusterSnapshot snapshot)
+    {
+        var current = Volatile.Read(ref _snapshot);
+        while (snapshot.Revision >= current.Revision)
+        {
+            var seen = Interlocked.CompareExchange(ref _snapshot, snapshot, current);
+            if (ReferenceEquals(seen, current))
+            {
+                return;
+            }
+
+            current = seen;
+        }
+    }
+
+    private async Task StateLoopAsync(CancellationToken stopping)
     {
         while (!stopping.IsCancellationRequested)
         {
@@ -361,7 +559,6 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
     private async Task StepAsync(CancellationToken stopping)
     {
-        await KeepLeaseAsync(stopping).ConfigureAwait(false);
         ClusterSnapshot snapshot;
         try
         {
@@ -375,86 +572,44 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
         _unreachableSince = null;
         _lastEtcdError = null;
-        Volatile.Write(ref _snapshot, snapshot);
+        Advance(snapshot);
+        CheckOwnRecord(snapshot);
         Reconcile(snapshot);
-        await RetireAsync().ConfigureAwait(false);
+        Retire();
         await ReportAsync(snapshot, stopping).ConfigureAwait(false);
         await TrySwitchAsync(snapshot, stopping).ConfigureAwait(false);
     }
 
-    private async Task KeepLeaseAsync(CancellationToken stopping)
+    // A member record under a lease this process never held: another process took the id.
+    private void CheckOwnRecord(ClusterSnapshot snapshot)
     {
-        bool expired;
-        lock (_leaseLock)
+        if (snapshot.Members.TryGetValue(NodeId, out var record))
         {
-            if (!_leaseExpired && DateTimeOffset.UtcNow < _nextRenewal)
-            {
-                return;
-            }
-
-            expired = _leaseExpired;
-        }
-
-        try
-        {
-            if (expired)
-            {
-                // Join again: a new lease and the member record under it.
-                await RegisterAsync(stopping).ConfigureAwait(false);
-                _logger.LogWarning("node {Node} joined the cluster again with a new lease after its lease expired", NodeId);
-                return;
-            }
-
-            var sent = DateTimeOffset.UtcNow;
-            var ttl = await _etcd.RenewLeaseAsync(_lease, stopping).ConfigureAwait(false);
+            bool ours;
             lock (_leaseLock)
             {
-                if (ttl <= 0)
-                {
-                    _leaseExpired = true;
-                    _logger.LogWarning("node {Node}'s lease {Lease} has expired in etcd: it takes no writes until it joins again", NodeId, _lease);
-                    return;
-                }
-
-                _leaseValidUntil = sent + TimeSpan.FromSeconds(ttl);
-                _nextRenewal = sent + (_options.LeaseTtl / 3);
-                _quorumLostSeenAt = null;
+                ours = _ownLeases.Contains(record.Lease);
             }
-        }
-        catch (ClusterUnavailableException e)
-        {
-            Unreachable(e);
-            if (await _etcd.HasMemberWithoutLeaderAsync(stopping).ConfigureAwait(false))
+
+            if (!ours)
             {
-                lock (_leaseLock)
-                {
-                    _quorumLostSeenAt = DateTimeOffset.UtcNow;
-                }
+                Displace(record);
             }
         }
     }
 
-    private void Unreachable(ClusterUnavailableException e)
-    {
-        _unreachableSince ??= DateTimeOffset.UtcNow;
-        if (_lastEtcdError != e.Message)
-        {
-            _logger.LogWarning("etcd: {Error}", e.Message);
-        }
-
-        _lastEtcdError = e.Message;
-    }
-
-    // Every live generation of every cluster index has its local index; generations no longer named
-    // are retired: a cancelled pending one at once, a switched-out active one after the grace.
+    // Every live generation of every cluster index has its local index, with its definition; generations
+    // no longer named are retired: a cancelled pending one at once, a switched-out active one after the
+    // grace. A local index whose definition is not its generation's is deleted and made again.
     private void Reconcile(ClusterSnapshot snapshot)
     {
-        var local = _engine.ListIndexes().Select(s => s.Name).ToHashSet(StringComparer.Ordinal);
+        var local = _engine.ListIndexes().ToDictionary(s => s.Name, s => s.DefinitionHash, StringComparer.Ordinal);
+        var now = Now;
         foreach (var (name, versioned) in snapshot.Indexes)
         {
             foreach (var generation in new[] { versioned.Index.Active, versioned.Index.Pending })
             {
-                if (generation is null || local.Contains(LocalName(name, generation.Generation)))
+                if (generation is null)
                 {
                     continue;
                 }
@@ -463,6 +618,22 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 try
                 {
                     var definition = generation.Parse();
+                    if (local.TryGetValue(localName, out var hash))
+                    {
+                        if (hash != definition.DefinitionHash && !_retiring.ContainsKey(localName))
+                        {
+                            _logger.LogWarning("index {Index}: local {Local} holds another definition than generation {Generation}'s; deleting it to build it again", name, localName, generation.Generation);
+                            _retireAt[localName] = now;
+                        }
+
+                        continue;
+                    }
+
+                    if (_retiring.ContainsKey(localName))
+                    {
+                        continue;
+                    }
+
                     _engine.DefineIndex(IndexDefinition.Create(localName, definition.Collection, definition.Fields));
                     _localErrors.TryRemove(localName, out _);
                     _logger.LogInformation("index {Index}: building generation {Generation} on this shard", name, generation.Generation);
@@ -474,8 +645,7 @@ public sealed partial class ClusterNode : IAsyncDisposable
             }
         }
 
-        var now = DateTimeOffset.UtcNow;
-        foreach (var name in local)
+        foreach (var name in local.Keys)
         {
             if (!TryParseLocalName(name, out var index, out var generation) || !snapshot.Indexes.TryGetValue(index, out var versioned))
             {
@@ -490,32 +660,45 @@ public sealed partial class ClusterNode : IAsyncDisposable
 
             // Older than the active one: switched out, kept for the grace. Newer: a pending build the
             // definition replaced, of no use to any query.
-            _retireAt.TryAdd(name, generation < cluster.Active.Generation ? now + _options.RetireGrace : now);
+            _retireAt.TryAdd(name, generation < cluster.Active.Generation ? now + (long)_options.RetireGrace.TotalMilliseconds : now);
         }
     }
 
-    private async Task RetireAsync()
+    // Deletes retired generations beside the loops: the engine's delete waits for the queries still
+    // reading the generation (up to its drain timeout) and cancels its build.
+    private void Retire()
     {
-        var now = DateTimeOffset.UtcNow;
+        var now = Now;
         foreach (var (name, at) in _retireAt)
         {
-            if (at > now)
+            if (at > now || _retiring.ContainsKey(name))
             {
                 continue;
             }
 
-            try
+            _retiring[name] = Task.Run(async () =>
             {
-                // Waits for the queries still reading it (the engine drains a deleted index's generation) and cancels its build.
-                await _engine.DeleteIndexAsync(name).ConfigureAwait(false);
-                _logger.LogInformation("retired local index {Index}", name);
-            }
-            catch (IndexingException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
-            {
-                // Already gone.
-            }
+                try
+                {
+                    await _engine.DeleteIndexAsync(name).ConfigureAwait(false);
+                    _logger.LogInformation("retired local index {Index}", name);
+                }
+                catch (IndexingException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
+                {
+                    // Already gone.
+                }
+                catch (Exception e) when (e is IndexingException or ObjectDisposedException)
+                {
+                    _logger.LogWarning("retiring local index {Index} failed: {Error}; trying again", name, e.Message);
+                    return;
+                }
+                finally
+                {
+                    _retiring.TryRemove(name, out _);
+                }
 
-            _retireAt.TryRemove(name, out _);
+                _retireAt.TryRemove(name, out _);
+            });
         }
     }
 
@@ -523,30 +706,33 @@ public sealed partial class ClusterNode : IAsyncDisposable
     // or changed (and every second while building, for the progress pages).
     private async Task ReportAsync(ClusterSnapshot snapshot, CancellationToken stopping)
     {
-        var now = DateTimeOffset.UtcNow;
+        var now = Now;
         foreach (var (name, versioned) in snapshot.Indexes)
         {
-            var report = Progress(name, versioned.Index.Newest.Generation, now);
+            var newest = versioned.Index.Newest;
+            var report = Progress(name, newest.Generation, newest.Parse().DefinitionHash);
             var inEtcd = snapshot.ProgressOf(name).TryGetValue(NodeId, out var stored) ? stored.Progress : null;
             var due = inEtcd is null
-                || inEtcd.Generation != report.Generation || inEtcd.Ready != report.Ready || inEtcd.Phase != report.Phase || inEtcd.Error != report.Error
-                || (!report.Ready && (!_reported.TryGetValue(name, out var last) || now - last.Written >= TimeSpan.FromSeconds(1)));
+                || inEtcd.Generation != report.Generation || inEtcd.DefinitionHash != report.DefinitionHash || inEtcd.Ready != report.Ready
+                || inEtcd.Phase != report.Phase || inEtcd.Error != report.Error
+                || (!report.Ready && (!_reportedAt.TryGetValue(name, out var last) || now - last >= 1000));
             if (!due)
             {
                 continue;
             }
 
             await _etcd.PutProgressAsync(report, stopping).ConfigureAwait(false);
-            _reported[name] = (report, now);
+            _reportedAt[name] = now;
         }
     }
 
-    private ShardProgress Progress(string index, int generation, DateTimeOffset now)
+    private ShardProgress Progress(string index, int generation, string definitionHash)
     {
         var local = LocalName(index, generation);
+        var at = DateTimeOffset.UtcNow;
         if (_localErrors.TryGetValue(local, out var error))
         {
-            return new ShardProgress(NodeId, index, generation, false, "Failed", 0, 0, 0, error, now);
+            return new ShardProgress(NodeId, index, generation, null, false, "Failed", 0, 0, 0, error, at);
         }
 
         IndexSummary summary;
@@ -556,20 +742,26 @@ public sealed partial class ClusterNode : IAsyncDisposable
         }
         catch (IndexingException e) when (e.Kind == IndexingErrorKind.IndexNotFound)
         {
-            return new ShardProgress(NodeId, index, generation, false, "Defining", 0, 0, 0, null, now);
+            return new ShardProgress(NodeId, index, generation, null, false, "Defining", 0, 0, 0, null, at);
+        }
+
+        if (summary.DefinitionHash != definitionHash)
+        {
+            return new ShardProgress(NodeId, index, generation, summary.DefinitionHash, false, "Replacing", 0, 0, 0, null, at);
         }
 
         if (summary.Rebuild is { IsFinished: false } rebuild)
         {
-            return new ShardProgress(NodeId, index, generation, false, rebuild.Phase.ToString(), rebuild.DocumentsDone, rebuild.DocumentsTotal, summary.LagEtags, rebuild.Error, now);
+            return new ShardProgress(
+                NodeId, index, generation, summary.DefinitionHash, false, rebuild.Phase.ToString(), rebuild.DocumentsDone, rebuild.DocumentsTotal, summary.LagEtags, rebuild.Error, at);
         }
 
         var status = summary.Status;
         var failed = summary.Rebuild?.Phase is RebuildPhase.Failed || status.State is IndexState.Error;
         var ready = !failed && status.State is IndexState.Following or IndexState.Idle && !status.BuildInterrupted && summary.LagEtags <= _options.ReadyLagEtags;
         return new ShardProgress(
-            NodeId, index, generation, ready, failed ? "Failed" : ready ? "Ready" : "CatchingUp", status.DocumentCount, status.DocumentCount, summary.LagEtags,
-            failed ? summary.Rebuild?.Error ?? status.LastError : null, now);
+            NodeId, index, generation, summary.DefinitionHash, ready, failed ? "Failed" : ready ? "Ready" : "CatchingUp", status.DocumentCount, status.DocumentCount, summary.LagEtags,
+            failed ? summary.Rebuild?.Error ?? status.LastError : null, at);
     }
 
     private async Task TrySwitchAsync(ClusterSnapshot snapshot, CancellationToken stopping)
@@ -581,8 +773,10 @@ public sealed partial class ClusterNode : IAsyncDisposable
                 continue;
             }
 
+            var hash = pending.Parse().DefinitionHash;
             var reports = snapshot.ProgressOf(name);
-            if (!Map.Nodes.All(node => reports.TryGetValue(node, out var report) && report.Progress.Generation == pending.Generation && report.Progress.Ready))
+            if (!Map.Nodes.All(node => reports.TryGetValue(node, out var report)
+                && report.Progress.Generation == pending.Generation && report.Progress.DefinitionHash == hash && report.Progress.Ready))
             {
                 continue;
             }

@@ -25,11 +25,19 @@ public sealed record IndexGeneration(int Generation, JsonElement Definition)
 /// and the one being built on every shard to replace it (<paramref name="Pending"/>, null when none).
 /// The switch from one to the other is one etcd transaction on this key (<see cref="EtcdCoordinator.TrySwitchAsync"/>).
 /// </summary>
-public sealed record ClusterIndex(string Name, IndexGeneration Active, IndexGeneration? Pending, DateTimeOffset? SwitchedAt)
+/// <param name="LastGeneration">
+/// The highest generation number ever given (a cancelled pending generation included): the next change
+/// gets one more, so a number never names two definitions, even for a shard that missed a change.
+/// </param>
+public sealed record ClusterIndex(string Name, IndexGeneration Active, IndexGeneration? Pending, DateTimeOffset? SwitchedAt, int LastGeneration = 0)
 {
     /// <summary>The newest generation named: the pending one, else the active one.</summary>
     [JsonIgnore]
     public IndexGeneration Newest => Pending ?? Active;
+
+    /// <summary>The number the next generation gets.</summary>
+    [JsonIgnore]
+    public int NextGeneration => Math.Max(LastGeneration, Newest.Generation) + 1;
 }
 
 /// <summary>
@@ -37,10 +45,12 @@ public sealed record ClusterIndex(string Name, IndexGeneration Active, IndexGene
 /// <paramref name="Ready"/> once its local index of that generation is built and following the store.
 /// The switch compares these values, so a report that changed since the switcher read it fails the switch.
 /// </summary>
+/// <param name="DefinitionHash">The definition the shard's local index of that generation holds; the switch requires the pending one's.</param>
 public sealed record ShardProgress(
     string Node,
     string Index,
     int Generation,
+    string? DefinitionHash,
     bool Ready,
     string Phase,
     long DocumentsDone,

@@ -142,14 +142,26 @@ public sealed class EtcdCoordinator : IDisposable
         return ttl;
     }
 
-    /// <summary>Writes the node's member record, attached to <paramref name="lease"/>.</summary>
-    public Task PutMemberAsync(MemberRecord member, CancellationToken cancellationToken) =>
-        CallAsync(
-            "writing the node's member record",
-            deadline => _client.PutAsync(
-                new PutRequest { Key = Key(Keys.Member(member.Node)), Value = ByteString.CopyFrom(ClusterJson.Serialize(member)), Lease = member.Lease },
-                deadline: deadline,
-                cancellationToken: cancellationToken));
+    /// <summary>
+    /// Writes the node's member record, attached to its lease, if no record holds the id: returns null
+    /// when written, else the record that holds it (another live process with this id).
+    /// </summary>
+    public async Task<MemberRecord?> PutMemberIfAbsentAsync(MemberRecord member, CancellationToken cancellationToken)
+    {
+        var key = Key(Keys.Member(member.Node));
+        var request = new TxnRequest();
+        request.Compare.Add(new Compare { Key = key, Target = Compare.Types.CompareTarget.Version, Result = Compare.Types.CompareResult.Equal, Version = 0 });
+        request.Success.Add(new RequestOp { RequestPut = new PutRequest { Key = key, Value = ByteString.CopyFrom(ClusterJson.Serialize(member)), Lease = member.Lease } });
+        request.Failure.Add(new RequestOp { RequestRange = new RangeRequest { Key = key } });
+        var response = await CallAsync("writing the node's member record", deadline => _client.TransactionAsync(request, deadline: deadline, cancellationToken: cancellationToken)).ConfigureAwait(false);
+        if (response.Succeeded)
+        {
+            return null;
+        }
+
+        var kvs = response.Responses[0].ResponseRange.Kvs;
+        return kvs.Count == 0 ? member with { Lease = 0 } : ClusterJson.Deserialize<MemberRecord>(kvs[0].Value.Span, Keys.Member(member.Node));
+    }
 
     /// <summary>Revokes <paramref name="lease"/> (a clean stop: the member record goes at once).</summary>
     public Task RevokeLeaseAsync(long lease, CancellationToken cancellationToken) =>
@@ -209,28 +221,28 @@ public sealed class EtcdCoordinator : IDisposable
     }
 
     /// <summary>
-    /// Whether some member answers on its own and says it has no leader: the cluster has lost its
-    /// quorum (as opposed to this node being cut off from every member, when none answers).
+    /// What the members say of their leader, each asked alone and at once: <see cref="QuorumView.NoLeader"/>
+    /// when at least one answers and every one that answers has no leader (the cluster lost its quorum,
+    /// as far as this node can see), <see cref="QuorumView.LeaderSeen"/> when one names a leader, and
+    /// <see cref="QuorumView.NoAnswer"/> when none answers (this node is cut off).
     /// </summary>
-    public async Task<bool> HasMemberWithoutLeaderAsync(CancellationToken cancellationToken)
+    public async Task<QuorumView> AskMembersAsync(CancellationToken cancellationToken)
     {
-        foreach (var member in _members.Value)
+        var answers = await Task.WhenAll(_members.Value.Select(async member =>
         {
             try
             {
                 var status = await member.StatusAsync(new StatusRequest(), deadline: DateTime.UtcNow + _timeout, cancellationToken: cancellationToken).ConfigureAwait(false);
-                if (status.Leader == 0)
-                {
-                    return true;
-                }
+                return (ulong?)status.Leader;
             }
             catch (RpcException)
             {
-                // This member is down or unreachable; ask the next.
+                return null;
             }
-        }
-
-        return false;
+        })).ConfigureAwait(false);
+        return answers.Any(a => a is > 0) ? QuorumView.LeaderSeen
+            : answers.Any(a => a is 0) ? QuorumView.NoLeader
+            : QuorumView.NoAnswer;
     }
 
     public void Dispose()
@@ -260,6 +272,19 @@ public sealed class EtcdCoordinator : IDisposable
     }
 
     private static string Describe(Exception e) => e is RpcException rpc ? $"{rpc.StatusCode}: {rpc.Status.Detail}" : e.GetType().Name;
+}
+
+/// <summary>What etcd's members say of their leader (<see cref="EtcdCoordinator.AskMembersAsync"/>).</summary>
+public enum QuorumView
+{
+    /// <summary>A member names a leader: etcd has a quorum (this node may still fail to reach it).</summary>
+    LeaderSeen,
+
+    /// <summary>Members answer, and none has a leader: the quorum is lost, and etcd expires no lease.</summary>
+    NoLeader,
+
+    /// <summary>No member answers: this node is cut off.</summary>
+    NoAnswer,
 }
 
 /// <summary>etcd did not answer in time: unreachable from this node, or without a quorum. Cluster-wide changes wait; documents and queries go on.</summary>

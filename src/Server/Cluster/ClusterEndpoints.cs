@@ -44,29 +44,29 @@ internal static class ClusterEndpoints
         var shard = app.MapGroup(ShardPrefix);
         shard.AddEndpointFilter(async (context, next) =>
             ShardGate(context.HttpContext, cluster) ?? await next(context).ConfigureAwait(false));
-        DocumentEndpoints.Map(shard, engine, failures);
+        DocumentEndpoints.Map(shard, engine, failures, () => new OwnedBulkTarget(cluster, engine));
         IndexEndpoints.Map(shard, engine, limits, failures);
 
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) => BulkAsync(context, cluster, engine, cancellationToken))
             .Require(ContentTypes.NdJson)
             .WithMetadata(new BodySizeLimit(null));
-        app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, cancellationToken))
+        app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, engine, cancellationToken))
             .Require(ContentTypes.Json)
             .WithMetadata(new BodySizeLimit(engine.Options.Storage.MaxDocumentBytes + (64 << 10)));
-        app.MapGet("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, cancellationToken));
-        app.MapDelete("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, cancellationToken))
+        app.MapGet("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, engine, cancellationToken));
+        app.MapDelete("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) => ForwardDocumentAsync(id, context, cluster, engine, cancellationToken))
             .RequireNoBody();
 
         app.MapGet("/cluster", () => cluster.Node is { } node ? TypedResults.Ok(ClusterStatus.Of(node)) : Joining());
-        app.MapGet("/indexes", () => cluster.Node is { } node
-            ? TypedResults.Ok(new { indexes = node.Snapshot.Indexes.Values.OrderBy(i => i.Index.Name, StringComparer.Ordinal).Select(i => ClusterIndexView.Of(node, i.Index)) })
+        app.MapGet("/indexes", (HttpContext context) => cluster.Node is { } node
+            ? TypedResults.Ok(new { indexes = node.Snapshot.Indexes.Values.OrderBy(i => i.Index.Name, StringComparer.Ordinal).Select(i => ClusterIndexView.Of(node, i.Index, context)) })
             : Joining());
         app.MapPut("/indexes/{name}", (string name, HttpContext context, CancellationToken cancellationToken) => DefineAsync(name, context, cluster, cancellationToken))
             .Require(ContentTypes.Json)
             .WithMetadata(new BodySizeLimit(MaxDefinitionBytes + 1));
         app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context, CancellationToken cancellationToken) =>
             cluster.Node is { } node ? ClusterQuery.RunAsync(name, context, node, cluster.Shards, cancellationToken) : Task.FromResult(Joining()));
-        app.MapGet("/indexes/{name}", (string name, CancellationToken cancellationToken) => IndexViewAsync(name, cluster, cancellationToken));
+        app.MapGet("/indexes/{name}", (string name, HttpContext context, CancellationToken cancellationToken) => IndexViewAsync(name, cluster, context, cancellationToken));
         app.MapPost("/indexes/{name}" + VerifySuffix, (string name, CancellationToken cancellationToken) => VerifyAsync(name, cluster, cancellationToken))
             .RequireNoBody();
     }
@@ -74,8 +74,10 @@ internal static class ClusterEndpoints
     private static IResult Joining() =>
         ProblemResults.Unavailable("Joining the cluster", "this node has not joined its cluster yet (it is reading etcd); try again in a moment.");
 
-    // Document writes through /shard pass the write gate; index definitions and rebuilds there are the
+    // Document writes through /shard pass the write gate, and a single document's only on its owner
+    // (a misrouted write would be found twice by queries); index definitions and rebuilds there are the
     // cluster's to make (each shard's generations follow etcd), so only reads and verify go through.
+    // Paths compare ignoring case, as routing does.
     private static IResult? ShardGate(HttpContext context, ClusterHost cluster)
     {
         var request = context.Request;
@@ -84,9 +86,9 @@ internal static class ClusterEndpoints
             return null;
         }
 
-        if (request.Path.StartsWithSegments(ShardPrefix + "/indexes", StringComparison.Ordinal))
+        if (request.Path.StartsWithSegments(ShardPrefix + "/indexes", StringComparison.OrdinalIgnoreCase))
         {
-            return request.Path.Value!.EndsWith(VerifySuffix, StringComparison.Ordinal) && HttpMethods.IsPost(request.Method)
+            return request.Path.Value!.EndsWith(VerifySuffix, StringComparison.OrdinalIgnoreCase) && HttpMethods.IsPost(request.Method)
                 ? null
                 : ProblemResults.Conflict(
                     "Cluster index",
@@ -98,10 +100,25 @@ internal static class ClusterEndpoints
             return Joining();
         }
 
-        return node.CanAcceptWrites(out var reason) ? null : ProblemResults.Unavailable("Not accepting writes", reason!);
+        if (!node.CanAcceptWrites(out var reason))
+        {
+            return ProblemResults.Unavailable("Not accepting writes", reason!);
+        }
+
+        if (request.Path.StartsWithSegments(ShardPrefix + "/docs", StringComparison.OrdinalIgnoreCase, out var rest)
+            && !(HttpMethods.IsPost(request.Method) && rest.Equals("/bulk", StringComparison.OrdinalIgnoreCase))
+            && rest.HasValue && Uri.UnescapeDataString(rest.Value![1..]) is { Length: > 0 } id
+            && node.OwnerOf(id) is var owner && owner != node.NodeId)
+        {
+            return ProblemResults.Conflict(
+                "Not the owner",
+                $"document {MessageText.Quote(id)} belongs to node {MessageText.Quote(owner)}, not {MessageText.Quote(node.NodeId)}; write it through /docs on any node, which forwards it to its owner.");
+        }
+
+        return null;
     }
 
-    private static async Task<IResult> ForwardDocumentAsync(string? id, HttpContext context, ClusterHost cluster, CancellationToken cancellationToken)
+    private static async Task<IResult> ForwardDocumentAsync(string? id, HttpContext context, ClusterHost cluster, IndexingEngine engine, CancellationToken cancellationToken)
     {
         id ??= string.Empty;
         if (!IndexingEngine.IsValidDocumentId(id, out var idError))
@@ -121,14 +138,46 @@ internal static class ClusterEndpoints
             using var request = cluster.Shards.Request(new HttpMethod(context.Request.Method), url, ShardPrefix.TrimStart('/') + DocumentPath(id));
             if (HttpMethods.IsPut(context.Request.Method))
             {
-                request.Content = new StreamContent(context.Request.Body);
-                request.Content.Headers.ContentType = MediaTypeHeaderValue.Parse(context.Request.ContentType!);
-                request.Content.Headers.ContentLength = context.Request.ContentLength;
+                // The body is read here, within the document limit, and judged by the same rules as on
+                // the owner: a refusal is this node's own (413, 400), never an owner that "did not answer".
+                var limit = engine.Options.Storage.MaxDocumentBytes;
+                if (context.Request.ContentLength > limit)
+                {
+                    return ProblemResults.TooLarge(DocumentEndpoints.TooLargeMessage(id, $"{ByteSize.FormatExact(context.Request.ContentLength.Value)} (its Content-Length)", limit));
+                }
+
+                var read = await context.Request.BodyReader.ReadAtLeastAsync((int)limit + 1, cancellationToken).ConfigureAwait(false);
+                byte[] body;
+                try
+                {
+                    if (read.Buffer.Length > limit)
+                    {
+                        return ProblemResults.TooLarge(DocumentEndpoints.TooLargeMessage(id, $"more than {ByteSize.FormatExact(limit)}", limit));
+                    }
+
+                    body = read.Buffer.ToArray();
+                }
+                finally
+                {
+                    context.Request.BodyReader.AdvanceTo(read.Buffer.End);
+                }
+
+                if (!engine.IsValidDocument(id, body, out var bodyError))
+                {
+                    return ProblemResults.Invalid(bodyError);
+                }
+
+                request.Content = new ByteArrayContent(body);
+                request.Content.Headers.ContentType = new MediaTypeHeaderValue("application/json");
             }
 
             using var response = await cluster.Shards.SendAsync(request, owner, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
             await CopyAsync(response, context, cancellationToken).ConfigureAwait(false);
             return Results.Empty;
+        }
+        catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
+        {
+            return ProblemResults.TooLarge(DocumentEndpoints.TooLargeMessage(id, $"more than {ByteSize.FormatExact(engine.Options.Storage.MaxDocumentBytes)}", engine.Options.Storage.MaxDocumentBytes));
         }
         catch (NodeDownException e)
         {
@@ -249,7 +298,7 @@ internal static class ClusterEndpoints
         try
         {
             var outcome = await node.DefineAsync(definition, cancellationToken).ConfigureAwait(false);
-            var view = ClusterIndexView.Of(node, outcome.Index) with { Result = outcome.Result.ToString() };
+            var view = ClusterIndexView.Of(node, outcome.Index, context) with { Result = outcome.Result.ToString() };
             return outcome.Result switch
             {
                 DefineResult.Created => TypedResults.Created($"/indexes/{name}", view),
@@ -269,7 +318,7 @@ internal static class ClusterEndpoints
         }
     }
 
-    private static async Task<IResult> IndexViewAsync(string name, ClusterHost cluster, CancellationToken cancellationToken)
+    private static async Task<IResult> IndexViewAsync(string name, ClusterHost cluster, HttpContext context, CancellationToken cancellationToken)
     {
         if (cluster.Node is not { } node)
         {
@@ -278,7 +327,7 @@ internal static class ClusterEndpoints
 
         var snapshot = node.Snapshot.Indexes.ContainsKey(name) ? node.Snapshot : await node.RefreshAsync(cancellationToken).ConfigureAwait(false);
         return snapshot.Indexes.TryGetValue(name, out var index)
-            ? TypedResults.Ok(ClusterIndexView.Of(node, index.Index))
+            ? TypedResults.Ok(ClusterIndexView.Of(node, index.Index, context))
             : ProblemResults.NotFound("Unknown index", $"the cluster has no index {MessageText.Quote(name)}; define it with PUT /indexes/{name}.");
     }
 
@@ -341,6 +390,42 @@ internal sealed class ClusterHost(ShardClient shards) : IAsyncDisposable
         }
 
         Shards.Dispose();
+    }
+}
+
+/// <summary>
+/// A shard's own bulk target: the engine, refusing a chunk with a document this node does not own
+/// (409 naming the owner) before writing any of it, and any chunk while the write gate is closed (503).
+/// </summary>
+internal sealed class OwnedBulkTarget(ClusterHost cluster, IndexingEngine engine) : IBulkTarget
+{
+    private readonly EngineTarget _engine = new(engine);
+
+    public long MaxDocumentBytes => _engine.MaxDocumentBytes;
+
+    public bool IsValid(string id, ReadOnlySpan<byte> body, [System.Diagnostics.CodeAnalysis.NotNullWhen(false)] out Indexing.Storage.DocumentValidationError? error) =>
+        _engine.IsValid(id, body, out error);
+
+    public Indexing.Storage.BulkWriteResult PutMany(IReadOnlyList<Indexing.Storage.DocumentWrite> documents, CancellationToken cancellationToken)
+    {
+        var node = cluster.Node ?? throw new BulkTargetRefusedException(StatusCodes.Status503ServiceUnavailable, "Joining the cluster", "this node has not joined its cluster yet; nothing of this chunk was written.");
+        if (!node.CanAcceptWrites(out var reason))
+        {
+            throw new BulkTargetRefusedException(StatusCodes.Status503ServiceUnavailable, "Not accepting writes", reason!);
+        }
+
+        foreach (var document in documents)
+        {
+            if (node.OwnerOf(document.Id) is var owner && owner != node.NodeId)
+            {
+                throw new BulkTargetRefusedException(
+                    StatusCodes.Status409Conflict,
+                    "Not the owner",
+                    $"document {MessageText.Quote(document.Id)} belongs to node {MessageText.Quote(owner)}, not {MessageText.Quote(node.NodeId)}; nothing of this chunk was written. Load through /docs/bulk on any node, which splits a load by owner.");
+            }
+        }
+
+        return _engine.PutMany(documents, cancellationToken);
     }
 }
 

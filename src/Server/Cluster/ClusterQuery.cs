@@ -10,7 +10,9 @@ namespace Indexing.Server.Cluster;
 
 /// <summary>
 /// <c>GET /indexes/{name}/query</c> in a cluster: the single node's parameters (q, take, skip, sort,
-/// include) and <c>partial=true</c>. The query is scattered to every shard's local index of the
+/// include) and <c>partial=true</c>. Shards return ids, scores and sort values only; with
+/// <c>include=docs</c> the page's documents are read from their owners one at a time as the answer is
+/// written (<see cref="ClusterHitsWithDocuments"/>), so a node holds one document, not pages of them. The query is scattered to every shard's local index of the
 /// cluster's active generation, named in each call, so an answer never mixes generations, and each
 /// shard's first skip+take hits are merged (<see cref="ShardMerge"/>: exactly by sort keys; by each
 /// shard's own score for relevance). A shard that no longer holds that generation (the cluster switched
@@ -62,7 +64,7 @@ internal static class ClusterQuery
             }
 
             var generation = index.Index.Active.Generation;
-            var answers = await Task.WhenAll(node.Map.Nodes.Select(owner => AskAsync(owner, name, generation, shardQuery, includeDocuments, node, shards, cancellationToken))).ConfigureAwait(false);
+            var answers = await Task.WhenAll(node.Map.Nodes.Select(owner => AskAsync(owner, name, generation, shardQuery, node, shards, cancellationToken))).ConfigureAwait(false);
             if (answers.Any(a => a.Gone))
             {
                 // The shard retired this generation: the cluster switched since this node's last read.
@@ -72,7 +74,10 @@ internal static class ClusterQuery
                     continue;
                 }
 
-                return ProblemResults.Unavailable("Generation switched", $"index {MessageText.Quote(name)} switched generations while this query ran, {Attempts} times; try again.");
+                var missing = string.Join(", ", answers.Where(a => a.Gone).Select(a => a.Node));
+                return ProblemResults.Unavailable(
+                    "Generation not held",
+                    $"shard {missing} does not hold generation {generation} of index {MessageText.Quote(name)} (asked {Attempts} times): the cluster switched past it, or the shard has not created it yet; try again.");
             }
 
             if (answers.FirstOrDefault(a => a.Refused is not null) is { Refused: { } refused })
@@ -99,31 +104,31 @@ internal static class ClusterQuery
                 return ProblemResults.Unavailable("Shards disagree", $"the shards' answers could not be merged: {e.Message}");
             }
 
-            // The merge returns the shards' own hit objects: each one's shard and document by reference.
-            var origin = new Dictionary<QueryHit, (string Node, JsonElement? Document)>(ReferenceEqualityComparer.Instance);
+            // The merge returns the shards' own hit objects: each one's shard by reference.
+            var origin = new Dictionary<QueryHit, string>(ReferenceEqualityComparer.Instance);
             foreach (var page in pages)
             {
-                for (var i = 0; i < page.Result.Hits.Count; i++)
+                foreach (var hit in page.Result.Hits)
                 {
-                    origin[page.Result.Hits[i]] = (page.Node, page.Documents[i]);
+                    origin[hit] = page.Node;
                 }
             }
 
-            return TypedResults.Ok(new ClusterQueryAnswer(
+            var answer = new ClusterQueryAnswer(
                 name,
                 generation,
                 merged.TotalHits,
                 down.Count > 0,
                 [.. down.Select(d => d.Node)],
-                [.. merged.Hits.Select(h => new ClusterHit(
-                    h.Id, h.Score, h.Etag, query.Sort.Count > 0 ? h.SortValues : null, origin[h].Node, includeDocuments ? origin[h].Document : null))]));
+                [.. merged.Hits.Select(h => new ClusterHit(h.Id, h.Score, h.Etag, query.Sort.Count > 0 ? h.SortValues : null, origin[h], null))]);
+            return includeDocuments ? new ClusterHitsWithDocuments(answer, node, shards) : TypedResults.Ok(answer);
         }
     }
 
     // One shard's page, or why there is none: down (its node), gone (no longer holds the generation),
     // or refused (the query itself is wrong: the same on every shard, so its answer is the client's).
     private static async Task<ShardOutcome> AskAsync(
-        string owner, string name, int generation, IndexQuery query, bool includeDocuments, ClusterNode node, ShardClient shards, CancellationToken cancellationToken)
+        string owner, string name, int generation, IndexQuery query, ClusterNode node, ShardClient shards, CancellationToken cancellationToken)
     {
         try
         {
@@ -137,11 +142,6 @@ internal static class ClusterQuery
             if (query.Sort.Count > 0)
             {
                 parameters["sort"] = string.Join(',', query.Sort);
-            }
-
-            if (includeDocuments)
-            {
-                parameters["include"] = "docs";
             }
 
             var path = $"shard/indexes/{ClusterNode.LocalName(name, generation)}/query" + QueryString.Create(parameters);
@@ -192,24 +192,22 @@ internal static class ClusterQuery
 /// One shard's answer as its JSON says it (<c>{"totalHits", "hits": [{"id", "score", "etag", "sort", "document"}]}</c>):
 /// sort values back to strings, nulls, longs (integral numbers) and doubles, each hit's document kept as JSON.
 /// </summary>
-internal sealed record ShardPage(string Node, QueryResult Result, IReadOnlyList<JsonElement?> Documents)
+internal sealed record ShardPage(string Node, QueryResult Result)
 {
     public static ShardPage Parse(string node, byte[] body)
     {
         using var json = JsonDocument.Parse(body);
         var root = json.RootElement;
         var hits = new List<QueryHit>();
-        var documents = new List<JsonElement?>();
         foreach (var hit in root.GetProperty("hits").EnumerateArray())
         {
             IReadOnlyList<object?> sort = hit.TryGetProperty("sort", out var values)
                 ? [.. values.EnumerateArray().Select(SortValue)]
                 : [];
             hits.Add(new QueryHit(hit.GetProperty("id").GetString()!, hit.GetProperty("score").GetSingle(), hit.GetProperty("etag").GetInt64()) { SortValues = sort });
-            documents.Add(hit.TryGetProperty("document", out var document) && document.ValueKind != JsonValueKind.Null ? document.Clone() : null);
         }
 
-        return new ShardPage(node, new QueryResult(root.GetProperty("totalHits").GetInt64(), hits), documents);
+        return new ShardPage(node, new QueryResult(root.GetProperty("totalHits").GetInt64(), hits));
     }
 
     private static object? SortValue(JsonElement value) => value.ValueKind switch
@@ -234,3 +232,128 @@ internal sealed record ClusterHit(
     [property: System.Text.Json.Serialization.JsonIgnore(Condition = System.Text.Json.Serialization.JsonIgnoreCondition.WhenWritingNull)] IReadOnlyList<object?>? Sort,
     string Shard,
     JsonElement? Document);
+
+/// <summary>
+/// A cluster query's answer with each hit's document, written as it is read: the hits as merged, then
+/// for each one its document from its owner's <c>/shard/docs/{id}</c>, copied into the answer before the
+/// next is asked for. The node holds one document in flight, whatever the page. A document deleted
+/// since the query is null, as on a single node. One its owner could not give (down, or failing since
+/// the query) is null too, and listed at the end, in <c>"documentsUnread": [{"id", "shard", "reason"}]</c>:
+/// the status is sent before the first document is read, so the answer says it instead.
+/// </summary>
+internal sealed class ClusterHitsWithDocuments(ClusterQueryAnswer answer, ClusterNode node, ShardClient shards) : IResult
+{
+    private static readonly JsonWriterOptions WriterOptions = new() { SkipValidation = true };
+
+    public async Task ExecuteAsync(HttpContext httpContext)
+    {
+        var cancellationToken = httpContext.RequestAborted;
+        var response = httpContext.Response;
+        response.StatusCode = StatusCodes.Status200OK;
+        response.ContentType = "application/json; charset=utf-8";
+        // The pipe, not the stream: the writer's flushes then fill the pipe's buffer, never a synchronous write.
+        var body = response.BodyWriter;
+        await using var json = new Utf8JsonWriter(body, WriterOptions);
+        var options = new JsonSerializerOptions(JsonSerializerDefaults.Web);
+        json.WriteStartObject();
+        json.WriteString("index", answer.Index);
+        json.WriteNumber("generation", answer.Generation);
+        json.WriteNumber("totalHits", answer.TotalHits);
+        json.WriteBoolean("partial", answer.Partial);
+        json.WritePropertyName("missingShards");
+        JsonSerializer.Serialize(json, answer.MissingShards, options);
+        json.WriteStartArray("hits");
+        var unread = new List<object>();
+        foreach (var hit in answer.Hits)
+        {
+            json.WriteStartObject();
+            json.WriteString("id", hit.Id);
+            json.WriteNumber("score", hit.Score);
+            json.WriteNumber("etag", hit.Etag);
+            if (hit.Sort is not null)
+            {
+                json.WritePropertyName("sort");
+                JsonSerializer.Serialize(json, hit.Sort, options);
+            }
+
+            json.WriteString("shard", hit.Shard);
+            json.WritePropertyName("document");
+            await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+            var (document, reason) = await OpenDocumentAsync(hit, cancellationToken).ConfigureAwait(false);
+            byte[]? bytes = null;
+            if (document is not null)
+            {
+                using (document)
+                {
+                    // Read whole before any of it is written: a document that broke off midway must not
+                    // leave half of itself in the answer. One document at a time.
+                    try
+                    {
+                        bytes = await document.Content.ReadAsByteArrayAsync(cancellationToken).ConfigureAwait(false);
+                    }
+                    catch (Exception e) when (e is HttpRequestException or IOException && !cancellationToken.IsCancellationRequested)
+                    {
+                        reason = $"node {MessageText.Quote(hit.Shard)} broke off while sending it ({e.Message})";
+                    }
+                }
+            }
+
+            if (bytes is not null)
+            {
+                await body.WriteAsync(bytes, cancellationToken).ConfigureAwait(false);
+            }
+            else
+            {
+                json.WriteNullValue();
+                if (reason is not null)
+                {
+                    unread.Add(new { id = hit.Id, shard = hit.Shard, reason });
+                }
+            }
+
+            json.WriteEndObject();
+            await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+            await body.FlushAsync(cancellationToken).ConfigureAwait(false);
+        }
+
+        json.WriteEndArray();
+        if (unread.Count > 0)
+        {
+            json.WritePropertyName("documentsUnread");
+            JsonSerializer.Serialize(json, unread, options);
+        }
+
+        json.WriteEndObject();
+        await json.FlushAsync(cancellationToken).ConfigureAwait(false);
+        await body.FlushAsync(cancellationToken).ConfigureAwait(false);
+    }
+
+    // The document's answer when it is there; null with no reason when it was deleted, null with the
+    // reason when its owner could not give it.
+    private async Task<(HttpResponseMessage? Document, string? Reason)> OpenDocumentAsync(ClusterHit hit, CancellationToken cancellationToken)
+    {
+        HttpResponseMessage? response = null;
+        try
+        {
+            var url = ShardClient.UrlOf(node, hit.Shard, $"holds document {MessageText.Quote(hit.Id)}");
+            using var request = shards.Request(HttpMethod.Get, url, "shard/docs/" + Uri.EscapeDataString(hit.Id).Replace("%2F", "/", StringComparison.Ordinal));
+            response = await shards.SendAsync(request, hit.Shard, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
+            if (response.StatusCode == HttpStatusCode.OK)
+            {
+                var ok = response;
+                response = null;
+                return (ok, null);
+            }
+
+            return (null, response.StatusCode == HttpStatusCode.NotFound ? null : $"node {MessageText.Quote(hit.Shard)} answered {(int)response.StatusCode}");
+        }
+        catch (NodeDownException e)
+        {
+            return (null, e.Message);
+        }
+        finally
+        {
+            response?.Dispose();
+        }
+    }
+}

@@ -6,13 +6,37 @@ namespace Indexing.Server.Cluster;
 /// <summary>
 /// The <c>Cluster:*</c> settings (<c>serve --cluster ... --node ...</c> sets the first two):
 /// <c>Cluster:Endpoints</c> (etcd's client URLs, comma-separated; unset: a single node),
-/// <c>Cluster:NodeId</c>, <c>Cluster:Prefix</c>, <c>Cluster:LeaseTtl</c>, <c>Cluster:PollInterval</c>,
+/// <c>Cluster:NodeId</c>, <c>Cluster:AdvertiseUrl</c>, <c>Cluster:Prefix</c>, <c>Cluster:LeaseTtl</c>, <c>Cluster:PollInterval</c>,
 /// <c>Cluster:EtcdTimeout</c>, <c>Cluster:RetireGrace</c> (time spans as 00:00:05) and <c>Cluster:ReadyLagEtags</c>.
 /// </summary>
 internal static class ClusterSettings
 {
     public const string EndpointsSetting = "Cluster:Endpoints";
     public const string NodeIdSetting = "Cluster:NodeId";
+    public const string AdvertiseUrlSetting = "Cluster:AdvertiseUrl";
+
+    /// <summary>
+    /// The URL the other nodes reach this one at: <c>Cluster:AdvertiseUrl</c>, or the address the server
+    /// listens on when that is one address (a node listening on every interface, 0.0.0.0 or ::, must say
+    /// which of its addresses the others use); throws <see cref="ServerConfigurationException"/> otherwise.
+    /// </summary>
+    public static Uri AdvertisedUrl(IConfiguration configuration, Uri listening)
+    {
+        if (configuration[AdvertiseUrlSetting] is { } text)
+        {
+            return Uri.TryCreate(text, UriKind.Absolute, out var url) && url.Scheme is "http" or "https" && url.AbsolutePath == "/"
+                ? url
+                : throw new Hosting.ServerConfigurationException([$"{AdvertiseUrlSetting} is {MessageText.Quote(text)}; give the URL other nodes reach this one at, e.g. http://10.0.0.5:5080/ (scheme, host and port only)."]);
+        }
+
+        if (System.Net.IPAddress.TryParse(listening.Host.Trim('[', ']'), out var address) && (address.Equals(System.Net.IPAddress.Any) || address.Equals(System.Net.IPAddress.IPv6Any)))
+        {
+            throw new Hosting.ServerConfigurationException([
+                $"the node listens on every interface ({listening}), so the other nodes cannot be told where to reach it; set {AdvertiseUrlSetting} (e.g. http://10.0.0.5:{listening.Port}/)."]);
+        }
+
+        return listening;
+    }
 
     /// <summary>The node's cluster options, or null when <c>Cluster:Endpoints</c> is not set; throws <see cref="ServerConfigurationException"/> naming bad values.</summary>
     public static ClusterOptions? Read(IConfiguration configuration)

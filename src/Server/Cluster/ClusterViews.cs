@@ -48,8 +48,10 @@ internal sealed record ClusterIndexView(
     IReadOnlyList<ShardProgressView> Shards,
     string? Result = null)
 {
-    public static ClusterIndexView Of(ClusterNode node, ClusterIndex index)
+    /// <summary>The view of <paramref name="index"/>; shards' failure texts only for requests with the full key, as on a single node.</summary>
+    public static ClusterIndexView Of(ClusterNode node, ClusterIndex index, Microsoft.AspNetCore.Http.HttpContext context)
     {
+        var details = Http.ApiKeyGate.CanSeeDetails(context);
         var reports = node.ProgressOf(index.Name);
         var newest = index.Newest.Generation;
         return new ClusterIndexView(
@@ -59,7 +61,7 @@ internal sealed record ClusterIndexView(
             index.SwitchedAt,
             index.Newest.Definition,
             [.. node.Map.Nodes.Select(n => reports.TryGetValue(n, out var report) && report.Generation == newest
-                ? new ShardProgressView(n, node.Snapshot.IsAlive(n), report.Generation, report.Phase, report.Ready, report.DocumentsDone, report.DocumentsTotal, report.LagEtags, report.Error, report.At)
+                ? new ShardProgressView(n, node.Snapshot.IsAlive(n), report.Generation, report.Phase, report.Ready, report.DocumentsDone, report.DocumentsTotal, report.LagEtags, report.Error is null || details ? report.Error : Http.FailureTexts.Withheld, report.At)
                 : new ShardProgressView(n, node.Snapshot.IsAlive(n), newest, "NotReported", false, 0, 0, 0, null, null))]);
     }
 }

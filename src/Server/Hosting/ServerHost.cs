@@ -149,7 +149,8 @@ internal sealed partial class ServerHost : IAsyncDisposable
             host.BaseAddress = new Uri(addresses.First());
             if (cluster is not null)
             {
-                cluster.Node = await ClusterNode.JoinAsync(clusterOptions!, engine, host.BaseAddress, app.Logger, cancellationToken).ConfigureAwait(false);
+                var advertised = ClusterSettings.AdvertisedUrl(builder.Configuration, host.BaseAddress);
+                cluster.Node = await ClusterNode.JoinAsync(clusterOptions!, engine, advertised, app.Logger, cancellationToken).ConfigureAwait(false);
             }
 
             app.Logger.LogInformation("listening on {Address} (admin page {Address}admin); {Options}", host.BaseAddress, host.BaseAddress, options);
@@ -240,14 +241,17 @@ internal sealed partial class ServerHost : IAsyncDisposable
 
         try
         {
-            // Leaves the cluster first (its lease revoked: the other nodes see it down at once), then stops serving.
-            if (_cluster is not null)
+            // Leaves the cluster first (its lease revoked: the other nodes see it down at once), then stops
+            // serving, letting requests in progress finish (forwards and shard calls among them), and
+            // only then drops the client those use.
+            if (_cluster?.Node is { } node)
             {
-                await _cluster.DisposeAsync().ConfigureAwait(false);
+                await node.DisposeAsync().ConfigureAwait(false);
             }
 
             await _app.StopAsync(CancellationToken.None).ConfigureAwait(false);
             await _app.DisposeAsync().ConfigureAwait(false);
+            _cluster?.Shards.Dispose();
         }
         finally
         {

@@ -24,12 +24,13 @@ internal static class DocumentEndpoints
     // the limit and says so with the document rule's message rather than Kestrel's bare 413.
     private const long BodySlackBytes = 64 << 10;
 
-    public static void Map(IEndpointRouteBuilder app, IndexingEngine engine, FailureTexts failures)
+    /// <summary>Maps the document endpoints; a bulk load writes through <paramref name="bulkTarget"/> when given (a cluster shard's, which checks ownership), else the engine.</summary>
+    public static void Map(IEndpointRouteBuilder app, IndexingEngine engine, FailureTexts failures, Func<IBulkTarget>? bulkTarget = null)
     {
         // Bulk is mapped first and is POST-only, so "bulk" stays usable as a document id for GET/PUT/DELETE.
         // Its body has no size limit as a whole (a load can be gigabytes); each line has one (BulkLoad).
         app.MapPost("/docs/bulk", (HttpContext context, CancellationToken cancellationToken) =>
-                BulkAsync(context, engine, failures, cancellationToken))
+                BulkAsync(context, bulkTarget?.Invoke() ?? new EngineTarget(engine), failures, cancellationToken))
             .Require(ContentTypes.NdJson)
             .WithMetadata(new BodySizeLimit(null));
         app.MapPut("/docs/{**id}", (string? id, HttpContext context, CancellationToken cancellationToken) =>
@@ -46,17 +47,21 @@ internal static class DocumentEndpoints
 
     // NDJSON, streamed line by line (see BulkLoad): 200 with what was stored and which lines were refused.
     // A full volume stops the load at the chunk it refused: the chunks before it are stored, as the detail says.
-    private static async Task<IResult> BulkAsync(HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
+    private static async Task<IResult> BulkAsync(HttpContext context, IBulkTarget target, FailureTexts failures, CancellationToken cancellationToken)
     {
         try
         {
-            var result = await BulkLoad.LoadAsync(context.Request.BodyReader, engine, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
+            var result = await BulkLoad.LoadAsync(context.Request.BodyReader, target, ServerOptions.MaxDocumentBytesSetting, progress: null, cancellationToken)
                 .ConfigureAwait(false);
             return TypedResults.Ok(result);
         }
         catch (DocumentStoreException e) when (e.Kind == IndexingErrorKind.StoreFull)
         {
             return ProblemResults.StoreFull(e, failures);
+        }
+        catch (BulkTargetRefusedException e)
+        {
+            return TypedResults.Problem(statusCode: e.Status, title: e.Title, detail: e.Message);
         }
     }
 

@@ -354,6 +354,14 @@ internal sealed class EngineTarget(IndexingEngine engine) : IBulkTarget
         engine.PutMany(documents, cancellationToken);
 }
 
+/// <summary>A target refused a chunk as a whole (a cluster shard sent documents it does not own): the load stops, with this status.</summary>
+internal sealed class BulkTargetRefusedException(int status, string title, string message) : Exception(message)
+{
+    public int Status { get; } = status;
+
+    public string Title { get; } = title;
+}
+
 /// <summary>What a bulk load did: lines seen (blank ones included), documents stored and refused, and why.</summary>
 /// <param name="Lines">Lines read, blank ones included (line numbers count them).</param>
 /// <param name="Stored">Documents written.</param>

@@ -6,7 +6,8 @@ namespace Indexing.Cluster.Tests;
 
 /// <summary>
 /// Nodes of one cluster as real processes (`indexing serve --cluster ... --node nX`), each over its own
-/// data directory, with settings short enough for tests: a 3 s lease, 100 ms polls, a 2 s retire grace.
+/// data directory, with settings short enough for tests: a 3 s lease, 100 ms polls, a 2 s retire grace,
+/// 1 MiB documents at most.
 /// A node can be killed (SIGKILL) and started again over the same data.
 /// </summary>
 internal sealed class ClusterNodes : IAsyncDisposable
@@ -76,6 +77,7 @@ internal sealed class ClusterNodes : IAsyncDisposable
                 ["Cluster__PollInterval"] = "00:00:00.100",
                 ["Cluster__RetireGrace"] = "00:00:02",
                 ["Cluster__EtcdTimeout"] = "00:00:01",
+                ["Storage__MaxDocumentBytes"] = "1MiB",
                 ["Logging__LogLevel__indexing"] = "Information",
             },
             "--port", "0", "--cluster", _etcdOverride.GetValueOrDefault(node, Endpoints), "--node", node);
