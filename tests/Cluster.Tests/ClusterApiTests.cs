@@ -19,6 +19,14 @@ public sealed class ClusterApiTests
         await using var etcd = await EtcdCluster.StartAsync();
         await using var cluster = await ClusterNodes.StartAsync(etcd.Endpoints, 16, "n1", "n2", "n3");
 
+        // A second process with a live node's id does not join: it waits out a restart's lease, then exits
+        // saying why.
+        using (var impostor = cluster.StartImpostor("n2"))
+        {
+            Assert.Equal(2, await impostor.WaitForExitAsync(ClusterNodes.StartTimeout));
+            Assert.Contains("is held by a live member", impostor.Output, StringComparison.Ordinal);
+        }
+
         // A bulk load through one node lands on the owners, and only there.
         const int Count = 200;
         var (status, body) = await cluster.BulkAsync("n2", Enumerable.Range(0, Count).Select(i => ($"orders/{i}", ClusterApi.Order(1000 - i, a: i % 2 == 0))));

@@ -67,8 +67,20 @@ internal sealed class ClusterNodes : IAsyncDisposable
 
     public async Task StartNodeAsync(string node)
     {
-        var data = Path.Combine(_root.Path, node);
-        var process = IndexingProcess.Start(
+        var process = Launch(node, Path.Combine(_root.Path, node));
+        lock (_processes)
+        {
+            _processes[node] = process;
+        }
+
+        _urls[node] = await process.WaitForAddressAsync(StartTimeout);
+    }
+
+    /// <summary>A second process with <paramref name="node"/>'s id, over data of its own (the caller waits for it and disposes it).</summary>
+    public IndexingProcess StartImpostor(string node) => Launch(node, Path.Combine(_root.Path, node + "-impostor"));
+
+    private IndexingProcess Launch(string node, string data) =>
+        IndexingProcess.Start(
             "serve",
             data,
             new Dictionary<string, string>
@@ -81,13 +93,6 @@ internal sealed class ClusterNodes : IAsyncDisposable
                 ["Logging__LogLevel__indexing"] = "Information",
             },
             "--port", "0", "--cluster", _etcdOverride.GetValueOrDefault(node, Endpoints), "--node", node);
-        lock (_processes)
-        {
-            _processes[node] = process;
-        }
-
-        _urls[node] = await process.WaitForAddressAsync(StartTimeout);
-    }
 
     /// <summary>SIGKILL: no shutdown, no lease revoked (etcd expires it after its TTL).</summary>
     public void Kill(string node)
