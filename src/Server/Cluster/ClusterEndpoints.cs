@@ -35,7 +35,6 @@ internal static class ClusterEndpoints
     public const string ShardPrefix = "/shard";
     private const string QuerySuffix = "/query";
     private const string VerifySuffix = "/verify";
-    private const int MaxDefinitionBytes = 1 << 20;
 
     public static void Map(WebApplication app, ClusterHost cluster, IndexingEngine engine, HttpLimits limits, FailureTexts failures)
     {
@@ -63,7 +62,7 @@ internal static class ClusterEndpoints
             : Joining());
         app.MapPut("/indexes/{name}", (string name, HttpContext context, CancellationToken cancellationToken) => DefineAsync(name, context, cluster, cancellationToken))
             .Require(ContentTypes.Json)
-            .WithMetadata(new BodySizeLimit(MaxDefinitionBytes + 1));
+            .WithMetadata(new BodySizeLimit(IndexEndpoints.MaxDefinitionBytes + 1));
         app.MapGet("/indexes/{name}" + QuerySuffix, (string name, HttpContext context, CancellationToken cancellationToken) =>
             cluster.Node is { } node ? ClusterQuery.RunAsync(name, context, node, cluster.Shards, cancellationToken) : Task.FromResult(Joining()));
         app.MapGet("/indexes/{name}", (string name, HttpContext context, CancellationToken cancellationToken) => IndexViewAsync(name, cluster, context, cancellationToken));
@@ -249,9 +248,9 @@ internal static class ClusterEndpoints
 
     private static async Task<IResult> DefineAsync(string name, HttpContext context, ClusterHost cluster, CancellationToken cancellationToken)
     {
-        if (!IndexDefinition.IsValidName(name, out var problem))
+        if (!IndexDefinition.IsValidName(name, out var badName))
         {
-            return ProblemResults.BadRequest("Invalid index name", problem!);
+            return ProblemResults.BadRequest("Invalid index name", badName!);
         }
 
         if (cluster.Node is not { } node)
@@ -259,40 +258,10 @@ internal static class ClusterEndpoints
             return Joining();
         }
 
-        var read = await context.Request.BodyReader.ReadAtLeastAsync(MaxDefinitionBytes + 1, cancellationToken).ConfigureAwait(false);
-        byte[] body;
-        try
+        var (definition, problem) = await IndexEndpoints.ReadDefinitionAsync(name, context.Request, cancellationToken).ConfigureAwait(false);
+        if (definition is null)
         {
-            if (read.Buffer.Length > MaxDefinitionBytes)
-            {
-                return ProblemResults.TooLarge($"the definition of index {MessageText.Quote(name)} is over 1 MiB; definitions are a few KiB.");
-            }
-
-            body = read.Buffer.ToArray();
-        }
-        finally
-        {
-            context.Request.BodyReader.AdvanceTo(read.Buffer.End);
-        }
-
-        IndexDefinition definition;
-        try
-        {
-            definition = IndexDefinition.Parse(body);
-        }
-        catch (IndexDefinitionException e)
-        {
-            return TypedResults.Problem(
-                detail: e.Message,
-                statusCode: StatusCodes.Status400BadRequest,
-                title: "Invalid index definition",
-                extensions: new Dictionary<string, object?> { ["problems"] = e.Problems.Select(p => new { location = p.Location, message = p.Message }).ToArray() });
-        }
-
-        if (definition.Name != name)
-        {
-            return ProblemResults.BadRequest("Invalid index definition",
-                $"the definition is named {MessageText.Quote(definition.Name)} but was sent to /indexes/{name}; the names must match.");
+            return problem!;
         }
 
         try

@@ -29,8 +29,8 @@ internal static class IndexEndpoints
     private const string RebuildSuffix = "/rebuild";
     private const string VerifySuffix = "/verify";
 
-    // Definitions are a few KiB; the cap only stops a runaway body.
-    private const int MaxDefinitionBytes = 1 << 20;
+    /// <summary>Definitions are a few KiB; the cap only stops a runaway body.</summary>
+    public const int MaxDefinitionBytes = 1 << 20;
 
     public static void Map(IEndpointRouteBuilder app, IndexingEngine engine, HttpLimits limits, FailureTexts failures)
     {
@@ -67,9 +67,13 @@ internal static class IndexEndpoints
     private static Task<IResult> PutAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken) =>
         OnIndexAsync(name, () => PutValidAsync(name, context, engine, failures, cancellationToken));
 
-    private static async Task<IResult> PutValidAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
+    /// <summary>
+    /// The definition a <c>PUT /indexes/{name}</c> carries, parsed and named <paramref name="name"/>; or
+    /// the problem that refuses it (413 over <see cref="MaxDefinitionBytes"/>, 400 naming every problem).
+    /// A cluster's PUT reads it the same way.
+    /// </summary>
+    public static async Task<(IndexDefinition? Definition, IResult? Problem)> ReadDefinitionAsync(string name, HttpRequest request, CancellationToken cancellationToken)
     {
-        var request = context.Request;
         var tooLarge = $"the definition of index {MessageText.Quote(name)} is over {ByteSize.Format(MaxDefinitionBytes)}; definitions are a few KiB.";
         ReadResult read;
         try
@@ -79,7 +83,7 @@ internal static class IndexEndpoints
         catch (BadHttpRequestException e) when (e.StatusCode == StatusCodes.Status413PayloadTooLarge)
         {
             // The endpoint's body limit (this size plus one byte) tripped first.
-            return ProblemResults.TooLarge(tooLarge);
+            return (null, ProblemResults.TooLarge(tooLarge));
         }
 
         byte[] body;
@@ -87,7 +91,7 @@ internal static class IndexEndpoints
         {
             if (read.Buffer.Length > MaxDefinitionBytes)
             {
-                return ProblemResults.TooLarge(tooLarge);
+                return (null, ProblemResults.TooLarge(tooLarge));
             }
 
             body = read.Buffer.ToArray();
@@ -104,17 +108,28 @@ internal static class IndexEndpoints
         }
         catch (IndexDefinitionException e)
         {
-            return TypedResults.Problem(
+            return (null, TypedResults.Problem(
                 detail: e.Message,
                 statusCode: StatusCodes.Status400BadRequest,
                 title: "Invalid index definition",
-                extensions: new Dictionary<string, object?> { ["problems"] = e.Problems.Select(p => new { location = p.Location, message = p.Message }).ToArray() });
+                extensions: new Dictionary<string, object?> { ["problems"] = e.Problems.Select(p => new { location = p.Location, message = p.Message }).ToArray() }));
         }
 
         if (definition.Name != name)
         {
-            return ProblemResults.BadRequest("Invalid index definition",
-                $"the definition is named {MessageText.Quote(definition.Name)} but was sent to /indexes/{name}; the names must match (rename the definition or PUT it to /indexes/{definition.Name}).");
+            return (null, ProblemResults.BadRequest("Invalid index definition",
+                $"the definition is named {MessageText.Quote(definition.Name)} but was sent to /indexes/{name}; the names must match (rename the definition or PUT it to /indexes/{definition.Name})."));
+        }
+
+        return (definition, null);
+    }
+
+    private static async Task<IResult> PutValidAsync(string name, HttpContext context, IndexingEngine engine, FailureTexts failures, CancellationToken cancellationToken)
+    {
+        var (definition, problem) = await ReadDefinitionAsync(name, context.Request, cancellationToken).ConfigureAwait(false);
+        if (definition is null)
+        {
+            return problem!;
         }
 
         var result = engine.DefineIndex(definition);
