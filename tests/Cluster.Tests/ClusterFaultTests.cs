@@ -24,9 +24,7 @@ public sealed class ClusterFaultTests
     {
         await using var etcd = await EtcdCluster.StartAsync();
         await using var cluster = await ClusterNodes.StartAsync(etcd.Endpoints, 16, "n1", "n2", "n3");
-        await LoadAsync(cluster, 300);
-        Assert.Equal(HttpStatusCode.Created, (await cluster.DefineAsync("n1", ClusterApi.V1)).Status);
-        await cluster.WaitForActiveAsync("n1", 1, Patience);
+        await LoadAndDefineAsync(cluster, 300);
 
         etcd.KillMember(await etcd.LeaderIndexAsync(TimeSpan.FromSeconds(10)));
 
@@ -52,9 +50,7 @@ public sealed class ClusterFaultTests
     {
         await using var etcd = await EtcdCluster.StartAsync();
         await using var cluster = await ClusterNodes.StartAsync(etcd.Endpoints, 16, "n1", "n2", "n3");
-        await LoadAsync(cluster, 300);
-        Assert.Equal(HttpStatusCode.Created, (await cluster.DefineAsync("n1", ClusterApi.V1)).Status);
-        await cluster.WaitForActiveAsync("n1", 1, Patience);
+        await LoadAndDefineAsync(cluster, 300);
 
         etcd.KillMember(0);
         etcd.KillMember(1);
@@ -158,11 +154,14 @@ public sealed class ClusterFaultTests
     internal static string IdOwnedBy(string node, string prefix) =>
         Enumerable.Range(0, 1000).Select(i => $"orders/{prefix}-{i}").First(id => Map.OwnerOf(id) == node);
 
-    private static async Task LoadAsync(ClusterNodes cluster, int count)
+    // Loads count orders and defines V1, waiting until generation 1 is active and ready on every shard.
+    private static async Task LoadAndDefineAsync(ClusterNodes cluster, int count)
     {
         var (status, body) = await cluster.BulkAsync("n1", Enumerable.Range(0, count).Select(i => ($"orders/{i}", ClusterApi.Order(i, a: i % 2 == 0))));
         Assert.True(status == HttpStatusCode.OK, body);
         Assert.Equal(count, JsonDocument.Parse(body).RootElement.GetProperty("stored").GetInt64());
+        Assert.Equal(HttpStatusCode.Created, (await cluster.DefineAsync("n1", ClusterApi.V1)).Status);
+        await cluster.WaitForActiveAsync("n1", 1, Patience);
     }
 
     // One relay per etcd member: a node given Endpoints reaches etcd only through them.
