@@ -3,6 +3,7 @@ using System.Net;
 using System.Text.Json;
 using Etcdserverpb;
 using Google.Protobuf;
+using Xunit.Abstractions;
 
 namespace Indexing.Cluster.Tests;
 
@@ -11,7 +12,7 @@ namespace Indexing.Cluster.Tests;
 /// while writers and queriers run and a node is killed mid-rebuild and started again.
 /// </summary>
 [Collection(ClusterProcesses.Name)]
-public sealed class ClusterScenarioTests
+public sealed class ClusterScenarioTests(ITestOutputHelper output)
 {
     private static readonly TimeSpan Patience = TimeSpan.FromSeconds(120);
 
@@ -36,6 +37,7 @@ public sealed class ClusterScenarioTests
         var queriers = Enumerable.Range(0, 2).Select(q => Task.Run(() => QueryAsync(cluster, q, answers, stop.Token))).ToArray();
         await Task.Delay(500);
 
+        var clock = System.Diagnostics.Stopwatch.StartNew();
         var (changed, changedBody) = await cluster.DefineAsync("n1", ClusterApi.V2);
         Assert.True(changed == HttpStatusCode.Accepted, changedBody);
         // n3 is killed as soon as it has started building generation 2, long before it can finish.
@@ -44,6 +46,7 @@ public sealed class ClusterScenarioTests
             Patience,
             () => "n3 reporting its build of generation 2");
         cluster.Kill("n3");
+        var killedAt = clock.Elapsed;
         var atKill = Shard(await cluster.IndexAsync("n1"), "n3")!.Value;
         Assert.False(atKill.GetProperty("ready").GetBoolean(), $"n3 had finished generation 2 before the kill: {atKill}");
 
@@ -56,8 +59,10 @@ public sealed class ClusterScenarioTests
             await Task.Delay(100);
         }
 
+        var restartedAt = clock.Elapsed;
         await cluster.StartNodeAsync("n3");
         await cluster.WaitForActiveAsync("n1", 2, Patience);
+        var switchedAt = clock.Elapsed;
         // Answers keep coming from generation 2 for a while, on every node.
         await Task.Delay(1500);
         await stop.CancelAsync();
@@ -67,6 +72,12 @@ public sealed class ClusterScenarioTests
         Assert.All(answers, answer => Assert.True(answer.Violations.Length == 0, $"an answer of generation {answer.Generation} holds hits of the other: {string.Join("; ", answer.Violations)}"));
         Assert.Contains(answers, a => a.Generation == 1);
         Assert.Contains(answers, a => a.Generation == 2);
+        output.WriteLine(
+            $"definition changed at 0 s; n3 killed at {killedAt.TotalSeconds:0.0} s, restarted at {restartedAt.TotalSeconds:0.0} s; " +
+            $"generation 2 active and ready everywhere at {switchedAt.TotalSeconds:0.0} s ({(switchedAt - restartedAt).TotalSeconds:0.0} s after the restart)");
+        output.WriteLine(
+            $"answers: {answers.Count(a => a.Generation == 1)} of generation 1, {answers.Count(a => a.Generation == 2)} of generation 2, " +
+            $"{answers.Count(a => a.Partial)} partial; acknowledged writes: {acknowledged.Count}");
 
         // n3 resumed its build rather than losing it: its generation 2 is built and holds its documents.
         var n3Index = (await cluster.GetJsonAsync("n3", "shard/indexes/orders--g2")).GetProperty("status");
