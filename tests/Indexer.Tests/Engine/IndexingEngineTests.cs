@@ -78,6 +78,7 @@ public sealed class IndexingEngineTests
     public async Task Reopen_AfterACloseMidBulk_ResumesAfterTheCommittedKey_WithNoKeyPassedByTheHost()
     {
         using var root = new TempDirectory("indexing-engine-tests");
+        const int Documents = 40_000;
         var checkpointed = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         using var closing = new ManualResetEventSlim();
         var slow = Options(root.Path) with
@@ -92,14 +93,17 @@ public sealed class IndexingEngineTests
             {
                 if (point == RebuildPoint.BulkCheckpointed && checkpointed.TrySetResult())
                 {
-                    // The build holds here, after its first commit with a key, until the close has
-                    // cancelled it: however slow the machine, the close comes mid-bulk. (Released by a
-                    // timeout too, so that a test that failed before the close does not hang.)
+                    // The commit task holds here, after the first commit with a key, until the close has
+                    // cancelled the build (released by a timeout too, so a test that failed before the
+                    // close does not hang). The workers go on meanwhile: a build that indexes every
+                    // document before the close ends its bulk phase anyway, so the collection is large
+                    // (the first key comes at 1% of it; the other 99% take seconds) for the close to
+                    // come mid-bulk on a loaded machine too.
                     closing.Wait(HangGuard);
                 }
             },
         });
-        first.PutMany(Orders(6000));
+        first.PutMany(Orders(Documents));
         first.DefineIndex(ManagerEnvironment.V1);
         var committed = await Task.WhenAny(checkpointed.Task, Task.Delay(HangGuard));
         Assert.True(committed == checkpointed.Task, $"no bulk commit with a key within {HangGuard}; the rebuild: {first.GetRebuild("orders")}");
@@ -122,7 +126,7 @@ public sealed class IndexingEngineTests
         Assert.True(resumed.DocumentsSkipped > 0, $"the resumed build skipped {resumed.DocumentsSkipped} documents");
         var report = second.Verify("orders");
         Assert.True(report.IsConsistent, report.ToString());
-        Assert.Equal(6000, report.IndexDocuments);
+        Assert.Equal(Documents, report.IndexDocuments);
     }
 
     [Fact]
