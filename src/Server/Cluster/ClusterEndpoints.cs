@@ -134,7 +134,7 @@ internal static class ClusterEndpoints
         try
         {
             var url = ShardClient.UrlOf(node, owner, $"owns the bucket of document {MessageText.Quote(id)}");
-            using var request = cluster.Shards.Request(new HttpMethod(context.Request.Method), url, ShardPrefix.TrimStart('/') + DocumentPath(id));
+            using var request = cluster.Shards.Request(new HttpMethod(context.Request.Method), url, ShardPrefix.TrimStart('/') + DocumentEndpoints.DocumentPath(id));
             if (HttpMethods.IsPut(context.Request.Method))
             {
                 // The body is read here, within the document limit, and judged by the same rules as on
@@ -212,8 +212,6 @@ internal static class ClusterEndpoints
 
         await response.Content.CopyToAsync(answer.Body, cancellationToken).ConfigureAwait(false);
     }
-
-    private static string DocumentPath(string id) => "/docs/" + Uri.EscapeDataString(id).Replace("%2F", "/", StringComparison.Ordinal);
 
     // The load's lines are read, judged and gathered in chunks as on a single node (BulkLoad); each
     // chunk goes to its owners. An owner that is down stops the load with a 503 naming it and counting

@@ -336,7 +336,7 @@ internal sealed class ClusterHitsWithDocuments(ClusterQueryAnswer answer, Cluste
         try
         {
             var url = ShardClient.UrlOf(node, hit.Shard, $"holds document {MessageText.Quote(hit.Id)}");
-            using var request = shards.Request(HttpMethod.Get, url, "shard/docs/" + Uri.EscapeDataString(hit.Id).Replace("%2F", "/", StringComparison.Ordinal));
+            using var request = shards.Request(HttpMethod.Get, url, ClusterEndpoints.ShardPrefix.TrimStart('/') + DocumentEndpoints.DocumentPath(hit.Id));
             response = await shards.SendAsync(request, hit.Shard, HttpCompletionOption.ResponseHeadersRead, cancellationToken).ConfigureAwait(false);
             if (response.StatusCode == HttpStatusCode.OK)
             {

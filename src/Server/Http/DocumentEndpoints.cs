@@ -178,7 +178,8 @@ internal static class DocumentEndpoints
         $"document {MessageText.Quote(id)} is {size}; the limit is {ByteSize.FormatExact(limit)} ({ServerOptions.MaxDocumentBytesSetting}). " +
         $"Split the document, move large binary data out of it, or raise {ServerOptions.MaxDocumentBytesSetting}.";
 
-    private static string DocumentPath(string id) => "/docs/" + Uri.EscapeDataString(id).Replace("%2F", "/", StringComparison.Ordinal);
+    /// <summary>A document's path, <c>/docs/{id}</c>, with the id escaped except its '/' (the route is a catch-all); a cluster forwards to <c>/shard</c> + this.</summary>
+    public static string DocumentPath(string id) => "/docs/" + Uri.EscapeDataString(id).Replace("%2F", "/", StringComparison.Ordinal);
 }
 
 /// <summary>What a write returns: the document's id and its new etag.</summary>
